@@ -1,0 +1,15 @@
+"""Root typer app; each command group lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from pegboard.cli import tools_cmd
+
+app = typer.Typer(
+    name="pegboard",
+    help="A tool layer for LLM agents: many tools and MCP servers, a small context.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(tools_cmd.app, name="tools")

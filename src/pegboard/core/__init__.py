@@ -1,0 +1,41 @@
+"""Core model: no I/O. Entries, tools, scopes, the registry, wire names, schemas, tokens."""
+
+from pegboard.core.entry import DeferPolicy, ToolEntry, ToolSource
+from pegboard.core.output import (
+    AudioPart,
+    ContentPart,
+    ImagePart,
+    ResourcePart,
+    TextPart,
+    ToolOutput,
+    to_tool_output,
+)
+from pegboard.core.registry import NameCollision, RegistrySnapshot, ToolRegistry, default_registry
+from pegboard.core.scope import Assistant, AssistantSettings, McpMode, ModelInfo, ToolApplyScope
+from pegboard.core.tool import Tool, ToolContext, canonical_json, definition_hash
+
+__all__ = [
+    "Assistant",
+    "AssistantSettings",
+    "AudioPart",
+    "ContentPart",
+    "DeferPolicy",
+    "ImagePart",
+    "McpMode",
+    "ModelInfo",
+    "NameCollision",
+    "RegistrySnapshot",
+    "ResourcePart",
+    "TextPart",
+    "Tool",
+    "ToolApplyScope",
+    "ToolContext",
+    "ToolEntry",
+    "ToolOutput",
+    "ToolRegistry",
+    "ToolSource",
+    "canonical_json",
+    "default_registry",
+    "definition_hash",
+    "to_tool_output",
+]

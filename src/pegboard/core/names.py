@@ -1,0 +1,71 @@
+"""Wire names: what the model emits in a tool call.
+
+* built-ins: ``web_search``, ``web_fetch``, ``kb_search``, ``kb_list``;
+* meta-tools: ``tool_search``, ``tool_inspect``, ``tool_invoke``, ``tool_exec``;
+* MCP tools: ``mcp__<server>__<tool>``.
+
+An MCP segment is kept verbatim when it is already identifier-safe
+(``[A-Za-z0-9]+`` parts joined by single underscores, e.g. ``github`` / ``create_issue``), as
+Claude Code does. Anything else (dashes, dots, spaces, CJK, emoji, double underscores, names
+too long for 64 characters) is camelCased and the whole name gets a ``__<16 hex>`` suffix from
+sha256(server id, NUL, tool name). Verbatim names contain ``__`` exactly twice and suffixed
+ones exactly three times, so the two forms never meet, and suffixed names differ by hash.
+The server segment comes from the server *id*, so renaming a server never changes a name.
+Nothing parses a wire name back: the registry keeps a map to (server id, tool name).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+BUILTIN_TOOL_NAMES = frozenset({"web_search", "web_fetch", "kb_search", "kb_list"})
+META_TOOL_NAMES = frozenset({"tool_search", "tool_inspect", "tool_invoke", "tool_exec"})
+RESERVED_TOOL_NAMES = BUILTIN_TOOL_NAMES | META_TOOL_NAMES
+
+MAX_WIRE_NAME_LENGTH = 64
+SUFFIX_HEX_LENGTH = 16
+WIRE_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+_VERBATIM_SEGMENT = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*$")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_PREFIX = "mcp__"
+_SEP = "__"
+
+
+def to_camel_case(text: str) -> str:
+    """ASCII camelCase: separators and non-ASCII are dropped, the next word is capitalised."""
+    words: list[str] = _WORD.findall(text)
+    if not words:
+        return ""
+    first, rest = words[0], words[1:]
+    return first[0].lower() + first[1:] + "".join(w[0].upper() + w[1:] for w in rest)
+
+
+def identity_digest(server_id: str, tool_name: str) -> str:
+    raw = f"{server_id}\0{tool_name}".encode()
+    return hashlib.sha256(raw).hexdigest()[:SUFFIX_HEX_LENGTH]
+
+
+def mcp_tool_name(server_id: str, server_name: str | None, tool_name: str) -> str:
+    """The wire name of an MCP tool: identifier-safe, <= 64 characters, deterministic.
+
+    ``server_name`` is the display name; it is accepted for symmetry with the catalog but does
+    not enter the name, so that renaming a server keeps every wire name (and approval) stable.
+    """
+    del server_name
+    if _VERBATIM_SEGMENT.match(server_id) and _VERBATIM_SEGMENT.match(tool_name):
+        plain = f"{_PREFIX}{server_id}{_SEP}{tool_name}"
+        if len(plain) <= MAX_WIRE_NAME_LENGTH:
+            return plain
+    suffix = _SEP + identity_digest(server_id, tool_name)
+    server_slug = to_camel_case(server_id) or "server"
+    tool_slug = to_camel_case(tool_name) or "tool"
+    budget = MAX_WIRE_NAME_LENGTH - len(_PREFIX) - len(_SEP) - len(suffix)
+    server_slug = server_slug[: max(8, budget - len(tool_slug))][:20]
+    tool_slug = tool_slug[: budget - len(server_slug)]
+    return f"{_PREFIX}{server_slug}{_SEP}{tool_slug}{suffix}"
+
+
+def is_valid_wire_name(name: str) -> bool:
+    return len(name) <= MAX_WIRE_NAME_LENGTH and bool(WIRE_NAME_RE.match(name))

@@ -1,0 +1,62 @@
+"""The request's facts that a tool entry's ``applies`` reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+McpMode = Literal["disabled", "manual", "auto"]
+DEFAULT_MCP_MODE: McpMode = "manual"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantSettings:
+    """Per-assistant (profile) tool settings.
+
+    ``disabled_tools`` and ``force_prompt_tools`` hold MCP tool ids (wire names) or
+    ``"<server_id>/<tool name>"`` references; :meth:`matches` accepts either form.
+    """
+
+    enable_web_search: bool = False
+    web_search_provider: str | None = None
+    knowledge_base_ids: tuple[str, ...] = ()
+    mcp_mode: McpMode = DEFAULT_MCP_MODE
+    mcp_server_ids: tuple[str, ...] = ()
+    disabled_tools: frozenset[str] = frozenset()
+    force_prompt_tools: frozenset[str] = frozenset()
+
+    def is_tool_disabled(self, wire_name: str, server_id: str, tool_name: str) -> bool:
+        return _listed(self.disabled_tools, wire_name, server_id, tool_name)
+
+    def is_force_prompt(self, wire_name: str, server_id: str, tool_name: str) -> bool:
+        return _listed(self.force_prompt_tools, wire_name, server_id, tool_name)
+
+
+def _listed(items: frozenset[str], wire_name: str, server_id: str, tool_name: str) -> bool:
+    return wire_name in items or f"{server_id}/{tool_name}" in items
+
+
+@dataclass(frozen=True, slots=True)
+class Assistant:
+    id: str = "default"
+    name: str = "Default"
+    settings: AssistantSettings = field(default_factory=AssistantSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """Facts about the model a request goes to."""
+
+    id: str = ""
+    provider: str = ""
+    context_window: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolApplyScope:
+    """Everything ``ToolEntry.applies`` may look at for one request."""
+
+    assistant: AssistantSettings = field(default_factory=AssistantSettings)
+    mcp_tool_ids: frozenset[str] = frozenset()
+    has_file_attachments: bool = False
+    model: ModelInfo | None = None

@@ -1,0 +1,130 @@
+"""The callable side of a tool: schema, executor, approval policy and output formatting."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import anyio.to_thread
+
+from pegboard.core.output import ToolOutput, to_tool_output
+
+if TYPE_CHECKING:
+    from pegboard.core.scope import ToolApplyScope
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What an executing tool may know about the call it serves."""
+
+    call_id: str = ""
+    session_id: str | None = None
+    messages: Sequence[Any] = ()
+    scope: ToolApplyScope | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def child(self, name: str) -> ToolContext:
+        """The context of a nested call (``<outer>::<name>``)."""
+        return ToolContext(
+            call_id=f"{self.call_id}::{name}",
+            session_id=self.session_id,
+            messages=self.messages,
+            scope=self.scope,
+            extra=self.extra,
+        )
+
+
+Executor: TypeAlias = Callable[[dict[str, Any], ToolContext], Awaitable[Any] | Any]
+ApprovalPredicate: TypeAlias = Callable[[dict[str, Any], ToolContext], Awaitable[bool] | bool]
+NeedsApproval: TypeAlias = bool | ApprovalPredicate | None
+OutputFormatter: TypeAlias = Callable[[Any], ToolOutput]
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON (sorted keys, no spaces, UTF-8 kept) for hashing and token counts."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def definition_hash(
+    name: str,
+    description: str,
+    input_schema: Mapping[str, Any],
+    output_schema: Mapping[str, Any] | None = None,
+) -> str:
+    """Stable sha256 over a tool's model-facing definition."""
+    payload = canonical_json(
+        {
+            "name": name,
+            "description": description,
+            "input_schema": input_schema,
+            "output_schema": output_schema,
+        }
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class Tool:
+    """A model-callable tool. ``execute`` may be sync (run in a worker thread) or async."""
+
+    description: str
+    input_schema: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    execute: Executor | None = None
+    output_schema: Mapping[str, Any] | None = None
+    needs_approval: NeedsApproval = None
+    to_model_output: OutputFormatter = to_tool_output
+    strict: bool | None = None
+    annotations: Mapping[str, Any] | None = None
+    title: str | None = None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        """Call the executor, in a worker thread when it is synchronous.
+
+        Callers must authorise and validate first; this is the raw call.
+        """
+        if self.execute is None:
+            raise RuntimeError("tool has no execute handler")
+        fn = self.execute
+        if _is_async(fn):
+            return await fn(args, ctx)
+        result = await anyio.to_thread.run_sync(lambda: fn(args, ctx))
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        description: str | None = None,
+        needs_approval: NeedsApproval = None,
+        strict: bool | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        to_model_output: OutputFormatter = to_tool_output,
+    ) -> Tool:
+        """Build a tool from a typed function (see :mod:`pegboard.core.function_tool`)."""
+        from pegboard.core.function_tool import tool_from_function
+
+        return tool_from_function(
+            cls,
+            fn,
+            description=description,
+            needs_approval=needs_approval,
+            strict=strict,
+            annotations=annotations,
+            to_model_output=to_model_output,
+        )
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004
+    return call is not None and inspect.iscoroutinefunction(call)

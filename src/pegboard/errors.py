@@ -1,0 +1,112 @@
+"""Errors raised by pegboard.
+
+One root, :class:`PegboardError`, so ``except PegboardError`` catches everything pegboard raises
+on purpose. Every message says what is wrong and, where there is one, how to fix it.
+
+::
+
+    PegboardError
+    ├── ConfigError                  a config file, server definition or option is invalid
+    ├── SchemaError                  a JSON Schema is itself malformed
+    ├── ToolError                    something went wrong around one tool
+    │   ├── ToolNotFound             no tool of that name is registered (suggestions attached)
+    │   ├── ToolNotAllowed           the tool exists but is not available in this request
+    │   ├── InvalidToolArguments     arguments do not validate against the tool's schema
+    │   ├── ApprovalRequired         a human must approve this call first (a signal, not a bug)
+    │   ├── ApprovalDenied           a human (or the policy) refused the call
+    │   └── ToolExecutionError       the tool ran and failed; its message is model-readable
+    ├── McpError                     MCP server or catalog problems
+    │   ├── ServerUnavailable        the server is not active, failed to start or crashed
+    │   └── CatalogError             the persistent catalog could not be read or written
+    └── OptionalDependencyMissing    an extra is not installed (ImportError too)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class PegboardError(Exception):
+    """Root of every error pegboard raises on purpose."""
+
+
+class ConfigError(PegboardError):
+    """A configuration file, server definition or option is invalid."""
+
+
+class SchemaError(PegboardError):
+    """A JSON Schema is malformed (not an arguments mismatch: see InvalidToolArguments)."""
+
+
+class ToolError(PegboardError):
+    """An error about one tool. ``tool_name`` is the wire name involved."""
+
+    def __init__(self, message: str, *, tool_name: str | None = None) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+
+
+class ToolNotFound(ToolError):
+    """No tool of that name is registered."""
+
+    def __init__(self, tool_name: str, suggestions: Sequence[str] = ()) -> None:
+        self.suggestions = tuple(suggestions)
+        hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"Tool not found: {tool_name}.{hint}", tool_name=tool_name)
+
+
+class ToolNotAllowed(ToolError):
+    """The tool exists but is not available in this request."""
+
+    def __init__(self, tool_name: str) -> None:
+        super().__init__(f"Tool not available in this request: {tool_name}", tool_name=tool_name)
+
+
+class InvalidToolArguments(ToolError):
+    """Arguments do not validate against the tool's input schema."""
+
+    def __init__(self, tool_name: str | None, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        target = f' for "{tool_name}"' if tool_name else ""
+        super().__init__(
+            f"Invalid params{target}: " + "; ".join(self.problems), tool_name=tool_name
+        )
+
+
+class ApprovalRequired(ToolError):
+    """The call needs a human's approval before it may run."""
+
+
+class ApprovalDenied(ToolError):
+    """The call was refused by the approval handler or the policy."""
+
+
+class ToolExecutionError(ToolError):
+    """The tool ran and failed. The message is what the model should read."""
+
+
+class McpError(PegboardError):
+    """An MCP server or catalog problem."""
+
+
+class ServerUnavailable(McpError):
+    """The MCP server is not active, failed to start, timed out or crashed."""
+
+    def __init__(self, server_id: str, reason: str) -> None:
+        self.server_id = server_id
+        self.reason = reason
+        super().__init__(f"MCP server {server_id} is not available: {reason}")
+
+
+class CatalogError(McpError):
+    """The persistent tool catalog could not be read or written."""
+
+
+class OptionalDependencyMissing(PegboardError, ImportError):
+    """An optional extra is not installed; the message names the pip command."""
+
+    def __init__(self, feature: str, extra: str) -> None:
+        super().__init__(
+            f"{feature} needs an optional dependency. "
+            f"Install it with: pip install 'pegboard[{extra}]'"
+        )
