@@ -1,0 +1,103 @@
+"""MCP servers behind a catalog that never blocks: config, persistent cache, connections, sync.
+
+Public API (everything below is importable from ``pegboard.mcp``)
+------------------------------------------------------------------
+
+Server definitions (``config.py``, pydantic at the edge)::
+
+    McpServerConfig(id, name=None, transport=None, command=None, args=[], env={}, cwd=None,
+                    url=None, headers={}, enabled=True, disabled_tools=[],
+                    force_prompt_tools=[], connect_timeout=10.0, call_timeout=60.0,
+                    list_timeout=15.0)
+        .transport          "stdio" | "http" | "sse": inferred Claude-Desktop style when not
+                            given (``command`` -> stdio, ``url`` -> http, ``type: "sse"`` -> sse;
+                            ``type``/``transport`` aliases "streamable-http"/"streamableHttp"
+                            -> http)
+        .display_name       ``name`` or ``id``
+        .fingerprint        sha256 hex of canonical JSON of transport/command/args/env/cwd/
+                            url/headers (what approval binds trust to; any change -> new value)
+        .is_tool_disabled(tool_name) / .is_force_prompt(tool_name)
+    parse_mcp_servers(obj) -> list[McpServerConfig]
+        accepts ``{"mcpServers": {...}}`` (Claude Desktop, Cursor), ``{"servers": {...}}``
+        (VS Code) or the bare ``{id: {...}}`` mapping; raises ``pegboard.errors.ConfigError``
+        naming the server and the field (``MCP server 'gh': field 'args': ...``).
+
+Persistent catalog (``store.py``)::
+
+    CatalogStore            Protocol: load_all() -> dict[str, StoredServer];
+                            get(server_id) -> StoredServer | None; put(record: StoredServer)
+                            (atomic per-server replace); delete(server_id); close()
+    StoredServer            frozen dataclass: server_id, fingerprint, tools (raw MCP tool dicts,
+                            exactly as listed, disabled ones included), tool_hashes
+                            (name -> sha256 of the definition), fetched_at, status, error,
+                            error_at, backoff_until
+    SqliteCatalogStore(path)  rollback journal (NOT WAL: SQLite 3.40.1 here has the WAL-reset
+                            bug), BEGIN IMMEDIATE + busy_timeout; a corrupt file is moved to
+                            ``<path>.corrupt-<ts>`` and rebuilt with a warning; an unwritable
+                            location turns persistence off with a warning (``.persistent`` False).
+    MemoryCatalogStore()    the same contract in memory (the default when no store is given).
+
+The catalog (``catalog.py``)::
+
+    McpCatalog(servers: Iterable[McpServerConfig], store: CatalogStore | None = None, *,
+               prewarm_concurrency=3, empty_backoff=300.0, failure_backoff=30.0,
+               max_message_bytes=4 MiB, stderr_log_bytes=64 KiB)
+    async with catalog.running():          # owns the task group of connections and warmers;
+        ...                                # on exit every session is closed, every child reaped
+    await catalog.start()                  # pre-warm every enabled server in the background
+                                           # (bounded concurrency); returns at once
+    catalog.list_tools(server_id, include_disabled=False) -> list[mcp_types.Tool]
+        cache-only, never connects, microseconds whatever the server's state. Never warmed ->
+        [] now plus exactly one background refresh (single-flight). Warmed-empty or failed ->
+        no re-probe. Unknown server id -> [].
+    catalog.read_tools(server_id) -> list[mcp_types.Tool] | None
+        like list_tools (disabled tools filtered) but None when there is no snapshot (cold):
+        the sync uses it to tell "read succeeded" from "nothing known" (no eviction then).
+    await catalog.refresh_tools(server_id) -> list[mcp_types.Tool]
+        live: connect, tools/list (all pages), validate each tool (a bad schema skips that tool
+        with a warning), write the cache. No tools capability -> [] without tools/list.
+        Inactive -> [] and status "disabled". Failure keeps the last-known-good list, records
+        error + backoff, and re-raises (ServerUnavailable / McpError).
+    await catalog.warm(server_id) -> None        never raises; skips populated/backed-off servers
+    await catalog.wait_warm(server_id, timeout) -> None   bounded wait for a cold server
+    catalog.status(server_id) -> ServerStatus;  catalog.statuses() -> list[ServerStatus]
+    ServerStatus: server_id, name, state ("cold"|"connecting"|"connected"|"failed"|"disabled"),
+        error: str | None, at: float | None (time of the state change), tool_count: int,
+        fetched_at: float | None (unix time of the cached list)
+    catalog.on_tools_changed(callback: Callable[[str], None]) -> unsubscribe
+        called with the server id only when its cached list really changed (content compare;
+        never-warmed counts as []), never for an identical re-list.
+    await catalog.call_tool(server_id, tool_name, arguments, *, call_id=None, timeout=None)
+        -> pegboard.core.output.ToolOutput  (``is_error`` True for an isError result);
+        an inactive server raises ServerInactive without any call; a crash/timeout raises
+        ServerUnavailable; the next call reconnects (restart with backoff).
+    await catalog.set_enabled(server_id, enabled)   enabling warms; disabling closes the session
+    await catalog.restart(server_id)                close, reconnect, refresh
+    catalog.is_active(server_id) -> bool;  catalog.server(server_id) -> McpServerConfig
+    catalog.servers() -> list[McpServerConfig]; catalog.stderr_tail(server_id) -> str
+    catalog.tool_hashes(server_id) -> dict[str, str]
+
+Resolve and sync (``sync.py``, SPEC section 4)::
+
+    await resolve_assistant_mcp_tool_ids(assistant_settings, catalog, *, wait_timeout=10.0)
+        -> list[str]   wire names. mode "disabled" -> []; "manual" -> linked servers only
+        (nothing linked -> [] without touching the catalog); "auto" -> every active server;
+        cold servers are warmed with a bounded wait; minus assistant + server disabled tools.
+    sync_mcp_tools_to_registry(registry, catalog, selected_tool_ids=None, *, assistant=None)
+        -> SyncReport(registered: list[str], evicted: list[str], collisions: list[McpCollision])
+        reads only the cache. One ToolEntry per tool: name = mcp_tool_name(...), namespace
+        ``mcp:<server_id>``, label ``mcp:<display name>``, source ToolSource(server_id, tool),
+        applies = wire name in scope.mcp_tool_ids, defer "never" + needs_approval=True for
+        force-prompt tools (server config or ``assistant.force_prompt_tools``), else "auto".
+        Idempotent; evicts only tools of inactive servers or tools missing from a successful
+        read (with a selection: only selected ids); other namespaces untouched; an empty
+        selection reads nothing. Different identities sharing one wire name are all excluded
+        and reported (log + report); exact duplicates deduped. The entry's execute calls
+        catalog.call_tool and raises ToolExecutionError (server text) on isError.
+
+Results (``results.py``)::
+
+    call_result_to_output(result: mcp_types.CallToolResult) -> ToolOutput
+        text, images, audio, embedded/linked resources kept as parts (binary never in text);
+        structured content in ``structured`` (and as JSON text when there is no text part).
+"""
