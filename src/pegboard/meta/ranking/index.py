@@ -1,0 +1,72 @@
+"""The default :class:`~pegboard.meta.index.SearchIndex`: BM25F, filters and multi-query merge."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from pegboard.core.entry import ToolEntry
+from pegboard.meta.index import SearchHit
+from pegboard.meta.ranking.document import document_for
+from pegboard.meta.ranking.fusion import rrf, top
+from pegboard.meta.ranking.lexical import BM25FParams, LexicalIndexCore, LexicalState
+from pegboard.meta.ranking.text import tokenize
+
+# How deep each query of a multi-query search is ranked before fusion.
+_FUSION_DEPTH = 50
+
+
+class LexicalIndex:
+    """Ranked tool search with BM25F over name, label, description and parameters.
+
+    Safe to search from any thread or task while another updates it: every update publishes a
+    new immutable state. Results are deterministic (equal scores are ordered by name).
+    """
+
+    def __init__(self, params: BM25FParams | None = None) -> None:
+        self._core = LexicalIndexCore(params)
+
+    def upsert(self, entries: Iterable[ToolEntry]) -> None:
+        self._core.apply([document_for(e) for e in entries], ())
+
+    def remove(self, names: Iterable[str]) -> None:
+        self._core.apply((), list(names))
+
+    def __len__(self) -> int:
+        return len(self._core.state.docs)
+
+    def search(
+        self,
+        queries: Sequence[str],
+        *,
+        limit: int = 8,
+        namespaces: Sequence[str] | None = None,
+        allowed: frozenset[str] | None = None,
+    ) -> list[SearchHit]:
+        state = self._core.state
+        keep = _filter(state, namespaces, allowed)
+        term_lists = [terms for terms in (tokenize(q) for q in queries) if terms]
+        if not term_lists:
+            return [SearchHit(name, 0.0) for name in sorted(filter(keep, state.docs))][:limit]
+        per_query = [
+            {n: s for n, s in state.score(terms).items() if keep(n)} for terms in term_lists
+        ]
+        if len(per_query) == 1:
+            return [SearchHit(n, s) for n, s in top(per_query[0], limit)]
+        rankings = [[n for n, _ in top(scores, _FUSION_DEPTH)] for scores in per_query]
+        return [SearchHit(n, s) for n, s in top(rrf(rankings), limit)]
+
+
+def _filter(
+    state: LexicalState, namespaces: Sequence[str] | None, allowed: frozenset[str] | None
+) -> Callable[[str], bool]:
+    wanted = frozenset(namespaces) if namespaces is not None else None
+
+    def keep(name: str) -> bool:
+        if allowed is not None and name not in allowed:
+            return False
+        if wanted is None:
+            return True
+        doc = state.docs[name].doc
+        return doc.namespace in wanted or doc.label in wanted
+
+    return keep
