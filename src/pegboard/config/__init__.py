@@ -1,0 +1,47 @@
+"""Configuration: one TOML file (see :mod:`pegboard.config.load` for where it lives)."""
+
+from pegboard.config.importer import ImportPlan, plan_import, read_server_map
+from pegboard.config.load import (
+    CONFIG_ENV,
+    DATA_DIR_ENV,
+    TOKEN_ENV,
+    LoadedConfig,
+    default_config_path,
+    load_config,
+    resolve_config_path,
+    validate_config,
+    write_config,
+)
+from pegboard.config.model import (
+    DEFAULT_PROFILE,
+    GatewayConfig,
+    MetaConfig,
+    PegboardConfig,
+    ProfileConfig,
+    ServerConfig,
+    WebSearchProviderConfig,
+)
+from pegboard.config.reference import render_reference
+
+__all__ = [
+    "CONFIG_ENV",
+    "DATA_DIR_ENV",
+    "DEFAULT_PROFILE",
+    "TOKEN_ENV",
+    "GatewayConfig",
+    "ImportPlan",
+    "LoadedConfig",
+    "MetaConfig",
+    "PegboardConfig",
+    "ProfileConfig",
+    "ServerConfig",
+    "WebSearchProviderConfig",
+    "default_config_path",
+    "load_config",
+    "plan_import",
+    "read_server_map",
+    "render_reference",
+    "resolve_config_path",
+    "validate_config",
+    "write_config",
+]

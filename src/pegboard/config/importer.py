@@ -1,0 +1,129 @@
+"""``pegboard config import``: merge another client's MCP server list into the config.
+
+Reads the ``mcpServers`` object of Claude Desktop and Cursor, the ``servers`` object of a VS
+Code ``.vscode/mcp.json``, or ``mcp.servers`` of a VS Code ``settings.json``. Servers are
+merged by id: new ids are added, existing ones take the imported command/url while keeping
+pegboard's own keys (``name``, ``enabled``, tool lists, timeouts).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import ValidationError
+
+from pegboard.config.load import format_validation_error
+from pegboard.config.model import ServerConfig
+from pegboard.errors import ConfigError
+
+_TRANSPORT_KEYS = ("command", "args", "env", "cwd", "url", "headers", "type")
+_PEGBOARD_KEYS = (
+    "name",
+    "enabled",
+    "disabled_tools",
+    "force_prompt_tools",
+    "connect_timeout",
+    "list_timeout",
+    "call_timeout",
+)
+
+
+@dataclass(slots=True)
+class ImportPlan:
+    """What an import would change; ``merged`` is the new raw config."""
+
+    source: Path
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    before: dict[str, Any] = field(default_factory=dict)
+    merged: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.added or self.changed)
+
+    def diff(self, config_path: Path) -> str:
+        """A unified diff of the config file text, before -> after."""
+        old = tomli_w.dumps(self.before).splitlines(keepends=True) if self.before else []
+        new = tomli_w.dumps(self.merged).splitlines(keepends=True)
+        return "".join(
+            difflib.unified_diff(old, new, fromfile=f"{config_path}", tofile=f"{config_path}")
+        )
+
+
+def read_server_map(path: Path) -> dict[str, Any]:
+    """The id -> server object map of a client config file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: no such file") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object at the top level")
+    for keys in (("mcpServers",), ("servers",), ("mcp", "servers")):
+        node: Any = data
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            return node
+    raise ConfigError(
+        f"{path}: no MCP servers found; expected an 'mcpServers' object (Claude Desktop, "
+        "Cursor), 'servers' (VS Code mcp.json) or 'mcp.servers' (VS Code settings.json)"
+    )
+
+
+def convert_server(sid: str, entry: Any, warnings: list[str]) -> dict[str, Any]:
+    """One client server entry as a ``[servers.<id>]`` table (raw, validated)."""
+    if not isinstance(entry, dict):
+        raise ConfigError(f"server {sid!r}: expected an object, got {type(entry).__name__}")
+    entry = dict(entry)
+    if "serverUrl" in entry:  # Windsurf's spelling
+        entry.setdefault("url", entry.pop("serverUrl"))
+    if "transport" in entry:
+        entry.setdefault("type", entry.pop("transport"))
+    table = {k: copy.deepcopy(entry[k]) for k in _TRANSPORT_KEYS if k in entry}
+    if entry.get("disabled") is True:
+        table["enabled"] = False
+    ignored = sorted(set(entry) - set(_TRANSPORT_KEYS) - {"disabled"})
+    if ignored:
+        warnings.append(f"server {sid!r}: ignored keys {', '.join(ignored)}")
+    if any("${input:" in str(v) for v in (*table.get("args", ()), *table.get("env", {}).values())):
+        warnings.append(f"server {sid!r}: VS Code ${{input:...}} placeholders are kept verbatim")
+    try:
+        ServerConfig.model_validate(table)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, f"server {sid!r}")) from exc
+    return table
+
+
+def plan_import(source: Path, current_raw: Mapping[str, Any]) -> ImportPlan:
+    """Compute the merge of ``source``'s servers into ``current_raw`` (nothing is written)."""
+    plan = ImportPlan(source=source, before=copy.deepcopy(dict(current_raw)))
+    merged = copy.deepcopy(dict(current_raw))
+    servers: dict[str, Any] = dict(merged.get("servers", {}))
+    for sid, entry in read_server_map(source).items():
+        table = convert_server(sid, entry, plan.warnings)
+        old = servers.get(sid)
+        if old is None:
+            servers[sid] = table
+            plan.added.append(sid)
+            continue
+        new = {k: v for k, v in old.items() if k in _PEGBOARD_KEYS} | table
+        if new == old:
+            plan.unchanged.append(sid)
+        else:
+            servers[sid] = new
+            plan.changed.append(sid)
+    merged["servers"] = servers
+    plan.merged = merged
+    return plan

@@ -1,0 +1,122 @@
+"""Where the config lives, how it is read and written.
+
+Config file: ``--config PATH`` > ``$PEGBOARD_CONFIG`` > ``<user config dir>/config.toml``
+(``~/.config/pegboard/config.toml`` on Linux, ``~/Library/Application Support/pegboard`` on
+macOS, ``%LOCALAPPDATA%\\pegboard`` on Windows). A missing file is a valid, empty config.
+
+Data directory: ``$PEGBOARD_DATA_DIR`` > ``data_dir`` in the file > the user data dir
+(``~/.local/share/pegboard`` on Linux).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import tomli_w
+from pydantic import ValidationError
+
+from pegboard.config.model import PegboardConfig
+from pegboard.errors import ConfigError
+
+CONFIG_ENV = "PEGBOARD_CONFIG"
+DATA_DIR_ENV = "PEGBOARD_DATA_DIR"
+TOKEN_ENV = "PEGBOARD_TOKEN"
+APP_NAME = "pegboard"
+
+
+def default_config_path() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
+
+
+def resolve_config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The config file to use: the argument, then ``$PEGBOARD_CONFIG``, then the default."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env).expanduser()
+    return default_config_path()
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """A validated config with the facts about where it came from."""
+
+    config: PegboardConfig
+    path: Path
+    exists: bool
+    raw: dict[str, Any]
+
+    @property
+    def data_dir(self) -> Path:
+        env = os.environ.get(DATA_DIR_ENV)
+        if env:
+            return Path(env).expanduser()
+        if self.config.data_dir:
+            configured = Path(self.config.data_dir).expanduser()
+            return configured if configured.is_absolute() else self.path.parent / configured
+        return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+    @property
+    def catalog_path(self) -> Path:
+        return self.data_dir / "catalog.sqlite3"
+
+    @property
+    def gateway_token(self) -> str | None:
+        return os.environ.get(TOKEN_ENV) or self.config.gateway.token
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> LoadedConfig:
+    """Read and validate the config; a missing file yields the empty default config.
+
+    Raises ConfigError naming the file, the key and what was expected.
+    """
+    resolved = resolve_config_path(path)
+    if not resolved.exists():
+        return LoadedConfig(PegboardConfig(), resolved, exists=False, raw={})
+    try:
+        raw = tomllib.loads(resolved.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{resolved}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{resolved}: cannot be read: {exc.strerror or exc}") from exc
+    return LoadedConfig(validate_config(raw, source=resolved), resolved, exists=True, raw=raw)
+
+
+def validate_config(raw: Mapping[str, Any], *, source: Path | str = "<config>") -> PegboardConfig:
+    try:
+        return PegboardConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, source)) from exc
+
+
+def format_validation_error(exc: ValidationError, source: Path | str) -> str:
+    lines = [f"{source}: invalid configuration ({exc.error_count()} problem(s)):"]
+    for err in exc.errors(include_url=False):
+        key = ".".join(str(part) for part in err["loc"]) or "(top level)"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown key (check the spelling; see the configuration reference)"
+        elif "input" in err and err["type"] not in ("missing",) and err["loc"]:
+            message = f"{message}; got {err['input']!r}"
+        lines.append(f"  {key}: {message}")
+    return "\n".join(lines)
+
+
+def write_config(path: Path, raw: Mapping[str, Any]) -> None:
+    """Validate ``raw`` and write it atomically (the previous file is kept as ``.bak``)."""
+    validate_config(raw, source=path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = tomli_w.dumps(dict(raw))
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    if path.exists():
+        backup = path.with_name(path.name + ".bak")
+        backup.write_bytes(path.read_bytes())
+    tmp.replace(path)

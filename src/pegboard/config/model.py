@@ -1,0 +1,200 @@
+"""The TOML configuration model (pydantic: it is an edge).
+
+Every table rejects unknown keys, so a typo is an error that names the key rather than a
+setting silently ignored. ``[servers.<id>]`` tables use the keys of a Claude Desktop
+``mcpServers`` entry (``command``/``args``/``env`` or ``url``/``headers``/``type``) plus a few
+of pegboard's own, so a server block can be copied from either format.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pegboard.core.scope import AssistantSettings, McpMode
+from pegboard.mcp.config import McpServerConfig
+
+DEFAULT_PROFILE = "default"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ServerConfig(_Section):
+    """One MCP server: a stdio command or a remote URL."""
+
+    command: str | None = Field(default=None, description="Executable of a stdio server.")
+    args: list[str] = Field(default_factory=list, description="Arguments of the stdio command.")
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment of the stdio child (only these variables are added).",
+    )
+    cwd: str | None = Field(default=None, description="Working directory of the stdio child.")
+    url: str | None = Field(default=None, description="Endpoint of a remote (HTTP or SSE) server.")
+    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers to send.")
+    type: Literal["stdio", "http", "streamable-http", "streamableHttp", "sse"] | None = Field(
+        default=None, description="Transport; inferred from command/url when omitted."
+    )
+    name: str | None = Field(default=None, description="Display name (defaults to the id).")
+    enabled: bool = Field(default=True, description="A disabled server is never started.")
+    disabled_tools: list[str] = Field(
+        default_factory=list, description="Tool names of this server never exposed."
+    )
+    force_prompt_tools: list[str] = Field(
+        default_factory=list, description="Tool names always inline and asking for approval."
+    )
+    connect_timeout: float = Field(default=10.0, gt=0, description="Start-up timeout, s.")
+    list_timeout: float = Field(default=15.0, gt=0, description="tools/list timeout, s.")
+    call_timeout: float = Field(default=60.0, gt=0, description="Per-call timeout, s.")
+
+    @model_validator(mode="after")
+    def _command_xor_url(self) -> ServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("set exactly one of 'command' (stdio server) or 'url' (remote)")
+        return self
+
+    def to_mcp(self, server_id: str) -> McpServerConfig:
+        """The catalog's definition of this server."""
+        data = self.model_dump(exclude_defaults=True, exclude_none=True)
+        return McpServerConfig.model_validate({"id": server_id, **data})
+
+
+class ProfileConfig(_Section):
+    """An assistant profile: which tools a client of ``pegboard serve`` gets."""
+
+    web_search: bool = Field(default=False, description="Expose web_search (and web_fetch).")
+    web_search_provider: str | None = Field(
+        default=None,
+        description="Name of a [web_search.<name>] provider (the first one if omitted).",
+    )
+    knowledge_bases: list[str] = Field(
+        default_factory=list, description="Knowledge-base ids kb_search may read."
+    )
+    mcp_mode: McpMode = Field(
+        default="auto",
+        description="auto: every enabled server; manual: only mcp_servers; disabled: none.",
+    )
+    mcp_servers: list[str] = Field(
+        default_factory=list, description="Server ids linked in manual mode."
+    )
+    disabled_tools: list[str] = Field(
+        default_factory=list,
+        description="Tools to hide: wire names or '<server id>/<tool name>'.",
+    )
+    force_prompt_tools: list[str] = Field(
+        default_factory=list,
+        description="Tools always shown inline and always asking for approval.",
+    )
+
+    def to_settings(self) -> AssistantSettings:
+        return AssistantSettings(
+            enable_web_search=self.web_search,
+            web_search_provider=self.web_search_provider,
+            knowledge_base_ids=tuple(self.knowledge_bases),
+            mcp_mode=self.mcp_mode,
+            mcp_server_ids=tuple(self.mcp_servers),
+            disabled_tools=frozenset(self.disabled_tools),
+            force_prompt_tools=frozenset(self.force_prompt_tools),
+        )
+
+
+class WebSearchProviderConfig(_Section):
+    """A web-search backend."""
+
+    type: Literal["searxng", "brave", "tavily"] = Field(description="Provider kind.")
+    url: str | None = Field(default=None, description="Base URL (required for searxng).")
+    api_key: str | None = Field(default=None, description="API key (prefer api_key_env).")
+    api_key_env: str | None = Field(
+        default=None, description="Environment variable holding the key."
+    )
+
+    @model_validator(mode="after")
+    def _searxng_needs_url(self) -> WebSearchProviderConfig:
+        if self.type == "searxng" and not self.url:
+            raise ValueError("a searxng provider needs 'url' (e.g. http://127.0.0.1:8888)")
+        return self
+
+
+class MetaConfig(_Section):
+    """Options of the meta-tools that front deferred tools."""
+
+    tool_exec: bool = Field(
+        default=False, description="Offer tool_exec (sandboxed code). Off by default."
+    )
+    search_limit: int = Field(
+        default=8, ge=1, le=50, description="Default result count of tool_search."
+    )
+    defer: bool = Field(default=True, description="Defer large tool pools behind the meta-tools.")
+
+
+class GatewayConfig(_Section):
+    """``pegboard serve`` options."""
+
+    host: str = Field(default="127.0.0.1", description="Bind address of --http.")
+    port: int = Field(
+        default=8765, ge=0, le=65535, description="Port of --http (0 picks a free one)."
+    )
+    token: str | None = Field(
+        default=None,
+        description="Bearer token clients must send (required for a non-loopback bind; "
+        "PEGBOARD_TOKEN overrides it).",
+    )
+
+
+class PegboardConfig(_Section):
+    """The whole file. Every key is optional: an empty file is a valid config."""
+
+    data_dir: str | None = Field(
+        default=None,
+        description="Catalog, knowledge bases and logs (PEGBOARD_DATA_DIR overrides it).",
+    )
+    context_window: int | None = Field(
+        default=None,
+        gt=0,
+        description="Model context window to plan for (32000 assumed when unset).",
+    )
+    default_profile: str = Field(
+        default=DEFAULT_PROFILE, description="Profile used when none is chosen."
+    )
+    servers: dict[str, ServerConfig] = Field(default_factory=dict, description="MCP servers.")
+    profiles: dict[str, ProfileConfig] = Field(
+        default_factory=dict, description="Assistant profiles."
+    )
+    web_search: dict[str, WebSearchProviderConfig] = Field(
+        default_factory=dict, description="Web-search providers."
+    )
+    meta: MetaConfig = Field(default_factory=lambda: MetaConfig())
+    gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
+
+    @model_validator(mode="after")
+    def _references_exist(self) -> PegboardConfig:
+        for pid, profile in self.profiles.items():
+            for sid in profile.mcp_servers:
+                if sid not in self.servers:
+                    raise ValueError(
+                        f"profiles.{pid}.mcp_servers names unknown server {sid!r}; "
+                        f"known: {sorted(self.servers) or 'none'}"
+                    )
+            provider = profile.web_search_provider
+            if provider is not None and provider not in self.web_search:
+                raise ValueError(
+                    f"profiles.{pid}.web_search_provider names unknown provider {provider!r}; "
+                    "add a [web_search.<name>] table"
+                )
+        if self.default_profile != DEFAULT_PROFILE and self.default_profile not in self.profiles:
+            raise ValueError(f"default_profile {self.default_profile!r} has no [profiles.*] table")
+        return self
+
+    def profile(self, name: str | None = None) -> ProfileConfig:
+        """The named profile; ``default`` exists implicitly (MCP mode auto)."""
+        key = name or self.default_profile
+        if key in self.profiles:
+            return self.profiles[key]
+        if key == DEFAULT_PROFILE:
+            return ProfileConfig()
+        from pegboard.errors import ConfigError
+
+        known = sorted({DEFAULT_PROFILE, *self.profiles})
+        raise ConfigError(f"unknown profile {key!r}; known profiles: {', '.join(known)}")
