@@ -1,0 +1,87 @@
+"""``pegboard bench``: measure tool search on labelled catalogs, against baselines."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pegboard.bench.baselines import available_methods
+from pegboard.bench.runner import SearchBenchmark, run_search_benchmark
+from pegboard.errors import ConfigError
+
+app = typer.Typer(help="Benchmarks that anyone can rerun.", no_args_is_help=True)
+
+
+def _parse_ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a comma-separated list of integers") from None
+    if not ks or ks[0] < 1:
+        raise typer.BadParameter("k values must be positive integers, e.g. 1,3,5,10")
+    return ks
+
+
+@app.command("search")
+def search(
+    tools: Annotated[
+        list[Path], typer.Option("--tools", help="tools.jsonl; repeat to pool catalogs.")
+    ],
+    queries: Annotated[list[Path], typer.Option("--queries", help="queries.jsonl; repeatable.")],
+    k: Annotated[str, typer.Option("--k", help="Cut-offs for hit@k and recall@k.")] = "1,3,5,10",
+    method: Annotated[
+        list[str] | None, typer.Option("--method", help="Run only these methods (repeatable).")
+    ] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option("--sample", min=1, help="Evenly spaced sample of N queries from each file."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Rank every query with pegboard's search and the baselines; print hit@k, recall@k, MRR."""
+    ks = _parse_ks(k)
+    known = available_methods()
+    method = method or []
+    unknown = [m for m in method if m not in known]
+    if unknown:
+        typer.echo(f"error: unknown method {', '.join(unknown)}; choose from {', '.join(known)}")
+        raise typer.Exit(2)
+    chosen = [known[name]() for name in (method or list(known))]
+    try:
+        report = run_search_benchmark(tools, queries, chosen, ks=ks, sample=sample)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if as_json:
+        typer.echo(json.dumps(asdict(report), indent=2))
+    else:
+        Console(width=200).print(_table(report))
+
+
+def _table(report: SearchBenchmark) -> Table:
+    table = Table(title=f"tool search over {report.tools} tools")
+    columns = ["dataset", "method", "queries"]
+    columns += [f"hit@{k}" for k in report.ks] + [f"recall@{k}" for k in report.ks]
+    columns += ["MRR", "p50 ms", "p99 ms", "build s"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("dataset", "method") else "right")
+    ordered = sorted(report.results, key=lambda r: r.dataset)
+    for r in ordered:
+        table.add_row(
+            r.dataset,
+            r.method,
+            str(r.queries),
+            *(f"{r.hit[k]:.3f}" for k in report.ks),
+            *(f"{r.recall[k]:.3f}" for k in report.ks),
+            f"{r.mrr:.3f}",
+            f"{r.p50_ms:.2f}",
+            f"{r.p99_ms:.2f}",
+            f"{r.build_s:.3f}",
+        )
+    return table
