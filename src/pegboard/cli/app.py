@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pegboard.cli import tools_cmd
+from pegboard.cli import bench_cmd, tools_cmd
 
 app = typer.Typer(
     name="pegboard",
@@ -13,3 +13,4 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(tools_cmd.app, name="tools")
+app.add_typer(bench_cmd.app, name="bench")
