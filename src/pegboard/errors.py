@@ -17,6 +17,7 @@ on purpose. Every message says what is wrong and, where there is one, how to fix
     │   └── ToolExecutionError       the tool ran and failed; its message is model-readable
     ├── McpError                     MCP server or catalog problems
     │   ├── ServerUnavailable        the server is not active, failed to start or crashed
+    │   │   └── ServerInactive       the server is disabled or not configured (no call made)
     │   └── CatalogError             the persistent catalog could not be read or written
     └── OptionalDependencyMissing    an extra is not installed (ImportError too)
 """
@@ -96,6 +97,19 @@ class ServerUnavailable(McpError):
         self.server_id = server_id
         self.reason = reason
         super().__init__(f"MCP server {server_id} is not available: {reason}")
+
+
+class ServerInactive(ServerUnavailable):
+    """The MCP server is disabled or not configured, so nothing was sent to it."""
+
+    def __init__(self, server_id: str) -> None:
+        self.server_id = server_id
+        self.reason = "not active"
+        McpError.__init__(
+            self,
+            f"MCP server {server_id} is not active or no longer registered. "
+            "Enable it in the pegboard config (or run `pegboard servers list`) and retry.",
+        )
 
 
 class CatalogError(McpError):
