@@ -3,17 +3,21 @@
 A tool costs the tokens of ``name + description + canonical schema JSON`` (the same text for
 every provider, so counts are comparable across catalogs). The default counter uses
 ``bpe-openai``'s ``o200k_base`` encoding, which ships inside the wheel: nothing is downloaded.
-Loading the encoding takes about a second, so it happens on first use, once per process.
+The encoding is loaded on first use (about 0.1 s), once per process.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
+import importlib.util
+import sys
 import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pegboard.core.entry import ToolEntry
@@ -107,13 +111,36 @@ def _tokenizer_for(encoding: str) -> Any:
     """Load an encoding once per process (about a second for o200k) and share it."""
     with _TOKENIZERS_LOCK:
         if encoding not in _TOKENIZERS:
-            with warnings.catch_warnings():
-                # bpe-openai reads its bundled data through a deprecated importlib API.
-                warnings.simplefilter("ignore", DeprecationWarning)
-                from bpe_openai import _bindings
-
-                _TOKENIZERS[encoding] = _bindings.tokenizer_for_encoding(encoding)
+            _TOKENIZERS[encoding] = _bindings().tokenizer_for_encoding(encoding)
         return _TOKENIZERS[encoding]
+
+
+def _bindings() -> Any:
+    """bpe-openai's Rust extension, loaded without its Python wrapper package.
+
+    The wrapper's ``__init__`` builds tiktoken-compatible tables in Python (about 1.7 s); the
+    extension alone loads an encoding in about 0.1 s. Falls back to the regular import.
+    """
+    name = "bpe_openai._bindings"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec("bpe_openai")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = Path(folder) / f"_bindings{suffix}"
+            if path.is_file():
+                loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+                ext_spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+                if ext_spec is not None:
+                    module = importlib.util.module_from_spec(ext_spec)
+                    loader.exec_module(module)
+                    return module
+    with warnings.catch_warnings():
+        # The wrapper reads its bundled data through a deprecated importlib API.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from bpe_openai import _bindings
+
+    return _bindings
 
 
 @cache
