@@ -1,0 +1,127 @@
+"""Running one tool call: authorise, validate, execute, format. Every route goes through here.
+
+The dispatcher (direct calls), ``tool_invoke`` and, later, ``tool_exec``, repair and the
+gateway all call :func:`execute_entry`, so approval and validation apply the same way
+whichever route the model takes, and each call leaves exactly one :class:`CallRecord`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pegboard.approval import ApprovalGrants, ApprovalHandler, authorise
+from pegboard.core.entry import ToolEntry
+from pegboard.core.output import ToolOutput
+from pegboard.core.schema import render_stub, validate_arguments
+from pegboard.core.tool import ToolContext
+from pegboard.errors import (
+    InvalidToolArguments,
+    PegboardError,
+    SchemaError,
+    ToolError,
+    ToolExecutionError,
+)
+
+logger = logging.getLogger("pegboard.execution")
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One audit record: which tool ran (or was refused), through which route, and how."""
+
+    call_id: str
+    tool_name: str
+    via: str
+    outcome: str  # "ok", "error", or the refusing error's class name
+    seconds: float
+
+
+AuditSink = Callable[[CallRecord], None]
+
+
+@dataclass(slots=True)
+class CallPolicy:
+    """How a session authorises and audits calls (shared by every route)."""
+
+    approval_handler: ApprovalHandler | None = None
+    grants: ApprovalGrants = field(default_factory=ApprovalGrants)
+    audit: AuditSink | None = None
+
+
+def stub_of(entry: ToolEntry) -> str:
+    tool = entry.tool
+    return render_stub(entry.name, tool.description, tool.input_schema, tool.output_schema)
+
+
+async def execute_entry(
+    entry: ToolEntry,
+    args: Mapping[str, Any],
+    ctx: ToolContext,
+    *,
+    via: str,
+    policy: CallPolicy,
+    interactive: bool = True,
+) -> ToolOutput:
+    """Authorise, validate and run one call; raise a :class:`ToolError` if it cannot run.
+
+    ``interactive=False`` never asks the approval handler (``tool_invoke`` refuses gated
+    tools instead). Failures of the tool itself become :class:`ToolExecutionError`.
+    """
+    started = time.perf_counter()
+    outcome = "error"
+    try:
+        if entry.tool.execute is None:
+            raise ToolExecutionError(
+                f"Tool {entry.name} has no execute handler; it cannot be called.",
+                tool_name=entry.name,
+            )
+        handler = policy.approval_handler if interactive else None
+        await authorise(entry, args, ctx, via=via, handler=handler, grants=policy.grants)
+        try:
+            validate_arguments(entry.tool.input_schema, dict(args), tool_name=entry.name)
+        except SchemaError as exc:
+            raise ToolExecutionError(str(exc), tool_name=entry.name) from exc
+        try:
+            result = await entry.tool.run(dict(args), ctx)
+        except PegboardError:
+            raise
+        except Exception as exc:
+            raise ToolExecutionError(
+                f"Tool {entry.name} failed: {type(exc).__name__}: {exc}", tool_name=entry.name
+            ) from exc
+        output = entry.tool.to_model_output(result)
+        outcome = "ok"
+        return output
+    except ToolError as exc:
+        outcome = type(exc).__name__
+        raise
+    finally:
+        if policy.audit is not None:
+            record = CallRecord(
+                ctx.call_id, entry.name, via, outcome, time.perf_counter() - started
+            )
+            try:
+                policy.audit(record)
+            except Exception:
+                logger.exception("audit sink failed")
+
+
+def error_output(
+    exc: BaseException, lookup: Callable[[str], ToolEntry | None] | None = None
+) -> ToolOutput:
+    """The model-facing result of a failed call.
+
+    Invalid arguments come with the signature of the tool they were meant for (``lookup``
+    finds it by the error's ``tool_name``, which is the inner tool for ``tool_invoke``).
+    """
+    if isinstance(exc, InvalidToolArguments) and exc.tool_name and lookup is not None:
+        entry = lookup(exc.tool_name)
+        if entry is not None:
+            return ToolOutput.error(f"{exc}\nExpected signature:\n{stub_of(entry)}")
+    if isinstance(exc, PegboardError):
+        return ToolOutput.error(str(exc))
+    return ToolOutput.error(f"Tool call failed: {type(exc).__name__}: {exc}")

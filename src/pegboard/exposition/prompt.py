@@ -1,0 +1,157 @@
+"""The deferred-tools section of the system prompt, generated from what was injected.
+
+It names only meta-tools that are really in the request, then lists the deferred namespaces
+by label (never internal ids) with tool counts, a one-line summary of each, and the state of
+MCP servers that are cold or failing, so the model can tell "configured but failing" from
+"absent". The text is deterministic. To stay cheap with many namespaces it degrades to fit
+``budget`` tokens: first summaries go, then namespaces beyond the largest are folded into a
+pointer to ``tool_search`` (which lists them all); server problems are always shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pegboard.core.entry import ToolEntry
+from pegboard.core.tokens import TokenCounter, default_token_counter
+
+PROMPT_SECTION_BUDGET_TOKENS = 400
+SUMMARY_NAMES = 4
+PROBLEM_STATES = frozenset({"cold", "connecting", "failed"})
+
+USAGE: Mapping[str, str] = {
+    "tool_search": "tool_search({query?, namespace?, limit?, verbose?}): ranked search over "
+    "these tools; no query browses",
+    "tool_inspect": "tool_inspect({name}): a tool's signature (JSDoc stub)",
+    "tool_invoke": "tool_invoke({name, params}): call a tool; inspect first unless you know "
+    "its params",
+    "tool_exec": "tool_exec({code}): run code that calls several tools",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceStatus:
+    """The state of the MCP server behind a namespace, as shown to the model."""
+
+    label: str
+    state: str  # cold | connecting | connected | failed | disabled
+    detail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Namespace:
+    raw: str
+    label: str
+    names: tuple[str, ...]
+    status: NamespaceStatus | None
+
+
+def render_deferred_section(
+    injected: Sequence[str],
+    deferred: Sequence[ToolEntry],
+    *,
+    statuses: Mapping[str, NamespaceStatus] | None = None,
+    descriptions: Mapping[str, str] | None = None,
+    counter: TokenCounter | None = None,
+    budget: int = PROMPT_SECTION_BUDGET_TOKENS,
+) -> str:
+    """The ``<deferred-tools>`` section; empty when no meta-tool was injected.
+
+    ``statuses`` and ``descriptions`` are keyed by raw namespace (``mcp:<server id>``).
+    """
+    usage = [f"- {USAGE[name]}" for name in injected if name in USAGE]
+    if not usage:
+        return ""
+    counter = counter or default_token_counter()
+    spaces = _namespaces(deferred, statuses or {})
+    head = [
+        "<deferred-tools>",
+        "More tools are available than are loaded. Find and call them with:",
+        *usage,
+        "<namespaces>",
+    ]
+    tail = ["</namespaces>", "</deferred-tools>"]
+    problems = [_problem_line(ns) for ns in spaces if _has_problem(ns)]
+    full = [_full_line(ns, descriptions or {}) for ns in spaces if ns.names]
+    for body in (full, [_counts_line(spaces)]):
+        text = "\n".join([*head, *body, *problems, *tail])
+        if counter.count_text(text) <= budget:
+            return text
+    return "\n".join([*head, *_fit_largest(head, tail, spaces, problems, counter, budget), *tail])
+
+
+def _namespaces(
+    deferred: Sequence[ToolEntry], statuses: Mapping[str, NamespaceStatus]
+) -> list[_Namespace]:
+    members: dict[str, list[ToolEntry]] = {}
+    for entry in deferred:
+        members.setdefault(entry.namespace, []).append(entry)
+    raws = set(members) | {raw for raw, s in statuses.items() if s.state in PROBLEM_STATES}
+    spaces = []
+    for raw in raws:
+        entries = sorted(members.get(raw, []), key=lambda e: e.name)
+        status = statuses.get(raw)
+        label = entries[0].label if entries else (status.label if status else raw)
+        names = tuple(e.source.tool_name if e.source else e.name for e in entries)
+        spaces.append(_Namespace(raw, label, names, status))
+    return sorted(spaces, key=lambda ns: (ns.label, ns.raw))
+
+
+def _has_problem(ns: _Namespace) -> bool:
+    return ns.status is not None and ns.status.state in PROBLEM_STATES
+
+
+def _full_line(ns: _Namespace, descriptions: Mapping[str, str]) -> str:
+    summary = descriptions.get(ns.raw, "").strip().splitlines()
+    if summary:
+        text = summary[0]
+    else:
+        shown = sorted(ns.names)[:SUMMARY_NAMES]
+        text = ", ".join(shown) + (", …" if len(ns.names) > SUMMARY_NAMES else "")
+    return f"- {ns.label} ({len(ns.names)}): {text}"
+
+
+def _counts_line(spaces: Sequence[_Namespace]) -> str:
+    return ", ".join(f"{ns.label} ({len(ns.names)})" for ns in spaces if ns.names)
+
+
+def _problem_line(ns: _Namespace) -> str:
+    assert ns.status is not None
+    detail = f": {ns.status.detail}" if ns.status.detail else ""
+    what = {"cold": "not connected yet", "connecting": "connecting", "failed": "failing"}
+    state = what.get(ns.status.state, ns.status.state)
+    return f"- {ns.label}: server {state}{detail}; its tools may be missing or stale"
+
+
+def _fit_largest(
+    head: list[str],
+    tail: list[str],
+    spaces: Sequence[_Namespace],
+    problems: list[str],
+    counter: TokenCounter,
+    budget: int,
+) -> list[str]:
+    ranked = sorted((ns for ns in spaces if ns.names), key=lambda ns: (-len(ns.names), ns.label))
+    fixed = counter.count_text("\n".join([*head, *problems, *tail, _more_line(ranked, 0)]))
+    kept: list[_Namespace] = []
+    used = fixed
+    for ns in ranked:
+        cost = counter.count_text(f"{ns.label} ({len(ns.names)}), ")
+        if used + cost > budget:
+            break
+        kept.append(ns)
+        used += cost
+    kept.sort(key=lambda ns: (ns.label, ns.raw))
+    rest = ranked[len(kept) :]
+    body = [_counts_line(kept)] if kept else []
+    more = [_more_line(rest, len(rest))] if rest else []
+    return [*body, *more, *problems]
+
+
+def _more_line(rest: Sequence[_Namespace], count: int) -> str:
+    tools = sum(len(ns.names) for ns in rest)
+    return (
+        f"… and {count} more namespaces ({tools} tools): "
+        "call tool_search with no query to list them all"
+    )
