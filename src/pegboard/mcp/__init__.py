@@ -59,7 +59,7 @@ The catalog (``catalog.py``)::
         Inactive -> [] and status "disabled". Failure keeps the last-known-good list, records
         error + backoff, and re-raises (ServerUnavailable / McpError).
     await catalog.warm(server_id) -> None        never raises; skips populated/backed-off servers
-    await catalog.wait_warm(server_id, timeout) -> None   bounded wait for a cold server
+    await catalog.wait_warm(server_id, wait_timeout) -> None   bounded wait for a cold server
     catalog.status(server_id) -> ServerStatus;  catalog.statuses() -> list[ServerStatus]
     ServerStatus: server_id, name, state ("cold"|"connecting"|"connected"|"failed"|"disabled"),
         error: str | None, at: float | None (time of the state change), tool_count: int,
@@ -67,7 +67,7 @@ The catalog (``catalog.py``)::
     catalog.on_tools_changed(callback: Callable[[str], None]) -> unsubscribe
         called with the server id only when its cached list really changed (content compare;
         never-warmed counts as []), never for an identical re-list.
-    await catalog.call_tool(server_id, tool_name, arguments, *, call_id=None, timeout=None)
+    await catalog.call_tool(server_id, tool_name, arguments, *, call_id=None, call_timeout=None)
         -> pegboard.core.output.ToolOutput  (``is_error`` True for an isError result);
         an inactive server raises ServerInactive without any call; a crash/timeout raises
         ServerUnavailable; the next call reconnects (restart with backoff).
@@ -101,3 +101,40 @@ Results (``results.py``)::
         text, images, audio, embedded/linked resources kept as parts (binary never in text);
         structured content in ``structured`` (and as JSON text when there is no text part).
 """
+
+from pegboard.mcp.catalog import McpCatalog
+from pegboard.mcp.config import McpServerConfig, parse_mcp_servers
+from pegboard.mcp.results import call_result_to_output
+from pegboard.mcp.server_state import tool_hash
+from pegboard.mcp.status import ServerState, ServerStatus
+from pegboard.mcp.store import CatalogStore, MemoryCatalogStore, SqliteCatalogStore, StoredServer
+from pegboard.mcp.sync import (
+    McpCollision,
+    McpToolError,
+    SyncReport,
+    resolve_assistant_mcp_tool_ids,
+    sync_mcp_tools_to_registry,
+)
+from pegboard.mcp.transport import ENV_ALLOWLIST, StderrLog, child_environment
+
+__all__ = [
+    "ENV_ALLOWLIST",
+    "CatalogStore",
+    "McpCatalog",
+    "McpCollision",
+    "McpServerConfig",
+    "McpToolError",
+    "MemoryCatalogStore",
+    "ServerState",
+    "ServerStatus",
+    "SqliteCatalogStore",
+    "StderrLog",
+    "StoredServer",
+    "SyncReport",
+    "call_result_to_output",
+    "child_environment",
+    "parse_mcp_servers",
+    "resolve_assistant_mcp_tool_ids",
+    "sync_mcp_tools_to_registry",
+    "tool_hash",
+]

@@ -1,0 +1,239 @@
+"""One long-lived MCP session per server, opened on demand and supervised.
+
+The session lives in a task of the catalog's task group (anyio scopes must be entered and left
+in one task); callers from any task borrow it. Connecting is single-flight and bounded by
+``connect_timeout``; every request has its own deadline. When the server crashes or the
+connection closes, the session is dropped and the catalog is told (``on_lost``) so it can
+restart the server with backoff; a call that finds the server down reconnects, waiting out the
+current backoff when it is shorter than the connect timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types
+from mcp import ClientSession
+from mcp.shared.exceptions import MCPError
+
+from pegboard.errors import ServerUnavailable
+from pegboard.mcp.config import McpServerConfig
+from pegboard.mcp.listing import ListingLog, filter_tool_listings
+from pegboard.mcp.transport import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    StderrLog,
+    TransportState,
+    open_transport,
+)
+
+logger = logging.getLogger("pegboard.mcp.connection")
+
+MAX_PAGES = 1000
+RESTART_BACKOFF = (0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+
+
+class McpConnection:
+    """The session to one server (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        task_group: Callable[[], anyio.abc.TaskGroup],
+        *,
+        on_tools_list_changed: Callable[[], None] = lambda: None,
+        on_lost: Callable[[str], None] = lambda reason: None,
+        on_connected: Callable[[], None] = lambda: None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        stderr_log: StderrLog | None = None,
+    ) -> None:
+        self.config = config
+        self.stderr = stderr_log or StderrLog()
+        self._task_group = task_group
+        self._on_tools_list_changed = on_tools_list_changed
+        self._on_lost = on_lost
+        self._on_connected = on_connected
+        self._done: anyio.Event | None = None
+        self._max_message_bytes = max_message_bytes
+        self._lock = anyio.Lock()
+        self._session: ClientSession | None = None
+        self._state: TransportState | None = None
+        self._listing = ListingLog()
+        self._closing = False
+        self.failures = 0
+        self.retry_at = 0.0
+
+    @property
+    def server_id(self) -> str:
+        return self.config.id
+
+    @property
+    def connected(self) -> bool:
+        return self._session is not None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def session(self) -> ClientSession:
+        """The live session, connecting first if needed (single-flight)."""
+        async with self._lock:
+            state, done = self._state, self._done
+            if self._session is not None and state is not None and not state.closed.is_set():
+                return self._session
+            if done is not None and not done.is_set():
+                with anyio.move_on_after(self.config.connect_timeout):
+                    await done.wait()  # the old session is still winding down
+            wait = self.retry_at - time.monotonic()
+            if wait > self.config.connect_timeout:
+                raise ServerUnavailable(self.server_id, f"restarting in {wait:.0f}s after a crash")
+            if wait > 0:
+                await anyio.sleep(wait)
+            self._closing = False
+            state = TransportState()
+            self._done = anyio.Event()
+            try:
+                await self._task_group().start(self._run, state)
+            except Exception as exc:
+                self._note_failure()
+                raise ServerUnavailable(self.server_id, _reason(exc, self.stderr)) from exc
+            assert self._session is not None
+            self._on_connected()
+            return self._session
+
+    async def _run(self, state: TransportState, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        started = False
+        timeout = self.config.connect_timeout
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+                async with AsyncExitStack() as stack:
+                    streams = await stack.enter_async_context(
+                        open_transport(
+                            self.config,
+                            state,
+                            stderr_log=self.stderr,
+                            max_message_bytes=self._max_message_bytes,
+                        )
+                    )
+                    self._listing = ListingLog()
+                    read, write = filter_tool_listings(streams, self._listing)
+                    session = ClientSession(read, write, message_handler=self._on_message)
+                    await stack.enter_async_context(session)
+                    await session.initialize()
+                    scope.deadline = math.inf
+                    self._session, self._state = session, state
+                    started = True
+                    task_status.started()
+                    await state.closed.wait()
+            if scope.cancelled_caught and not started:
+                raise TimeoutError(f"no answer to initialize within {timeout:g}s")
+        except Exception as exc:
+            if not started:
+                raise
+            logger.warning("MCP server %s: session ended with an error: %r", self.server_id, exc)
+        finally:
+            self._session = self._state = None
+            if self._done is not None:
+                self._done.set()
+            if started and not self._closing:
+                reason = state.reason or "connection closed"
+                self._note_failure()
+                self._on_lost(reason)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._on_tools_list_changed()
+
+    def _note_failure(self) -> None:
+        delay = RESTART_BACKOFF[min(self.failures, len(RESTART_BACKOFF) - 1)]
+        self.failures += 1
+        self.retry_at = time.monotonic() + delay
+
+    async def close(self) -> None:
+        """Close the session (the process is stopped); the next request reconnects."""
+        self._closing = True
+        if self._state is not None:
+            self._state.close("closed by pegboard")
+            done = self._done
+            if done is not None:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                    await done.wait()
+        self.failures = 0
+        self.retry_at = 0.0
+
+    # -- requests -----------------------------------------------------------------------------
+    async def list_tools(self) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+        """Every tool over all pages, as raw dicts, plus the tools skipped as invalid.
+
+        A server without the tools capability gives ``[]`` without calling ``tools/list``.
+        """
+        session = await self.session()
+        state = self._state
+        caps = session.server_capabilities
+        if caps is None or caps.tools is None:
+            return [], []
+        self._listing.skipped.clear()
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        try:
+            with anyio.fail_after(self.config.list_timeout):
+                for _ in range(MAX_PAGES):
+                    params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                    result = await session.list_tools(params=params)
+                    tools.extend(
+                        t.model_dump(by_alias=True, mode="json", exclude_none=True)
+                        for t in result.tools
+                    )
+                    cursor = result.next_cursor
+                    if not cursor:
+                        break
+                else:
+                    raise ServerUnavailable(
+                        self.server_id, f"tools/list ran over {MAX_PAGES} pages"
+                    )
+        except TimeoutError as exc:
+            raise ServerUnavailable(
+                self.server_id, f"tools/list timed out after {self.config.list_timeout:g}s"
+            ) from exc
+        except MCPError as exc:
+            raise self._request_failed("tools/list", exc, state) from exc
+        self.failures = 0
+        return tools, list(self._listing.skipped)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, call_timeout: float | None = None
+    ) -> mcp_types.CallToolResult:
+        session = await self.session()
+        state = self._state
+        limit = call_timeout or self.config.call_timeout
+        try:
+            with anyio.fail_after(limit):
+                result = await session.call_tool(name, arguments)
+        except TimeoutError as exc:
+            raise ServerUnavailable(
+                self.server_id, f"tool {name!r} did not answer within {limit:g}s"
+            ) from exc
+        except MCPError as exc:
+            raise self._request_failed(f"tool {name!r}", exc, state) from exc
+        assert isinstance(result, mcp_types.CallToolResult)
+        self.failures = 0
+        return result
+
+    def _request_failed(self, what: str, exc: MCPError, state: TransportState | None) -> Exception:
+        if exc.code != mcp_types.CONNECTION_CLOSED:
+            return exc
+        if state is not None:
+            state.close("connection closed")
+        reason = (state.reason if state else None) or "connection closed"
+        return ServerUnavailable(self.server_id, f"{what} failed: {reason}")
+
+
+def _reason(exc: BaseException, stderr: StderrLog) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    tail = stderr.text().strip().splitlines()[-1:] if stderr.text().strip() else []
+    return f"{text}" + (f" (stderr: {tail[0][:200]})" if tail else "")

@@ -1,0 +1,152 @@
+"""Per-tool validation of ``tools/list`` results, between the transport and the SDK session.
+
+The SDK validates a ``tools/list`` result as a whole, so one tool with a malformed schema fails
+the listing of every tool on that server. :func:`filter_tool_listings` wraps a transport's
+stream pair: it notes the ids of outgoing ``tools/list`` requests and, in their responses,
+drops each tool that would not validate (recording why) so its siblings reach the session.
+Schemas are checked against their draft's metaschema only; ``$ref`` is never resolved here,
+and argument validation elsewhere uses an empty ``referencing.Registry`` so nothing is fetched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import mcp_types
+from anyio import ClosedResourceError, EndOfStream
+from jsonschema.exceptions import SchemaError as JsonSchemaError
+from jsonschema.validators import Draft202012Validator, validator_for
+from mcp.client._transport import TransportStreams
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.message import SessionMessage
+from mcp_types.methods import validate_server_result
+from pydantic import ValidationError
+
+DEFAULT_PROTOCOL_VERSION = "2025-11-25"
+
+
+@dataclass
+class ListingLog:
+    """Tools dropped from listings on one connection: ``(tool name, reason)``."""
+
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    protocol_version: str = DEFAULT_PROTOCOL_VERSION
+    _pending: dict[str | int, str] = field(default_factory=dict)
+
+
+def tool_problem(raw: Any, protocol_version: str = DEFAULT_PROTOCOL_VERSION) -> str | None:
+    """Why ``raw`` is not a usable tool definition, or None when it is."""
+    if not isinstance(raw, Mapping):
+        return "the definition is not an object"
+    try:
+        validate_server_result("tools/list", protocol_version, {"tools": [raw]})
+        mcp_types.Tool.model_validate(raw, by_name=False)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"][2:]) or "tool"
+        return f"invalid definition at {where}: {first['msg']}"
+    except (ValueError, KeyError) as exc:
+        return f"invalid definition: {_first_line(exc)}"
+    for key in ("inputSchema", "outputSchema"):
+        schema = raw.get(key)
+        if schema is None:
+            continue
+        if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+            return f"{key} must be a JSON Schema object with type 'object'"
+        try:
+            validator_for(schema, default=Draft202012Validator).check_schema(schema)
+        except JsonSchemaError as exc:
+            return f"{key} is not a valid JSON Schema: {exc.message}"
+    return None
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+class _Write:
+    def __init__(self, inner: WriteStream[SessionMessage], log: ListingLog) -> None:
+        self._inner = inner
+        self._log = log
+
+    async def send(self, item: SessionMessage, /) -> None:
+        message = item.message
+        if isinstance(message, mcp_types.JSONRPCRequest) and message.method in (
+            "tools/list",
+            "initialize",
+        ):
+            self._log._pending[message.id] = message.method
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _Write:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class _Read:
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], log: ListingLog) -> None:
+        self._inner = inner
+        self._log = log
+
+    async def receive(self) -> SessionMessage | Exception:
+        item = await self._inner.receive()
+        if isinstance(item, SessionMessage) and isinstance(item.message, mcp_types.JSONRPCResponse):
+            method = self._log._pending.pop(item.message.id, None)
+            if method == "initialize":
+                version = item.message.result.get("protocolVersion")
+                if isinstance(version, str):
+                    self._log.protocol_version = version
+            elif method == "tools/list":
+                self._filter(item.message.result)
+        return item
+
+    def _filter(self, result: dict[str, Any]) -> None:
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return
+        kept = []
+        for raw in tools:
+            problem = tool_problem(raw, self._log.protocol_version)
+            if problem is None:
+                kept.append(raw)
+            else:
+                name = raw.get("name") if isinstance(raw, Mapping) else None
+                self._log.skipped.append((str(name or "<unnamed>"), problem))
+        result["tools"] = kept
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _Read:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except (EndOfStream, ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Read:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+def filter_tool_listings(streams: TransportStreams, log: ListingLog) -> TransportStreams:
+    read, write = streams
+    return _Read(read, log), _Write(write, log)

@@ -1,0 +1,157 @@
+"""What the catalog knows about one server: cached tools, state, backoff, the refresh in flight."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from typing import Any
+
+import anyio
+import mcp_types
+from pydantic import ValidationError
+
+from pegboard.core.tool import canonical_json
+from pegboard.mcp.config import McpServerConfig
+from pegboard.mcp.connection import McpConnection
+from pegboard.mcp.status import ServerState, ServerStatus
+from pegboard.mcp.store import StoredServer
+
+logger = logging.getLogger("pegboard.mcp.catalog")
+
+
+def tool_hash(raw: dict[str, Any]) -> str:
+    """sha256 of a tool's canonical MCP definition (what approvals bind to)."""
+    return hashlib.sha256(canonical_json(raw).encode("utf-8")).hexdigest()
+
+
+class Flight:
+    """One refresh in progress; concurrent callers wait for its outcome."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self._tools: list[mcp_types.Tool] = []
+        self._error: BaseException | None = None
+
+    def finish(self, tools: list[mcp_types.Tool]) -> None:
+        self._tools = tools
+        self.done.set()
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        self.done.set()
+
+    async def result(self) -> list[mcp_types.Tool]:
+        await self.done.wait()
+        if self._error is not None:
+            raise self._error
+        return list(self._tools)
+
+
+class ServerEntry:
+    def __init__(self, config: McpServerConfig, connection: McpConnection) -> None:
+        self.config = config
+        self.connection = connection
+        self.enabled = config.enabled
+        self.raw: tuple[dict[str, Any], ...] | None = None
+        self.tools: tuple[mcp_types.Tool, ...] | None = None
+        self.visible: tuple[mcp_types.Tool, ...] = ()
+        self.tool_hashes: dict[str, str] = {}
+        self.fetched_at: float | None = None
+        self.state: ServerState = "cold" if config.enabled else "disabled"
+        self.error: str | None = None
+        self.at: float | None = None
+        self.backoff_until: float | None = None
+        self.attempted = False
+        self.flight: Flight | None = None
+
+    # -- cache --------------------------------------------------------------------------------
+    def load(self, record: StoredServer) -> None:
+        self.error, self.at, self.backoff_until = (
+            record.error,
+            record.error_at,
+            record.backoff_until,
+        )
+        self.attempted = record.tools is not None or record.error is not None
+        if record.status == "failed" and record.error and self.enabled:
+            self.state = "failed"
+        if record.tools is not None:
+            self._set_tools(record.tools)
+            self.fetched_at = record.fetched_at
+
+    def _set_tools(self, raw: tuple[dict[str, Any], ...]) -> None:
+        parsed: dict[str, mcp_types.Tool] = {}
+        kept: list[dict[str, Any]] = []
+        for item in raw:
+            try:
+                tool = mcp_types.Tool.model_validate(item, by_name=False)
+            except ValidationError as exc:
+                logger.warning(
+                    "MCP server %s: dropping an unreadable tool: %s", self.config.id, exc
+                )
+                continue
+            if tool.name in parsed:
+                continue  # a server listing one name twice: the first definition wins
+            parsed[tool.name] = tool
+            kept.append(item)
+        self.raw = tuple(kept)
+        self.tools = tuple(parsed.values())
+        self.visible = tuple(t for t in self.tools if not self.config.is_tool_disabled(t.name))
+        self.tool_hashes = {item["name"]: tool_hash(item) for item in kept}
+
+    def accept(self, raw: list[dict[str, Any]], now: float, empty_backoff: float) -> bool:
+        """Store a successful listing; True when the content differs from the cached one."""
+        before = self.raw or ()
+        self._set_tools(tuple(raw))
+        self.fetched_at = now
+        self.attempted = True
+        self.error = None
+        self.backoff_until = None if self.raw else now + empty_backoff
+        self.set_state("connected" if self.connection.connected else self.state)
+        return canonical_json(list(before)) != canonical_json(list(self.raw or ()))
+
+    def fail(self, error: str, now: float, backoff_until: float) -> None:
+        self.attempted = True
+        self.error = error
+        self.backoff_until = backoff_until
+        self.set_state("failed", error)
+
+    def record(self) -> StoredServer:
+        return StoredServer(
+            server_id=self.config.id,
+            fingerprint=self.config.fingerprint,
+            tools=self.raw,
+            tool_hashes=dict(self.tool_hashes),
+            fetched_at=self.fetched_at,
+            status=self.state,
+            error=self.error,
+            error_at=self.at if self.error else None,
+            backoff_until=self.backoff_until,
+        )
+
+    # -- state --------------------------------------------------------------------------------
+    def set_state(self, state: ServerState, error: str | None = None) -> None:
+        if not self.enabled:
+            state = "disabled"
+        if state != "failed":
+            error = None
+        if (state, error) != (self.state, self.error if self.state == "failed" else None):
+            self.at = time.time()
+        self.state = state
+        if state == "failed":
+            self.error = error
+
+    def status(self) -> ServerStatus:
+        return ServerStatus(
+            server_id=self.config.id,
+            name=self.config.display_name,
+            state=self.state,
+            error=self.error if self.state == "failed" else None,
+            at=self.at,
+            tool_count=len(self.visible),
+            fetched_at=self.fetched_at,
+        )
+
+    def begin_flight(self) -> Flight:
+        self.flight = Flight()
+        return self.flight

@@ -1,0 +1,265 @@
+"""The persistent tool catalog: last-known-good tool lists that survive a restart.
+
+Journal mode: the rollback journal (``journal_mode=DELETE``), deliberately NOT WAL. The system
+SQLite here is 3.40.1, inside the range of SQLite's WAL-reset corruption bug (3.7.0 to 3.51.2,
+fixed in 3.51.3) that bites when two or more connections use WAL, and several pegboard
+processes (CLI, gateway) may open the same file. Rollback-journal commits are atomic through a
+crash, writers take ``BEGIN IMMEDIATE`` with a ``busy_timeout`` so contention waits instead of
+failing, and each server's record is replaced in one transaction (never half-written).
+
+The cache never breaks pegboard: a corrupt or unreadable file is moved to
+``<name>.corrupt-<ts>`` and rebuilt with a warning; a location that cannot be written turns
+persistence off with a warning and the catalog keeps working from memory.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pegboard.errors import CatalogError
+
+logger = logging.getLogger("pegboard.mcp.store")
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 10_000
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS servers (
+    server_id     TEXT PRIMARY KEY,
+    fingerprint   TEXT NOT NULL,
+    tools         TEXT,
+    tool_hashes   TEXT NOT NULL,
+    fetched_at    REAL,
+    status        TEXT NOT NULL,
+    error         TEXT,
+    error_at      REAL,
+    backoff_until REAL
+)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredServer:
+    """One server's cached catalog. ``tools`` is None when never listed successfully."""
+
+    server_id: str
+    fingerprint: str = ""
+    tools: tuple[dict[str, Any], ...] | None = None
+    tool_hashes: dict[str, str] = field(default_factory=dict)
+    fetched_at: float | None = None
+    status: str = "cold"
+    error: str | None = None
+    error_at: float | None = None
+    backoff_until: float | None = None
+
+
+class CatalogStore(Protocol):
+    """Where the catalog keeps its per-server records."""
+
+    @property
+    def persistent(self) -> bool: ...
+
+    def load_all(self) -> dict[str, StoredServer]: ...
+
+    def get(self, server_id: str) -> StoredServer | None: ...
+
+    def put(self, record: StoredServer) -> None: ...
+
+    def delete(self, server_id: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class MemoryCatalogStore:
+    """The catalog store contract, in memory only."""
+
+    persistent = False
+
+    def __init__(self) -> None:
+        self._records: dict[str, StoredServer] = {}
+
+    def load_all(self) -> dict[str, StoredServer]:
+        return dict(self._records)
+
+    def get(self, server_id: str) -> StoredServer | None:
+        return self._records.get(server_id)
+
+    def put(self, record: StoredServer) -> None:
+        self._records[record.server_id] = record
+
+    def delete(self, server_id: str) -> None:
+        self._records.pop(server_id, None)
+
+    def close(self) -> None:
+        self._records.clear()
+
+
+class SqliteCatalogStore:
+    """Catalog records in one SQLite file (rollback journal; see the module docstring)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._memory = MemoryCatalogStore()
+        self._db: sqlite3.Connection | None = None
+        try:
+            self._db = self._open_or_rebuild()
+        except (OSError, sqlite3.Error) as exc:
+            logger.warning(
+                "MCP tool catalog at %s cannot be used (%s); persistence is off for this run. "
+                "Point the data directory at a writable local disk to keep tools across restarts.",
+                self.path,
+                exc,
+            )
+
+    @property
+    def persistent(self) -> bool:
+        return self._db is not None
+
+    # -- opening ------------------------------------------------------------------------------
+    def _open_or_rebuild(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._open()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and not self._looks_corrupt(exc):
+                raise
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time() * 1000)}")
+            self.path.replace(aside)
+            for suffix in ("-journal", "-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            logger.warning(
+                "MCP tool catalog %s was unreadable (%s); moved it to %s and started a new one. "
+                "Tools are re-listed from the servers.",
+                self.path,
+                exc,
+                aside,
+            )
+            return self._open()
+
+    @staticmethod
+    def _looks_corrupt(exc: sqlite3.Error) -> bool:
+        text = str(exc).lower()
+        return any(w in text for w in ("malformed", "not a database", "corrupt", "schema version"))
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        try:
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode = DELETE")
+            db.execute("PRAGMA synchronous = FULL")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise sqlite3.DatabaseError(
+                    f"catalog schema version {version} is newer than this pegboard's"
+                    f" {SCHEMA_VERSION}"
+                )
+            if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("quick_check failed: file is corrupt")
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(_DDL)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("COMMIT")
+            db.execute("SELECT count(*) FROM servers").fetchone()
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    # -- records ------------------------------------------------------------------------------
+    def load_all(self) -> dict[str, StoredServer]:
+        if self._db is None:
+            return self._memory.load_all()
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM servers").fetchall()
+        records = {}
+        for row in rows:
+            record = _decode(row)
+            if record is not None:
+                records[record.server_id] = record
+        return records
+
+    def get(self, server_id: str) -> StoredServer | None:
+        if self._db is None:
+            return self._memory.get(server_id)
+        with self._lock:
+            row = self._db.execute(
+                "SELECT * FROM servers WHERE server_id = ?", (server_id,)
+            ).fetchone()
+        return _decode(row) if row else None
+
+    def put(self, record: StoredServer) -> None:
+        """Replace the server's record in one transaction."""
+        if self._db is None:
+            self._memory.put(record)
+            return
+        row = (
+            record.server_id,
+            record.fingerprint,
+            None if record.tools is None else json.dumps(list(record.tools), ensure_ascii=False),
+            json.dumps(record.tool_hashes, sort_keys=True),
+            record.fetched_at,
+            record.status,
+            record.error,
+            record.error_at,
+            record.backoff_until,
+        )
+        self._write("INSERT OR REPLACE INTO servers VALUES (?,?,?,?,?,?,?,?,?)", row)
+
+    def delete(self, server_id: str) -> None:
+        if self._db is None:
+            self._memory.delete(server_id)
+            return
+        self._write("DELETE FROM servers WHERE server_id = ?", (server_id,))
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        assert self._db is not None
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.execute(sql, params)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise CatalogError(
+                    f"could not write the MCP tool catalog {self.path}: {exc}. "
+                    "Check that the disk is writable and not full."
+                ) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+
+def _decode(row: tuple[Any, ...]) -> StoredServer | None:
+    try:
+        server_id, fingerprint, tools, hashes, fetched_at, status, error, error_at, backoff = row
+        decoded = None if tools is None else tuple(json.loads(tools))
+        return StoredServer(
+            server_id=server_id,
+            fingerprint=fingerprint,
+            tools=decoded,
+            tool_hashes=dict(json.loads(hashes)),
+            fetched_at=fetched_at,
+            status=status,
+            error=error,
+            error_at=error_at,
+            backoff_until=backoff,
+        )
+    except (ValueError, TypeError) as exc:
+        logger.warning("ignoring an unreadable MCP catalog row (%s)", exc)
+        return None

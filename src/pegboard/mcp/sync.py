@@ -1,0 +1,215 @@
+"""Which MCP tools an assistant gets, and keeping the registry in step with the catalog.
+
+:func:`resolve_assistant_mcp_tool_ids` picks wire names by the assistant's MCP mode (waiting a
+bounded time for cold servers); :func:`sync_mcp_tools_to_registry` registers one entry per
+selected tool from the cache alone. Eviction is conservative: a tool leaves the registry only
+when its server is inactive or a successful read of its server no longer lists it, so a
+transient failure never hides tools, and a selection never evicts what it did not select
+(two requests syncing overlapping selections at once both keep their tools).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types
+
+from pegboard.core.entry import ToolEntry, ToolSource
+from pegboard.core.names import mcp_tool_name
+from pegboard.core.output import ToolOutput
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import AssistantSettings, ToolApplyScope
+from pegboard.core.tool import Tool, ToolContext
+from pegboard.errors import ToolExecutionError
+from pegboard.mcp.catalog import McpCatalog
+from pegboard.mcp.config import McpServerConfig
+
+logger = logging.getLogger("pegboard.mcp.sync")
+
+MCP_NAMESPACE_PREFIX = "mcp:"
+
+
+@dataclass(frozen=True, slots=True)
+class McpCollision:
+    """Different tools that map to one wire name; none of them is registered."""
+
+    name: str
+    sources: tuple[ToolSource, ...]
+
+
+class McpToolError(ToolExecutionError):
+    """An MCP tool answered with ``isError``; ``output`` keeps every part it sent."""
+
+    def __init__(self, message: str, *, tool_name: str, output: ToolOutput) -> None:
+        super().__init__(message, tool_name=tool_name)
+        self.output = output
+
+
+@dataclass(slots=True)
+class SyncReport:
+    registered: list[str] = field(default_factory=list)
+    evicted: list[str] = field(default_factory=list)
+    collisions: list[McpCollision] = field(default_factory=list)
+
+
+async def resolve_assistant_mcp_tool_ids(
+    assistant_settings: AssistantSettings, catalog: McpCatalog, *, wait_timeout: float = 10.0
+) -> list[str]:
+    """Wire names of the MCP tools this assistant may use, sorted.
+
+    ``disabled`` -> none; ``manual`` -> tools of the linked servers (none linked -> none, and
+    the catalog is not touched); ``auto`` -> tools of every active server. Cold servers are
+    warmed concurrently, waiting at most ``wait_timeout``; a failing server contributes what
+    its last-known-good list holds, a server whose read raises contributes nothing.
+    """
+    mode = assistant_settings.mcp_mode
+    if mode == "disabled":
+        return []
+    if mode == "manual":
+        server_ids = [s for s in assistant_settings.mcp_server_ids if catalog.is_active(s)]
+    else:
+        server_ids = [c.id for c in catalog.servers() if catalog.is_active(c.id)]
+    if not server_ids:
+        return []
+    async with anyio.create_task_group() as tg:
+        for server_id in server_ids:
+            if catalog.read_tools(server_id) is None:
+                tg.start_soon(catalog.wait_warm, server_id, wait_timeout)
+    ids: set[str] = set()
+    for server_id in server_ids:
+        try:
+            tools = catalog.list_tools(server_id)
+        except Exception as exc:
+            logger.warning("MCP server %s contributes no tools: %s", server_id, exc)
+            continue
+        for tool in tools:
+            wire = mcp_tool_name(server_id, catalog.server(server_id).name, tool.name)
+            if not assistant_settings.is_tool_disabled(wire, server_id, tool.name):
+                ids.add(wire)
+    return sorted(ids)
+
+
+def sync_mcp_tools_to_registry(
+    registry: ToolRegistry,
+    catalog: McpCatalog,
+    selected_tool_ids: Iterable[str] | None = None,
+    *,
+    assistant: AssistantSettings | None = None,
+) -> SyncReport:
+    """Register the catalog's (selected) tools in ``registry``; see the module docstring."""
+    report = SyncReport()
+    selection = None if selected_tool_ids is None else frozenset(selected_tool_ids)
+    if selection is not None and not selection:
+        return report
+    snapshot = registry.snapshot()
+    candidates: dict[str, list[ToolEntry]] = {}
+    listed: dict[str, set[str]] = {}  # server id -> wire names its successful read holds
+    for config in catalog.servers():
+        if not catalog.is_active(config.id):
+            continue
+        try:
+            tools = catalog.read_tools(config.id)
+        except Exception as exc:
+            logger.warning(
+                "MCP server %s: catalog read failed, keeping its tools: %s", config.id, exc
+            )
+            continue
+        if tools is None:
+            continue
+        names = listed.setdefault(config.id, set())
+        for tool in tools:
+            wire = mcp_tool_name(config.id, config.name, tool.name)
+            names.add(wire)
+            if selection is None or wire in selection:
+                candidates.setdefault(wire, []).append(
+                    _entry(wire, config, tool, catalog, assistant)
+                )
+
+    to_register: list[ToolEntry] = []
+    stale: list[str] = []
+    for wire, entries in sorted(candidates.items()):
+        sources = {e.source for e in entries}
+        existing = snapshot.get(wire)
+        if existing is not None and existing.source not in sources:
+            sources.add(existing.source)
+        if len(sources) > 1:
+            found = tuple(
+                sorted((s for s in sources if s), key=lambda s: (s.server_id, s.tool_name))
+            )
+            report.collisions.append(McpCollision(wire, found))
+            logger.error(
+                "MCP wire name %s is claimed by %s; none of them is registered. "
+                "Rename one tool or disable it in the server config.",
+                wire,
+                ", ".join(f"{s.server_id}/{s.tool_name}" for s in found),
+            )
+            if existing is not None and existing.namespace.startswith(MCP_NAMESPACE_PREFIX):
+                stale.append(wire)
+            continue
+        to_register.append(entries[0])
+    registry.register_many(to_register)
+    report.registered = [e.name for e in to_register]
+
+    for entry in snapshot.entries():
+        if not entry.namespace.startswith(MCP_NAMESPACE_PREFIX) or entry.source is None:
+            continue
+        server_id = entry.source.server_id
+        if not catalog.is_active(server_id) or (
+            server_id in listed
+            and entry.name not in listed[server_id]
+            and (selection is None or entry.name in selection)
+        ):
+            stale.append(entry.name)
+    if stale:
+        registry.deregister_many(stale)
+        report.evicted = sorted(set(stale))
+    return report
+
+
+def _entry(
+    wire: str,
+    config: McpServerConfig,
+    tool: mcp_types.Tool,
+    catalog: McpCatalog,
+    assistant: AssistantSettings | None,
+) -> ToolEntry:
+    server_id, tool_name = config.id, tool.name
+    force_prompt = config.is_force_prompt(tool_name) or (
+        assistant is not None and assistant.is_force_prompt(wire, server_id, tool_name)
+    )
+
+    async def execute(args: dict[str, Any], ctx: ToolContext) -> Any:
+        output = await catalog.call_tool(server_id, tool_name, args, call_id=ctx.call_id or None)
+        if output.is_error:
+            message = output.as_text() or f"MCP tool {tool_name} on {server_id} failed"
+            raise McpToolError(message, tool_name=wire, output=output)
+        return output
+
+    def applies(scope: ToolApplyScope) -> bool:
+        return wire in scope.mcp_tool_ids
+
+    annotations = (
+        tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
+    )
+    return ToolEntry(
+        name=wire,
+        namespace=f"{MCP_NAMESPACE_PREFIX}{server_id}",
+        namespace_label=f"{MCP_NAMESPACE_PREFIX}{config.display_name}",
+        description=tool.description or "",
+        defer="never" if force_prompt else "auto",
+        tool=Tool(
+            description=tool.description or "",
+            input_schema=tool.input_schema,
+            output_schema=tool.output_schema,
+            execute=execute,
+            needs_approval=True if force_prompt else None,
+            annotations=annotations,
+            title=tool.title,
+        ),
+        applies=applies,
+        source=ToolSource(server_id, tool_name),
+    )

@@ -1,0 +1,206 @@
+"""Transports to MCP servers, with the guards the SDK's own stdio client lacks.
+
+The stdio transport is ours rather than ``mcp.stdio_client`` because that reader has no line
+cap (a server streaming without newlines grows the client without bound) and sends the
+child's stderr to our own stderr. Here: messages over ``max_message_bytes`` close the
+connection with a clear reason, stderr is drained into a bounded :class:`StderrLog`, and the
+child gets only an allow-listed environment plus what its config sets, so a secret in
+pegboard's environment never reaches a server it was not configured for. Shutdown follows the
+MCP spec order: close stdin, wait briefly, then SIGTERM/SIGKILL the whole process group.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+import anyio
+import anyio.abc
+import mcp_types
+from mcp.client._transport import TransportStreams
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.os.posix.utilities import terminate_posix_process_tree
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.message import SessionMessage
+
+from pegboard.mcp.config import McpServerConfig
+
+logger = logging.getLogger("pegboard.mcp.transport")
+
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+DEFAULT_STDERR_LOG_BYTES = 64 * 1024
+STDIN_CLOSE_GRACE = 0.5
+TERMINATE_GRACE = 1.0
+
+#: Variables a child inherits from pegboard's environment; everything else must be configured.
+ENV_ALLOWLIST = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
+
+
+def child_environment(configured: dict[str, str]) -> dict[str, str]:
+    base = {k: v for k in ENV_ALLOWLIST if (v := os.environ.get(k)) and not v.startswith("()")}
+    return base | configured
+
+
+class StderrLog:
+    """The last ``limit`` bytes a server wrote to stderr (older output is dropped)."""
+
+    def __init__(self, limit: int = DEFAULT_STDERR_LOG_BYTES) -> None:
+        self.limit = limit
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self.dropped = 0
+
+    def write(self, data: bytes) -> None:
+        if len(data) > self.limit:
+            self.dropped += len(data) - self.limit
+            data = data[-self.limit :]
+        self._chunks.append(data)
+        self._size += len(data)
+        while self._size > self.limit:
+            head = self._chunks.popleft()
+            excess = self._size - self.limit
+            if len(head) > excess:
+                self._chunks.appendleft(head[excess:])
+                self._size -= excess
+                self.dropped += excess
+            else:
+                self._size -= len(head)
+                self.dropped += len(head)
+
+    def text(self) -> str:
+        return b"".join(self._chunks).decode("utf-8", errors="replace")
+
+
+class TransportState:
+    """Why a transport closed, when it closed on its own."""
+
+    def __init__(self) -> None:
+        self.closed = anyio.Event()
+        self.reason: str | None = None
+
+    def close(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+        self.closed.set()
+
+
+@asynccontextmanager
+async def open_transport(
+    config: McpServerConfig,
+    state: TransportState,
+    *,
+    stderr_log: StderrLog,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> AsyncIterator[TransportStreams]:
+    """The (read, write) stream pair for ``config``, whatever its transport."""
+    if config.transport == "stdio":
+        async with _stdio(config, state, stderr_log, max_message_bytes) as streams:
+            yield streams
+    elif config.transport == "sse":
+        assert config.url is not None
+        async with sse_client(config.url, headers=config.headers or None) as streams:
+            yield streams
+    else:
+        assert config.url is not None
+        async with (
+            create_mcp_http_client(headers=config.headers or None) as client,
+            streamable_http_client(config.url, http_client=client) as streams,
+        ):
+            yield streams
+
+
+@asynccontextmanager
+async def _stdio(
+    config: McpServerConfig, state: TransportState, stderr_log: StderrLog, cap: int
+) -> AsyncIterator[TransportStreams]:
+    assert config.command is not None
+    process = await anyio.open_process(
+        [config.command, *config.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_environment(config.env),
+        cwd=config.cwd,
+        start_new_session=True,
+    )
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def read_stdout() -> None:
+        assert process.stdout is not None
+        buffer = bytearray()
+        async with read_writer:
+            with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                async for chunk in process.stdout:
+                    buffer += chunk
+                    while (end := buffer.find(b"\n")) >= 0:
+                        line = bytes(buffer[:end])
+                        del buffer[: end + 1]
+                        if line.strip():
+                            await read_writer.send(_parse(line))
+                    if len(buffer) > cap:
+                        state.close(f"server sent a message larger than {cap} bytes")
+                        return
+        code = process.returncode
+        state.close("server process exited" + (f" with code {code}" if code is not None else ""))
+
+    async def read_stderr() -> None:
+        assert process.stderr is not None
+        with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            async for chunk in process.stderr:
+                stderr_log.write(chunk)
+
+    async def write_stdin() -> None:
+        assert process.stdin is not None
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send(data.encode() + b"\n")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            state.close("server closed its stdin")
+            await read_writer.aclose()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_stdout)
+        tg.start_soon(read_stderr)
+        tg.start_soon(write_stdin)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                await write_stream.aclose()
+                await read_stream.aclose()
+                await _stop(process)
+            tg.cancel_scope.cancel()
+
+
+def _parse(line: bytes) -> SessionMessage | Exception:
+    try:
+        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        logger.debug("ignoring a line that is not JSON-RPC from an MCP server: %s", exc)
+        return exc
+
+
+async def _stop(process: anyio.abc.Process) -> None:
+    """Close stdin, give the server a moment, then terminate its whole process group."""
+    if process.stdin is not None:
+        with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await process.stdin.aclose()
+    with anyio.move_on_after(STDIN_CLOSE_GRACE):
+        await process.wait()
+    if process.returncode is None:
+        if sys.platform == "win32":  # pragma: no cover
+            process.kill()
+        else:
+            await terminate_posix_process_tree(process, TERMINATE_GRACE)
+        with anyio.move_on_after(TERMINATE_GRACE):
+            await process.wait()
+    await process.aclose()

@@ -1,0 +1,133 @@
+"""A raw, scripted stdio MCP server (stdlib only, starts in milliseconds) for fault cases.
+
+    python scripted.py [--tools N] [--page-size K] [--names a,b] [--log FILE] [--mode MODE]...
+
+Modes (repeatable): ``no-init`` (never answers initialize), ``hang-list`` (never answers
+tools/list), ``bad-schema`` (adds tools with invalid schemas next to valid ones),
+``prompts-only`` (no tools capability; tools/list is a -32601 error), ``flood`` (answers
+tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first),
+``hang-call`` (tools/call never answers), ``crash-once`` (the first tools/call exits the
+process; a marker file next to --log remembers it). Every request's method is appended to
+``--log`` so tests can count them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+BAD_TOOLS = [
+    {"name": "bad_type", "inputSchema": {"type": "string"}},
+    {"name": "bad_props", "inputSchema": {"type": "object", "properties": 5}},
+    {"name": "bad_output", "inputSchema": {"type": "object"}, "outputSchema": {"type": "nope"}},
+    {"name": "no_schema"},
+]
+
+
+def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
+    names = ns.names.split(",") if ns.names else [f"tool_{i}" for i in range(ns.tools)]
+    out: list[dict[str, object]] = [
+        {
+            "name": name,
+            "description": f"scripted tool {name}",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"q": {"type": "string"}, "any": True, "empty": {}},
+            },
+        }
+        for name in names
+    ]
+    if "bad-schema" in ns.mode:
+        out[1:1] = BAD_TOOLS
+    return out
+
+
+def send(message: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tools", type=int, default=3)
+    parser.add_argument("--page-size", type=int, default=0)
+    parser.add_argument("--names", default="")
+    parser.add_argument("--log", default="")
+    parser.add_argument("--mode", action="append", default=[])
+    ns = parser.parse_args()
+    listing = tools(ns)
+    if "stderr-flood" in ns.mode:
+        chunk = b"x" * 65536 + b"\n"
+        for _ in range(128):
+            sys.stderr.buffer.write(chunk)
+        sys.stderr.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        method, rid = msg.get("method"), msg.get("id")
+        if ns.log and rid is not None:
+            with open(ns.log, "a", encoding="utf-8") as fh:
+                fh.write(f"{method}\n")
+        if rid is None:
+            continue
+        if method == "initialize":
+            if "no-init" in ns.mode:
+                continue
+            caps: dict[str, object] = {"prompts": {}}
+            if "prompts-only" not in ns.mode:
+                caps["tools"] = {"listChanged": True}
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "result": {
+                        "protocolVersion": msg["params"]["protocolVersion"],
+                        "capabilities": caps,
+                        "serverInfo": {"name": "scripted", "version": "1"},
+                    },
+                }
+            )
+        elif method == "tools/list":
+            if "hang-list" in ns.mode:
+                continue
+            if "prompts-only" in ns.mode:
+                error = {"code": -32601, "message": "Method not found"}
+                send({"jsonrpc": "2.0", "id": rid, "error": error})
+                continue
+            if "flood" in ns.mode:
+                block = "x" * 1_048_576
+                sys.stdout.write(f'{{"jsonrpc": "2.0", "id": {rid}, "result": {{"pad": "')
+                for _ in range(64):
+                    sys.stdout.write(block)
+                sys.stdout.flush()
+                continue
+            start = int((msg.get("params") or {}).get("cursor") or 0)
+            size = ns.page_size or len(listing)
+            result: dict[str, object] = {"tools": listing[start : start + size]}
+            if start + size < len(listing):
+                result["nextCursor"] = str(start + size)
+            send({"jsonrpc": "2.0", "id": rid, "result": result})
+        elif method == "tools/call":
+            if "hang-call" in ns.mode:
+                continue
+            marker = Path(ns.log + ".crashed") if ns.log else None
+            if "crash-once" in ns.mode and marker is not None and not marker.exists():
+                marker.write_text("1")
+                os._exit(7)
+            args = msg["params"].get("arguments") or {}
+            text = json.dumps(args, ensure_ascii=False, sort_keys=True)
+            content = [{"type": "text", "text": f"{msg['params']['name']}:{text}"}]
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": content}})
+        elif method == "prompts/list":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"prompts": []}})
+        else:
+            error = {"code": -32601, "message": f"Method not found: {method}"}
+            send({"jsonrpc": "2.0", "id": rid, "error": error})
+
+
+if __name__ == "__main__":
+    main()
