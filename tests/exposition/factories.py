@@ -6,7 +6,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pegboard.core.entry import DeferPolicy, ToolEntry, ToolSource
+from pegboard.core.registry import ToolRegistry
 from pegboard.core.tool import NeedsApproval, Tool, ToolContext
+from pegboard.exposition import apply_defer_exposition
+from pegboard.meta import DeferredPool
 
 Calls = list[tuple[str, dict[str, Any], str]]
 
@@ -78,3 +81,11 @@ def heavy(name: str, *, namespace: str = "mcp:s1", fields: int = 60, **kw: Any) 
 
 def tools_of(*entries: ToolEntry) -> dict[str, Tool]:
     return {e.name: e.tool for e in entries}
+
+
+def pool_of(*deferred: ToolEntry, inline: tuple[ToolEntry, ...] = (), **kw: Any) -> DeferredPool:
+    """The pool of a request whose ``deferred`` entries are all ``defer="always"``."""
+    registry = ToolRegistry([*deferred, *inline])
+    result = apply_defer_exposition(tools_of(*deferred, *inline), registry, None, **kw)
+    assert result.pool is not None
+    return result.pool

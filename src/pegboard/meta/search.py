@@ -86,7 +86,7 @@ def _overview(pool: DeferredPool) -> str:
     counts: dict[str, int] = {}
     for entry in pool.deferred:
         counts[entry.label] = counts.get(entry.label, 0) + 1
-    lines = [f"- {label} ({n} tools)" for label, n in sorted(counts.items())]
+    lines = [f"- {label} ({n} tool{'s' * (n != 1)})" for label, n in sorted(counts.items())]
     hint = "Search with a query, or pass `namespace` to list one namespace."
     return "\n".join([f"{len(counts)} namespaces of deferred tools:", *lines, hint])
 
