@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
-from pegboard.cli import bench_cmd, tools_cmd
+from pegboard.cli import bench_cmd, config_cmd, serve_cmd, servers_cmd, tools_cmd
+from pegboard.cli._common import state
 
 app = typer.Typer(
     name="pegboard",
@@ -12,5 +15,26 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Config file (default: $PEGBOARD_CONFIG, then the user config dir).",
+        ),
+    ] = None,
+) -> None:
+    """Run `pegboard serve` as your MCP client's only server; see `pegboard config path`."""
+    state(ctx).config_path = config
+
+
+app.command("serve")(serve_cmd.serve)
 app.add_typer(tools_cmd.app, name="tools")
+app.add_typer(servers_cmd.app, name="servers")
+app.add_typer(config_cmd.app, name="config")
 app.add_typer(bench_cmd.app, name="bench")

@@ -1,47 +1,194 @@
-"""``pegboard tools``: list the registry's tools."""
+"""``pegboard tools``: list, search, inspect and call the tools of a profile.
+
+Everything but ``call`` reads the on-disk catalog only: no server is started.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pegboard.core.registry import ToolRegistry, default_registry
+from pegboard.approval import ApprovalRequest, CallbackApprovalHandler, Decision
+from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
+from pegboard.core.entry import ToolEntry
+from pegboard.core.tool import ToolContext
+from pegboard.errors import PegboardError
+from pegboard.execution import CallPolicy, error_output, execute_entry, stub_of
+from pegboard.gateway.results import output_to_call_result
+from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
+from pegboard.meta.sync import registry_index
 
 app = typer.Typer(help="List, search, inspect and call tools.", no_args_is_help=True)
 
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+ProfileOpt = Annotated[
+    str | None, typer.Option("--profile", "-p", help="Profile whose tools to use.")
+]
 
-def _registry() -> ToolRegistry:
-    return default_registry()
+
+def _runtime(ctx: typer.Context, profile: str | None) -> ToolRuntime:
+    loaded = load(ctx)
+    try:
+        return ToolRuntime(loaded, RuntimeOptions(profile=profile, prewarm=False))
+    except PegboardError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def _active(runtime: ToolRuntime) -> list[ToolEntry]:
+    return runtime.registry.select_active(runtime.scope())
+
+
+def _row(e: ToolEntry) -> dict[str, Any]:
+    return {
+        "name": e.name,
+        "namespace": e.namespace,
+        "label": e.label,
+        "defer": e.defer,
+        "description": e.summary,
+    }
+
+
+def _table(title: str, entries: list[ToolEntry]) -> None:
+    table = Table(title=title)
+    for column in ("name", "namespace", "defer", "description"):
+        table.add_column(column, overflow="fold")
+    for e in entries:
+        table.add_row(e.name, e.label, e.defer, e.summary)
+    Console().print(table)
 
 
 @app.command("list")
 def list_tools(
-    query: str | None = typer.Option(None, "--query", "-q", help="Case-insensitive substring."),
-    namespace: str | None = typer.Option(None, "--namespace", "-n", help="Namespace or label."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+    ctx: typer.Context,
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="Case-insensitive substring.")
+    ] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Namespace or label.")
+    ] = None,
+    profile: ProfileOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Show every registered tool as a table (name, namespace, defer policy, description)."""
-    entries = _registry().get_all(query=query, namespace=namespace)
+    """Show the profile's tools as a table (name, namespace, defer policy, description)."""
+    runtime = _runtime(ctx, profile)
+    active = {e.name for e in _active(runtime)}
+    entries = [
+        e for e in runtime.registry.get_all(query=query, namespace=namespace) if e.name in active
+    ]
     if as_json:
-        rows = [
-            {
-                "name": e.name,
-                "namespace": e.namespace,
-                "label": e.label,
-                "defer": e.defer,
-                "description": e.summary,
-            }
-            for e in entries
-        ]
-        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        echo_json([_row(e) for e in entries])
         return
-    console = Console()
-    table = Table(title=f"{len(entries)} tools")
-    for column in ("name", "namespace", "defer", "description"):
-        table.add_column(column)
-    for e in entries:
-        table.add_row(e.name, e.label, e.defer, e.summary)
-    console.print(table)
+    _table(f"{len(entries)} tools", entries)
+
+
+@app.command("search")
+def search_tools(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What the tool should do, in words.")],
+    limit: Annotated[int, typer.Option("--limit", "-k", help="Results to show.")] = 8,
+    profile: ProfileOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ranked search over the profile's tools (the ranking tool_search uses)."""
+    runtime = _runtime(ctx, profile)
+    allowed = frozenset(e.name for e in _active(runtime))
+    hits = registry_index(runtime.registry).search([query], limit=limit, allowed=allowed)
+    entries = [e for h in hits if (e := runtime.registry.get_by_name(h.name)) is not None]
+    if as_json:
+        scores = {h.name: h.score for h in hits}
+        echo_json([_row(e) | {"score": round(scores[e.name], 4)} for e in entries])
+        return
+    if not entries:
+        fail(f"no tool matches {query!r}", EXIT_NOT_FOUND)
+    _table(f"best {len(entries)} for {query!r}", entries)
+
+
+def _entry(runtime: ToolRuntime, name: str) -> ToolEntry:
+    entry = runtime.registry.get_by_name(name)
+    if entry is None:
+        close = [e.name for e in runtime.registry.get_all(query=name)][:5]
+        hint = f"; did you mean: {', '.join(close)}" if close else ""
+        fail(f"no tool named {name!r}{hint}", EXIT_NOT_FOUND)
+    return entry
+
+
+@app.command("inspect")
+def inspect_tool(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Wire name, e.g. mcp__github__create_issue.")],
+    profile: ProfileOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one tool's signature (the stub tool_inspect gives a model) or its full schema."""
+    runtime = _runtime(ctx, profile)
+    entry = _entry(runtime, name)
+    if as_json:
+        tool = entry.tool
+        echo_json(
+            _row(entry)
+            | {
+                "input_schema": tool.input_schema,
+                "output_schema": tool.output_schema,
+                "annotations": tool.annotations,
+                "needs_approval": tool.needs_approval is not None
+                and tool.needs_approval is not False,
+            }
+        )
+        return
+    typer.echo(stub_of(entry))
+
+
+def _ask(request: ApprovalRequest) -> Decision:
+    args = json.dumps(dict(request.arguments), ensure_ascii=False)
+    ok = typer.confirm(f"Allow {request.tool_name} with {args}?", default=False, err=True)
+    return "allow_once" if ok else "deny"
+
+
+@app.command("call")
+def call_tool(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Wire name of the tool.")],
+    arguments: Annotated[
+        str, typer.Argument(help='Arguments as a JSON object, e.g. {"a": 1}.')
+    ] = "{}",
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve gated tools without asking.")
+    ] = False,
+    profile: ProfileOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Call a tool once (starting its server) and print the result; exit 1 on a tool error."""
+    try:
+        args = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        fail(f"arguments are not valid JSON: {exc}", EXIT_USAGE)
+    if not isinstance(args, dict):
+        fail("arguments must be a JSON object", EXIT_USAGE)
+    runtime = _runtime(ctx, profile)
+    entry = _entry(runtime, name)
+    handler = (
+        CallbackApprovalHandler(lambda _r: "allow_once") if yes else CallbackApprovalHandler(_ask)
+    )
+
+    async def body() -> Any:
+        async with runtime.running():
+            try:
+                return await execute_entry(
+                    entry, args, ToolContext(call_id="cli"), via="cli", policy=CallPolicy(handler)
+                )
+            except PegboardError as exc:
+                return error_output(exc, runtime.registry.get_by_name)
+
+    output = run(body)
+    if as_json:
+        echo_json(
+            output_to_call_result(output).model_dump(mode="json", by_alias=True, exclude_none=True)
+        )
+    else:
+        typer.echo(output.as_text())
+    if output.is_error:
+        raise typer.Exit(EXIT_FAILED)

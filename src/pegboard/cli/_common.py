@@ -1,0 +1,66 @@
+"""Shared CLI plumbing: the global ``--config`` option, exit codes, JSON output, errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
+
+import anyio
+import typer
+from rich.console import Console
+
+from pegboard.config import LoadedConfig, load_config
+from pegboard.errors import ConfigError, PegboardError
+
+# Exit codes: 0 success; 1 the operation failed (a tool error, an unreachable server);
+# 2 bad usage or an invalid config; 3 the thing named does not exist.
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+
+T = TypeVar("T")
+
+err_console = Console(stderr=True)
+
+
+@dataclass(slots=True)
+class CliState:
+    config_path: str | None = None
+
+
+def state(ctx: typer.Context) -> CliState:
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    return root.obj
+
+
+def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
+    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def load(ctx: typer.Context) -> LoadedConfig:
+    """The config named by ``--config`` / ``$PEGBOARD_CONFIG`` / the default path."""
+    try:
+        return load_config(state(ctx).config_path)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def run(fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run an async command body; pegboard errors become a message and exit code 1."""
+    try:
+        return anyio.run(fn)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except PegboardError as exc:
+        fail(str(exc))
+
+
+def echo_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")

@@ -1,0 +1,93 @@
+"""``pegboard serve``: the registry as one MCP server in front of all configured servers."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from typing import Annotated
+
+import anyio
+import typer
+
+from pegboard.cli._common import EXIT_USAGE, fail, load, run
+from pegboard.errors import PegboardError
+from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
+from pegboard.gateway.server import Gateway
+from pegboard.gateway.transports import is_loopback, serve_http, serve_stdio
+
+
+async def _until_signal(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+def serve(
+    ctx: typer.Context,
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")
+    ] = False,
+    host: Annotated[
+        str | None, typer.Option(help="Bind address for --http (default 127.0.0.1).")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port for --http (default 8765; 0 = any free port).")
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option("--profile", "-p", help="Profile to serve (default: default).")
+    ] = None,
+    no_defer: Annotated[
+        bool, typer.Option("--no-defer", help="Expose every tool inline; no meta-tools.")
+    ] = False,
+    context_window: Annotated[
+        int | None,
+        typer.Option(help="Context window (tokens) of the client's model; decides deferral."),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="Log level on stderr.")] = "warning",
+) -> None:
+    """Serve every configured MCP server's tools as one MCP server (stdio by default).
+
+    tools/list is answered at once from the catalog cache; servers start in the background.
+    Over --http, a non-loopback --host needs a bearer token ([gateway] token or
+    PEGBOARD_TOKEN). Stops every child server on exit (EOF on stdin, SIGTERM, Ctrl-C).
+    """
+    logging.basicConfig(
+        level=log_level.upper(), format="pegboard %(levelname)s %(name)s: %(message)s"
+    )
+    loaded = load(ctx)
+    gateway_cfg = loaded.config.gateway
+    bind = host or gateway_cfg.host
+    token = loaded.gateway_token
+    if http and not is_loopback(bind) and not token:
+        fail(
+            f"--host {bind} is not a loopback address: set a bearer token ([gateway] token in "
+            f"{loaded.path} or PEGBOARD_TOKEN) or bind 127.0.0.1",
+            EXIT_USAGE,
+        )
+    try:
+        runtime = ToolRuntime(
+            loaded,
+            RuntimeOptions(
+                profile=profile, context_window=context_window, defer=False if no_defer else None
+            ),
+        )
+    except PegboardError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+    async def body() -> None:
+        gateway = Gateway(runtime.surface)
+        async with runtime.running(), anyio.create_task_group() as tg:
+            tg.start_soon(_until_signal, tg.cancel_scope)
+            if http:
+                await serve_http(
+                    gateway,
+                    host=bind,
+                    port=port if port is not None else gateway_cfg.port,
+                    token=token,
+                )
+            else:
+                await serve_stdio(gateway)
+            tg.cancel_scope.cancel()
+
+    run(body)

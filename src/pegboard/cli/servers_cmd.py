@@ -1,0 +1,195 @@
+"""``pegboard servers``: the configured MCP servers, their state, refreshing and switching."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Annotated
+
+import anyio
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, echo_json, fail, load, run
+from pegboard.config import LoadedConfig, write_config
+from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
+from pegboard.mcp import ServerStatus
+
+app = typer.Typer(
+    help="List, check, refresh, enable and disable MCP servers.", no_args_is_help=True
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+IdsArg = Annotated[list[str] | None, typer.Argument(help="Server ids (default: every server).")]
+
+
+def _runtime(loaded: LoadedConfig) -> ToolRuntime:
+    return ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "never"
+
+
+def _status_row(s: ServerStatus) -> dict[str, object]:
+    return {
+        "id": s.server_id,
+        "name": s.name,
+        "state": s.state,
+        "tools": s.tool_count,
+        "last_refresh": s.fetched_at,
+        "error": s.error,
+        "error_at": s.at if s.error else None,
+    }
+
+
+def _check_ids(loaded: LoadedConfig, ids: list[str] | None) -> list[str]:
+    known = list(loaded.config.servers)
+    unknown = [i for i in ids or () if i not in known]
+    if unknown:
+        fail(
+            f"unknown server id(s): {', '.join(unknown)}; configured: {', '.join(known) or 'none'}",
+            EXIT_NOT_FOUND,
+        )
+    return list(ids) if ids else known
+
+
+@app.command("list")
+def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Show each configured server: id, transport, command or URL, enabled."""
+    loaded = load(ctx)
+    rows = []
+    for sid, server in loaded.config.servers.items():
+        mcp = server.to_mcp(sid)
+        target = " ".join([mcp.command or "", *mcp.args]).strip() if mcp.command else mcp.url
+        rows.append(
+            {
+                "id": sid,
+                "name": mcp.display_name,
+                "transport": mcp.transport,
+                "target": target,
+                "enabled": mcp.enabled,
+            }
+        )
+    if as_json:
+        echo_json(rows)
+        return
+    table = Table(title=f"{len(rows)} MCP servers ({loaded.path})")
+    for column in ("id", "name", "transport", "command / url", "enabled"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(*(str(r[k]) for k in ("id", "name", "transport", "target", "enabled")))
+    Console().print(table)
+
+
+@app.command("status")
+def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False) -> None:
+    """Show each server's state, cached tool count, last refresh and last error.
+
+    Read from the on-disk catalog: nothing is started. A server that contributes no tools
+    shows why (cold: never refreshed; failed: the error; disabled).
+    """
+    loaded = load(ctx)
+    wanted = _check_ids(loaded, ids)
+    runtime = _runtime(loaded)
+    try:
+        statuses = [runtime.catalog.status(sid) for sid in wanted]
+    finally:
+        runtime.catalog.store.close()
+    if as_json:
+        echo_json([_status_row(st) for st in statuses])
+        return
+    table = Table(title="MCP server status")
+    for column in ("id", "state", "tools", "last refresh", "last error"):
+        table.add_column(column)
+    for st in statuses:
+        error = f"{st.error} ({_when(st.at)})" if st.error else ""
+        table.add_row(st.server_id, st.state, str(st.tool_count), _when(st.fetched_at), error)
+    Console().print(table)
+
+
+@app.command("refresh")
+def refresh_cmd(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    concurrency: Annotated[int, typer.Option(help="Servers refreshed at once.")] = 4,
+    as_json: JsonOpt = False,
+) -> None:
+    """Connect to servers, list their tools and cache them (exit 1 if any failed)."""
+    loaded = load(ctx)
+    wanted = [sid for sid in _check_ids(loaded, ids) if loaded.config.servers[sid].enabled]
+    runtime = _runtime(loaded)
+    results: dict[str, dict[str, object]] = {}
+
+    async def body() -> None:
+        limiter = anyio.CapacityLimiter(max(1, concurrency))
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        with Progress(
+            *columns,
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+            disable=as_json,
+        ) as progress:
+            task = progress.add_task("refreshing MCP servers", total=len(wanted))
+
+            async def one(sid: str) -> None:
+                async with limiter:
+                    started = time.perf_counter()
+                    try:
+                        tools = await runtime.catalog.refresh_tools(sid)
+                        results[sid] = {"id": sid, "ok": True, "tools": len(tools)}
+                    except Exception as exc:
+                        results[sid] = {"id": sid, "ok": False, "error": str(exc)}
+                    results[sid]["seconds"] = round(time.perf_counter() - started, 3)
+                    progress.advance(task)
+
+            async with runtime.running(), anyio.create_task_group() as tg:
+                for sid in wanted:
+                    tg.start_soon(one, sid)
+
+    run(body)
+    rows = [results[sid] for sid in wanted]
+    if as_json:
+        echo_json(rows)
+    else:
+        for r in rows:
+            outcome = f"{r['tools']} tools" if r["ok"] else f"failed: {r['error']}"
+            typer.echo(f"{r['id']}: {outcome} ({r['seconds']} s)")
+    if any(not r["ok"] for r in rows):
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _set_enabled(ctx: typer.Context, server_id: str, enabled: bool) -> None:
+    loaded = load(ctx)
+    _check_ids(loaded, [server_id])
+    raw = dict(loaded.raw)
+    servers = {k: dict(v) for k, v in raw.get("servers", {}).items()}
+    if enabled:
+        servers[server_id].pop("enabled", None)
+    else:
+        servers[server_id]["enabled"] = False
+    raw["servers"] = servers
+    write_config(loaded.path, raw)
+    word = "enabled" if enabled else "disabled"
+    typer.echo(
+        f"{server_id} {word} in {loaded.path} (a running pegboard serve picks it up on restart)"
+    )
+
+
+@app.command("enable")
+def enable_cmd(
+    ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
+) -> None:
+    """Enable a server in the config file."""
+    _set_enabled(ctx, server_id, True)
+
+
+@app.command("disable")
+def disable_cmd(
+    ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
+) -> None:
+    """Disable a server in the config file (it is never started; its tools disappear)."""
+    _set_enabled(ctx, server_id, False)

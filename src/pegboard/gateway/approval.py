@@ -1,0 +1,67 @@
+"""Approval through MCP elicitation: the connected client asks its user.
+
+A client that did not declare the ``elicitation`` capability cannot be asked; the gateway then
+refuses gated calls with :data:`NO_ELICITATION_MESSAGE` instead of running them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import mcp_types
+from mcp.server.session import ServerSession
+
+from pegboard.approval import ApprovalRequest, Decision
+
+NO_ELICITATION_MESSAGE = (
+    "Tool {name} requires the user's approval, and this MCP client cannot ask for it (it does "
+    "not support elicitation), so pegboard refused the call without running it. Use a client "
+    "with elicitation support, or remove the tool from force_prompt_tools in pegboard's config."
+)
+
+_SCHEMA: mcp_types.ElicitRequestedSchema = {
+    "type": "object",
+    "properties": {
+        "decision": {
+            "type": "string",
+            "title": "Decision",
+            "enum": ["allow_once", "allow_always", "deny"],
+            "enumNames": ["Allow once", "Allow for this session", "Deny"],
+            "default": "deny",
+        }
+    },
+    "required": ["decision"],
+}
+
+
+def client_can_elicit(session: ServerSession) -> bool:
+    caps = session.client_capabilities
+    return caps is not None and caps.elicitation is not None
+
+
+def approval_message(request: ApprovalRequest) -> str:
+    args = json.dumps(dict(request.arguments), ensure_ascii=False, indent=2, sort_keys=True)
+    return (
+        f"Allow the tool {request.tool_name} ({request.namespace_label}) to run?\n"
+        f"{request.description}\n\nArguments:\n{args}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationApproval:
+    """An :class:`~pegboard.approval.ApprovalHandler` that asks over the MCP connection."""
+
+    session: ServerSession
+    related_request_id: mcp_types.RequestId | None = None
+
+    async def request_approval(self, request: ApprovalRequest) -> Decision:
+        result = await self.session.elicit_form(
+            approval_message(request), _SCHEMA, related_request_id=self.related_request_id
+        )
+        if result.action != "accept" or not result.content:
+            return "deny"
+        decision = result.content.get("decision")
+        if decision in ("allow_once", "allow_always"):
+            return "allow_once" if decision == "allow_once" else "allow_always"
+        return "deny"

@@ -1,0 +1,36 @@
+"""What ``pegboard serve`` exposes: the contract between the MCP server and the tool runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import mcp_types
+
+from pegboard.approval import ApprovalHandler
+from pegboard.core.output import ToolOutput
+
+ChangeListener = Callable[[], None]
+
+
+class ToolSurface(Protocol):
+    """The tool list, the instructions and the calls one MCP client sees.
+
+    ``list_tools`` and ``instructions`` must answer from memory (never wait on an upstream
+    server); ``subscribe`` listeners run on the event loop whenever ``list_tools`` changes.
+    """
+
+    def list_tools(self) -> Sequence[mcp_types.Tool]: ...
+
+    def instructions(self) -> str | None: ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        call_id: str,
+        approval: ApprovalHandler | None,
+    ) -> ToolOutput: ...
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]: ...

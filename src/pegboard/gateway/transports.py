@@ -1,0 +1,116 @@
+"""Serving a :class:`~pegboard.gateway.server.Gateway` over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import socket
+import sys
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from pegboard.errors import ConfigError
+from pegboard.gateway.server import Gateway
+
+logger = logging.getLogger("pegboard.gateway")
+
+MCP_PATH = "/mcp"
+
+
+async def serve_stdio(gateway: Gateway) -> None:
+    """Serve one client on stdin/stdout until it disconnects."""
+    server = gateway.server
+    async with (
+        server.lifespan(server) as state,
+        stdio_server() as (read, write),
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(gateway.announce_changes)
+        # init_options=None: the initialize result is built at handshake time, so it
+        # carries the instructions of that moment.
+        await serve_loop(server, read, write, lifespan_state=state)
+        tg.cancel_scope.cancel()
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerTokenMiddleware:
+    """Refuses HTTP requests without ``Authorization: Bearer <token>`` (constant-time check)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers", ())).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"text/plain"),
+                            (b"www-authenticate", b'Bearer realm="pegboard"'),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b"missing or wrong token\n"})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(gateway: Gateway, *, host: str, token: str | None) -> ASGIApp:
+    if not is_loopback(host) and not token:
+        raise ConfigError(
+            f"refusing to serve on non-loopback address {host} without a bearer token; set "
+            "[gateway] token in the config or PEGBOARD_TOKEN, or bind 127.0.0.1"
+        )
+    app: ASGIApp = gateway.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    return BearerTokenMiddleware(app, token) if token else app
+
+
+async def serve_http(
+    gateway: Gateway,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    log_level: str = "warning",
+) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
+
+    The bound URL is printed to stderr (``port=0`` picks a free port).
+    """
+    app = http_app(gateway, host=host, token=token)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound: Any = sock.getsockname()
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    print(
+        f"pegboard serving MCP on http://{shown}:{bound[1]}{MCP_PATH}", file=sys.stderr, flush=True
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(gateway.announce_changes)
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            tg.cancel_scope.cancel()
+            sock.close()
