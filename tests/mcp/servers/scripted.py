@@ -7,8 +7,10 @@ tools/list), ``bad-schema`` (adds tools with invalid schemas next to valid ones)
 ``prompts-only`` (no tools capability; tools/list is a -32601 error), ``flood`` (answers
 tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first),
 ``hang-call`` (tools/call never answers), ``crash-once`` (the first tools/call exits the
-process; a marker file next to --log remembers it). Every request's method is appended to
-``--log`` so tests can count them.
+process; a marker file next to --log remembers it). ``--mode-file`` adds modes from a file,
+so a test can make a server hang without changing its command line (and fingerprint). Every
+request's method is appended to ``--log`` so tests can count them. Calling ``env`` returns
+the named environment variable of this process.
 """
 
 from __future__ import annotations
@@ -57,7 +59,10 @@ def main() -> None:
     parser.add_argument("--names", default="")
     parser.add_argument("--log", default="")
     parser.add_argument("--mode", action="append", default=[])
+    parser.add_argument("--mode-file", default="", help="extra modes, one a line, if it exists")
     ns = parser.parse_args()
+    if ns.mode_file and os.path.exists(ns.mode_file):
+        ns.mode += Path(ns.mode_file).read_text().split()
     listing = tools(ns)
     if "stderr-flood" in ns.mode:
         chunk = b"x" * 65536 + b"\n"
@@ -120,6 +125,8 @@ def main() -> None:
                 os._exit(7)
             args = msg["params"].get("arguments") or {}
             text = json.dumps(args, ensure_ascii=False, sort_keys=True)
+            if msg["params"]["name"] == "env":
+                text = os.environ.get(str(args.get("name")), "<unset>")
             content = [{"type": "text", "text": f"{msg['params']['name']}:{text}"}]
             send({"jsonrpc": "2.0", "id": rid, "result": {"content": content}})
         elif method == "prompts/list":

@@ -1,0 +1,63 @@
+"""Helpers for the MCP tests: real servers from tests/mcp/servers, short timeouts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pegboard.mcp import McpServerConfig
+
+SERVERS = Path(__file__).parent / "servers"
+SCRIPTED = str(SERVERS / "scripted.py")
+SDK_SERVER = str(SERVERS / "sdk_server.py")
+
+
+def scripted(server_id: str, *modes: str, log: Path | None = None, **kw: Any) -> McpServerConfig:
+    """A raw scripted stdio server (starts in milliseconds) with 1-2 s timeouts."""
+    args = [SCRIPTED]
+    for mode in modes:
+        args += ["--mode", mode]
+    if log is not None:
+        args += ["--log", str(log)]
+    for flag in ("tools", "page_size", "names", "mode_file"):
+        if flag in kw:
+            args += [f"--{flag.replace('_', '-')}", str(kw.pop(flag))]
+    timeouts = {"connect_timeout": 2.0, "list_timeout": 2.0, "call_timeout": 2.0}
+    return McpServerConfig(id=server_id, command=sys.executable, args=args, **(timeouts | kw))
+
+
+def sdk_stdio(server_id: str, *extra: str, **kw: Any) -> McpServerConfig:
+    """The official-SDK server over stdio (slower to start: imports the SDK)."""
+    timeouts = {"connect_timeout": 20.0, "list_timeout": 5.0, "call_timeout": 5.0}
+    args = [SDK_SERVER, "stdio", *extra]
+    return McpServerConfig(id=server_id, command=sys.executable, args=args, **(timeouts | kw))
+
+
+def requests_in(log: Path, method: str) -> int:
+    if not log.exists():
+        return 0
+    return log.read_text().split().count(method)
+
+
+@pytest.fixture(scope="module")
+def http_server_url() -> Iterator[str]:
+    """The official-SDK server over streamable HTTP on 127.0.0.1 (one per test module)."""
+    proc = subprocess.Popen(
+        [sys.executable, SDK_SERVER, "http", "--tools", "5", "--prefix", "web"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # bounded by pytest-timeout; the server prints it first
+        assert line.startswith("PORT "), line
+        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

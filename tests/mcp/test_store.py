@@ -1,0 +1,145 @@
+import logging
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pegboard.mcp import SqliteCatalogStore, StoredServer
+
+WRITER = str(Path(__file__).parent / "store_writer.py")
+
+
+def record(server_id: str = "s", n: int = 2) -> StoredServer:
+    tools = tuple({"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(n))
+    return StoredServer(
+        server_id,
+        fingerprint="fp",
+        tools=tools,
+        tool_hashes={"t0": "h0"},
+        fetched_at=12.5,
+        status="connected",
+        backoff_until=99.0,
+    )
+
+
+def test_records_survive_reopening_and_replace_per_server(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.db"
+    store = SqliteCatalogStore(path)
+    store.put(record("a", 2))
+    store.put(record("b", 1))
+    store.put(record("a", 3))
+    store.close()
+    reopened = SqliteCatalogStore(path)
+    assert reopened.persistent is True
+    assert reopened.load_all() == {"a": record("a", 3), "b": record("b", 1)}
+    reopened.delete("b")
+    assert reopened.get("b") is None
+    assert reopened.get("a") == record("a", 3)
+
+
+def test_never_listed_server_keeps_none_distinct_from_empty(tmp_path: Path) -> None:
+    store = SqliteCatalogStore(tmp_path / "c.db")
+    store.put(StoredServer("cold", status="failed", error="boom"))
+    store.put(StoredServer("empty", tools=()))
+    assert store.get("cold") == StoredServer("cold", status="failed", error="boom")
+    assert store.get("empty") == StoredServer("empty", tools=())
+
+
+def test_store_uses_the_rollback_journal_not_wal(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    SqliteCatalogStore(path).put(record())
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"this is not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 200],
+    ids=["garbage", "truncated-header"],
+)
+def test_corrupt_file_is_moved_aside_and_rebuilt_with_a_warning(
+    tmp_path: Path, content: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "c.db"
+    path.write_bytes(content)
+    with caplog.at_level(logging.WARNING, logger="pegboard.mcp.store"):
+        store = SqliteCatalogStore(path)
+    assert store.persistent is True
+    assert store.load_all() == {}
+    store.put(record())
+    aside = [p.name for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+    assert len(aside) == 1
+    assert (tmp_path / aside[0]).read_bytes() == content
+    assert "moved it to" in caplog.text
+
+
+def test_future_schema_version_is_moved_aside(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA user_version = 99")
+    store = SqliteCatalogStore(path)
+    assert store.persistent is True
+    assert any(".corrupt-" in p.name for p in tmp_path.iterdir())
+
+
+def test_unwritable_location_turns_persistence_off_and_still_works() -> None:
+    store = SqliteCatalogStore("/proc/self/pegboard-catalog/c.db")  # /proc refuses mkdir
+    assert store.persistent is False
+    store.put(record())
+    assert store.get("s") == record()
+
+
+def test_a_path_that_cannot_be_a_directory_turns_persistence_off(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with caplog.at_level(logging.WARNING, logger="pegboard.mcp.store"):
+        store = SqliteCatalogStore(blocker / "sub" / "c.db")
+    assert store.persistent is False
+    assert "persistence is off" in caplog.text
+    store.put(record())
+    assert store.load_all() == {"s": record()}
+
+
+def test_sigkill_while_writing_never_leaves_a_broken_or_half_written_store(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.db"
+    for round_no in range(8):
+        proc = subprocess.Popen(
+            [sys.executable, WRITER, str(path), "crash"], stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None
+        last = 0
+        for _ in range(round_no % 3 + 1):
+            last = int(proc.stdout.readline())
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        proc.stdout.close()
+        with sqlite3.connect(path) as db:
+            assert db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        store = SqliteCatalogStore(path)
+        assert not [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+        stored = store.get("s")
+        store.close()
+        assert stored is not None
+        assert stored.tools is not None
+        generations = {tool["gen"] for tool in stored.tools}
+        assert len(stored.tools) == 2000
+        assert len(generations) == 1
+        assert generations.pop() in (last, last + 1)
+
+
+def test_concurrent_writer_processes_lose_no_update(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    SqliteCatalogStore(path).close()
+    procs = [
+        subprocess.Popen([sys.executable, WRITER, str(path), "many", f"p{i}", "40"])
+        for i in range(3)
+    ]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]
+    assert len(SqliteCatalogStore(path).load_all()) == 120
