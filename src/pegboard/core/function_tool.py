@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 
 import pydantic
 
+from pegboard.core.output import ToolOutput
 from pegboard.core.tool import NeedsApproval, OutputFormatter, ToolContext
 from pegboard.errors import InvalidToolArguments
 
@@ -129,6 +130,8 @@ def tool_from_function(
 def _output_schema(annotation: Any) -> dict[str, Any] | None:
     if annotation in (None, type(None), inspect.Signature.empty, Any):
         return None
+    if isinstance(annotation, type) and issubclass(annotation, ToolOutput):
+        return None  # already model-facing content, not a structured result
     try:
         schema = pydantic.TypeAdapter(annotation).json_schema()
     except (pydantic.PydanticUserError, TypeError):
