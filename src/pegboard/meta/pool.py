@@ -87,22 +87,30 @@ class DeferredPool:
             if folded in (_fold(raw.removeprefix("mcp:")), _fold(label.removeprefix("mcp:")))
         )
 
-    def suggestions(self, name: str, candidates: Iterable[str] | None = None) -> list[str]:
-        """Allowed names close to ``name``: same letters ignoring case/punctuation first."""
-        pool = sorted(self.allowed if candidates is None else candidates)
-        folded = _fold(name)
-        same = [n for n in pool if folded and _fold(n) == folded]
-        by_source = [
-            n
-            for n in pool
-            if (entry := self.snapshot.get(n)) is not None
-            and entry.source is not None
-            and len(tail := _fold(entry.source.tool_name)) >= MIN_SOURCE_MATCH
-            and folded.endswith(tail)
-        ]
-        close = difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=0.6)
-        ordered = list(dict.fromkeys([*same, *by_source, *close]))
-        return [n for n in ordered if n != name][:MAX_SUGGESTIONS]
+    def suggestions(self, name: str) -> list[str]:
+        return suggest_names(name, self.allowed, self.snapshot)
+
+
+def suggest_names(
+    name: str, candidates: Iterable[str], snapshot: RegistrySnapshot | None = None
+) -> list[str]:
+    """Names close to ``name``: same letters ignoring case and punctuation first, then MCP
+    tools whose original name ends ``name``, then spelling neighbours. Never ``name`` itself."""
+    pool = sorted(set(candidates))
+    folded = _fold(name)
+    same = [n for n in pool if folded and _fold(n) == folded]
+    by_source = [
+        n
+        for n in pool
+        if snapshot is not None
+        and (entry := snapshot.get(n)) is not None
+        and entry.source is not None
+        and len(tail := _fold(entry.source.tool_name)) >= MIN_SOURCE_MATCH
+        and folded.endswith(tail)
+    ]
+    close = difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=0.6)
+    ordered = list(dict.fromkeys([*same, *by_source, *close]))
+    return [n for n in ordered if n != name][:MAX_SUGGESTIONS]
 
 
 def _fold(text: str) -> str:
