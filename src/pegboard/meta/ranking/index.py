@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 
 from pegboard.core.entry import ToolEntry
 from pegboard.meta.index import SearchHit
-from pegboard.meta.ranking.document import document_for
-from pegboard.meta.ranking.fusion import rrf, top
-from pegboard.meta.ranking.lexical import BM25FParams, LexicalIndexCore, LexicalState
+from pegboard.meta.ranking.document import ToolDocument, document_for
+from pegboard.meta.ranking.fusion import rrf, top, top_slots
+from pegboard.meta.ranking.lexical import (
+    EMPTY_STATE,
+    BM25FParams,
+    LexicalState,
+    updated_state,
+)
 from pegboard.meta.ranking.text import tokenize
 
 # How deep each query of a multi-query search is ranked before fusion.
 _FUSION_DEPTH = 50
+
+
+class LexicalIndexCore:
+    """Holds the current :class:`LexicalState`; writers serialise, readers just load it."""
+
+    def __init__(self, params: BM25FParams | None = None) -> None:
+        self.params = params or BM25FParams()
+        self._lock = threading.Lock()
+        self.state = EMPTY_STATE
+
+    def apply(self, upserts: Iterable[ToolDocument], removals: Iterable[str]) -> None:
+        with self._lock:
+            self.state = updated_state(self.state, upserts, removals, self.params)
 
 
 class LexicalIndex:
@@ -46,20 +65,24 @@ class LexicalIndex:
         keep = _filter(state, namespaces, allowed)
         term_lists = [terms for terms in (tokenize(q) for q in queries) if terms]
         if not term_lists:
-            return [SearchHit(name, 0.0) for name in sorted(filter(keep, state.docs))][:limit]
-        per_query = [
-            {n: s for n, s in state.score(terms).items() if keep(n)} for terms in term_lists
+            browse = sorted(n for n in state.docs if keep is None or keep(n))
+            return [SearchHit(name, 0.0) for name in browse[:limit]]
+        if len(term_lists) == 1:
+            best = top_slots(state.score(term_lists[0]), state.names, limit, keep)
+            return [SearchHit(n, s) for n, s in best]
+        rankings = [
+            [n for n, _ in top_slots(state.score(terms), state.names, _FUSION_DEPTH, keep)]
+            for terms in term_lists
         ]
-        if len(per_query) == 1:
-            return [SearchHit(n, s) for n, s in top(per_query[0], limit)]
-        rankings = [[n for n, _ in top(scores, _FUSION_DEPTH)] for scores in per_query]
         return [SearchHit(n, s) for n, s in top(rrf(rankings), limit)]
 
 
 def _filter(
     state: LexicalState, namespaces: Sequence[str] | None, allowed: frozenset[str] | None
-) -> Callable[[str], bool]:
+) -> Callable[[str], bool] | None:
     wanted = frozenset(namespaces) if namespaces is not None else None
+    if wanted is None and allowed is None:
+        return None
 
     def keep(name: str) -> bool:
         if allowed is not None and name not in allowed:

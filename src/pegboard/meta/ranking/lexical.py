@@ -1,36 +1,45 @@
-"""BM25F over tool fields: the default, dependency-free ranker.
+"""BM25F over tool fields: the default, dependency-light ranker.
 
 Each field (name, namespace label, description, parameter names, parameter descriptions) has a
-weight and its own length normalisation; their weighted term frequencies are summed into one
+weight and its own length normalisation; the weighted term frequencies are summed into one
 pseudo-frequency and saturated once (BM25F), so a word in the name counts more than the same
 word deep in a parameter description, without a long description drowning a precise name.
 
-The index is copy-on-write: every change builds a new immutable :class:`LexicalState` and swaps
-one reference, so a reader never sees a half-applied update and needs no lock.
+Documents live in numbered slots and every term's posting list is a pair of numpy arrays, so a
+query costs one vectorised add per query term. The index is copy-on-write: every change builds
+a new immutable :class:`LexicalState` and swaps one reference, so a reader never sees a
+half-applied update and needs no lock. Inverse document frequencies are computed at query time
+and field-length normalisation is redone only when average lengths drift, which keeps single
+upserts cheap.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import numpy as np
+import numpy.typing as npt
+
 from pegboard.meta.ranking.document import FIELDS, ToolDocument
 from pegboard.meta.ranking.text import tokenize
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)
 class BM25FParams:
-    """Field weights and BM25 constants; the defaults were tuned on held-out public data."""
+    """Field weights (in :data:`FIELDS` order) and BM25 constants."""
 
     weights: tuple[float, ...] = (3.0, 1.0, 1.5, 1.0, 0.5)
     b: tuple[float, ...] = (0.3, 0.3, 0.75, 0.5, 0.75)
     k1: float = 1.2
-    # Rebuild every posting when a field's average length drifts this much from the one the
-    # postings were normalised with (bulk loads); smaller changes update only touched terms.
+    # Renormalise every posting when a field's average length drifts this much from the one the
+    # postings were computed with (bulk loads); smaller changes touch only the changed docs.
     renormalise_drift: float = 0.2
 
 
@@ -40,6 +49,10 @@ class IndexedDoc:
     counts: tuple[Mapping[str, int], ...]
     lengths: tuple[int, ...]
 
+    @property
+    def terms(self) -> set[str]:
+        return {t for counts in self.counts for t in counts}
+
 
 def index_doc(doc: ToolDocument) -> IndexedDoc:
     tokens = [tokenize(doc.fields[f]) for f in FIELDS]
@@ -47,38 +60,46 @@ def index_doc(doc: ToolDocument) -> IndexedDoc:
 
 
 @dataclass(frozen=True, slots=True)
-class LexicalState:
-    """One immutable version of the index."""
+class Posting:
+    slots: IntArray
+    weights: FloatArray  # saturated BM25F pseudo-frequency, idf not applied
 
+
+@dataclass(frozen=True, slots=True)
+class LexicalState:
+    """One immutable version of the index; slot ``i`` holds ``names[i]`` (None when free)."""
+
+    names: tuple[str | None, ...]
+    slots: Mapping[str, int]
     docs: Mapping[str, IndexedDoc]
-    postings: Mapping[str, Mapping[str, float]]  # term -> name -> saturated pseudo-tf
-    totals: tuple[int, ...]  # summed field lengths
-    norm_avg: tuple[float, ...]  # average field lengths the postings were computed with
+    postings: Mapping[str, Posting]
+    totals: tuple[int, ...]
+    norm_avg: tuple[float, ...]
 
     def idf(self, term: str) -> float:
-        df = len(self.postings.get(term, ()))
-        n = len(self.docs)
-        return math.log(1.0 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
+        posting = self.postings.get(term)
+        if posting is None:
+            return 0.0
+        df, n = len(posting.slots), len(self.docs)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
-    def score(self, terms: Iterable[str]) -> dict[str, float]:
-        """BM25F score of every doc sharing a term with the query (terms may repeat)."""
-        scores: dict[str, float] = {}
-        get = scores.get
+    def score(self, terms: Iterable[str]) -> FloatArray:
+        """BM25F score per slot (0 where no query term matches); query terms may repeat."""
+        scores = np.zeros(len(self.names))
         for term, qtf in sorted(Counter(terms).items()):
             posting = self.postings.get(term)
-            if not posting:
-                continue
-            weight = self.idf(term) * qtf
-            for name, sat in posting.items():
-                scores[name] = get(name, 0.0) + weight * sat
+            if posting is not None:
+                scores[posting.slots] += (self.idf(term) * qtf) * posting.weights
         return scores
 
 
-EMPTY_STATE = LexicalState(MappingProxyType({}), MappingProxyType({}), (0,) * len(FIELDS), ())
+EMPTY_STATE = LexicalState(
+    (), MappingProxyType({}), MappingProxyType({}), MappingProxyType({}), (0,) * len(FIELDS), ()
+)
 
 
-def _averages(totals: tuple[int, ...], n: int) -> tuple[float, ...]:
-    return tuple(max(t / n, 1.0) for t in totals) if n else (1.0,) * len(totals)
+def _averages(totals: Iterable[int], n: int) -> tuple[float, ...]:
+    return tuple(max(t / n, 1.0) if n else 1.0 for t in totals)
 
 
 def _doc_weights(doc: IndexedDoc, avg: tuple[float, ...], p: BM25FParams) -> dict[str, float]:
@@ -103,70 +124,98 @@ def updated_state(
     params: BM25FParams,
 ) -> LexicalState:
     """A new state with ``upserts`` added or replaced and ``removals`` dropped."""
+    names = list(state.names)
+    slots = dict(state.slots)
     docs = dict(state.docs)
     totals = list(state.totals)
-    touched_out: list[IndexedDoc] = []
-    added: list[IndexedDoc] = []
+    gone: dict[int, IndexedDoc] = {}  # slot -> the doc that left it
+    added: dict[int, IndexedDoc] = {}
     for name in removals:
-        old = docs.pop(name, None)
-        if old is not None:
-            touched_out.append(old)
+        if name in docs:
+            slot = slots.pop(name)
+            gone.setdefault(slot, docs.pop(name))
+            added.pop(slot, None)
+            names[slot] = None
+    free = [i for i, n in enumerate(names) if n is None]
+    free.reverse()
     for document in upserts:
         new = index_doc(document)
-        old = docs.get(document.name)
-        if old is not None:
-            touched_out.append(old)
-        docs[document.name] = new
-        added.append(new)
-    for old in touched_out:
+        existing = slots.get(document.name)
+        if existing is None:
+            slot = free.pop() if free else len(names)
+            if slot == len(names):
+                names.append(None)
+            names[slot] = document.name
+            slots[document.name] = slot
+        else:
+            slot = existing
+            if slot not in gone and slot not in added:
+                gone[slot] = docs[document.name]
+        docs[document.name] = added[slot] = new
+    for old in gone.values():
         totals = [t - n for t, n in zip(totals, old.lengths, strict=True)]
-    for new in added:
+    for new in added.values():
         totals = [t + n for t, n in zip(totals, new.lengths, strict=True)]
-    avg = _averages(tuple(totals), len(docs))
+    avg = _averages(totals, len(docs))
     if _drifted(state.norm_avg, avg, params.renormalise_drift):
-        return _rebuild(docs, tuple(totals), avg, params)
+        return _rebuild(tuple(names), slots, docs, tuple(totals), avg, params)
     postings = dict(state.postings)
-    copied: set[str] = set()
-
-    def writable(term: str) -> dict[str, float]:
-        if term not in copied:
-            copied.add(term)
-            postings[term] = dict(postings.get(term, {}))
-        return postings[term]  # type: ignore[return-value]
-
-    for old in touched_out:
-        for term in {t for counts in old.counts for t in counts}:
-            posting = writable(term)
-            posting.pop(old.doc.name, None)
-            if not posting:
-                del postings[term]
-                copied.discard(term)
-    for new in added:
+    touched = {t for old in gone.values() for t in old.terms}
+    fresh: dict[str, list[tuple[int, float]]] = {}
+    for slot, new in added.items():
         for term, weight in _doc_weights(new, state.norm_avg, params).items():
-            writable(term)[new.doc.name] = weight
+            fresh.setdefault(term, []).append((slot, weight))
+    changed_slots = np.array(sorted(gone.keys() | added.keys()), dtype=np.int64)
+    for term in touched | fresh.keys():
+        old_posting = postings.get(term)
+        keep_slots = np.empty(0, dtype=np.int64)
+        keep_weights = np.empty(0)
+        if old_posting is not None:
+            mask = ~np.isin(old_posting.slots, changed_slots)
+            keep_slots, keep_weights = old_posting.slots[mask], old_posting.weights[mask]
+        extra = fresh.get(term, [])
+        merged_slots = np.concatenate([keep_slots, np.array([s for s, _ in extra], np.int64)])
+        merged_weights = np.concatenate([keep_weights, np.array([w for _, w in extra])])
+        if merged_slots.size:
+            postings[term] = Posting(merged_slots, merged_weights)
+        else:
+            postings.pop(term, None)
     return LexicalState(
-        MappingProxyType(docs), MappingProxyType(postings), tuple(totals), state.norm_avg
+        tuple(names),
+        MappingProxyType(slots),
+        MappingProxyType(docs),
+        MappingProxyType(postings),
+        tuple(totals),
+        state.norm_avg,
     )
 
 
 def _rebuild(
-    docs: dict[str, IndexedDoc], totals: tuple[int, ...], avg: tuple[float, ...], p: BM25FParams
+    names: tuple[str | None, ...],
+    slots: dict[str, int],
+    docs: dict[str, IndexedDoc],
+    totals: tuple[int, ...],
+    avg: tuple[float, ...],
+    p: BM25FParams,
 ) -> LexicalState:
-    postings: dict[str, dict[str, float]] = {}
-    for name in sorted(docs):
+    lists: dict[str, tuple[list[int], list[float]]] = {}
+    for slot, name in enumerate(names):
+        if name is None:
+            continue
         for term, weight in _doc_weights(docs[name], avg, p).items():
-            postings.setdefault(term, {})[name] = weight
-    return LexicalState(MappingProxyType(docs), MappingProxyType(postings), totals, avg)
-
-
-class LexicalIndexCore:
-    """Holds the current :class:`LexicalState`; writers serialise, readers just load it."""
-
-    def __init__(self, params: BM25FParams | None = None) -> None:
-        self.params = params or BM25FParams()
-        self._lock = threading.Lock()
-        self.state = EMPTY_STATE
-
-    def apply(self, upserts: Iterable[ToolDocument], removals: Iterable[str]) -> None:
-        with self._lock:
-            self.state = updated_state(self.state, upserts, removals, self.params)
+            pair = lists.get(term)
+            if pair is None:
+                pair = lists[term] = ([], [])
+            pair[0].append(slot)
+            pair[1].append(weight)
+    postings = {
+        term: Posting(np.array(s, dtype=np.int64), np.array(w)) for term, (s, w) in lists.items()
+    }
+    return LexicalState(
+        names,
+        MappingProxyType(slots),
+        MappingProxyType(docs),
+        MappingProxyType(postings),
+        totals,
+        avg,
+    )
