@@ -1,0 +1,279 @@
+"""Rewrite a tool's JSON Schema for a provider's strict (grammar-constrained) mode.
+
+OpenAI strict mode: every object has ``additionalProperties: false`` and lists every property
+in ``required``; an optional property becomes nullable (``null`` means "not given", and
+:func:`relax_strict_arguments` turns it back into an absent key before validation). Anthropic
+strict mode keeps optional properties but also needs ``additionalProperties: false``.
+
+Keywords the provider cannot enforce but that only narrow values (``minLength``, ``default``,
+...) are dropped: pegboard validates the arguments against the original schema anyway. Shapes
+strict mode cannot express (free-form objects, ``not``, ``if``, tuples, untyped values) raise
+:class:`SchemaError` naming the path; set ``strict=False`` on such a tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pegboard.errors import SchemaError
+
+_ANNOTATIONS = frozenset(
+    {"$schema", "$id", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly"}
+)
+_OPENAI_DROPPED = _ANNOTATIONS | {
+    "minLength",
+    "maxLength",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+}
+_ANTHROPIC_DROPPED = _OPENAI_DROPPED | {
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "maxItems",
+}
+_REFUSED = ("not", "if", "then", "else", "patternProperties", "prefixItems", "dependentSchemas")
+_REFUSED_ALSO = ("dependentRequired", "dependencies")
+_SHAPED = ("type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "items")
+_PRIMITIVES = frozenset({"string", "integer", "number", "boolean"})
+MAX_STRICT_DEPTH = 10
+
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    provider: str
+    all_required: bool
+    dropped: frozenset[str]
+    allow_recursion: bool
+
+
+OPENAI = _Rules("OpenAI", all_required=True, dropped=_OPENAI_DROPPED, allow_recursion=True)
+ANTHROPIC = _Rules(
+    "Anthropic", all_required=False, dropped=_ANTHROPIC_DROPPED, allow_recursion=False
+)
+
+
+def openai_strict_schema(schema: Mapping[str, Any], *, tool_name: str = "") -> dict[str, Any]:
+    """``schema`` rewritten for OpenAI ``strict: true`` (Chat Completions and Responses)."""
+    return _Rewriter(OPENAI, schema, tool_name).root()
+
+
+def anthropic_strict_schema(schema: Mapping[str, Any], *, tool_name: str = "") -> dict[str, Any]:
+    """``schema`` rewritten for Anthropic ``strict: true`` tool use."""
+    return _Rewriter(ANTHROPIC, schema, tool_name).root()
+
+
+class _Rewriter:
+    def __init__(self, rules: _Rules, schema: Mapping[str, Any], tool_name: str) -> None:
+        self.rules = rules
+        self.source = schema
+        self.tool_name = tool_name
+
+    def fail(self, path: str, problem: str) -> SchemaError:
+        who = f"tool {self.tool_name}" if self.tool_name else "this tool"
+        return SchemaError(
+            f"{self.rules.provider} strict mode cannot express the schema of {who} at {path}: "
+            f"{problem}. Set strict=False on the tool, or simplify the schema."
+        )
+
+    def root(self) -> dict[str, Any]:
+        if not isinstance(self.source, Mapping) or self.source.get("type", "object") != "object":
+            raise self.fail("the root", "the root must be an object schema")
+        if any(k in self.source for k in ("anyOf", "oneOf")):
+            raise self.fail("the root", "the root cannot be a union")
+        out = self.node(self.source, "#", 0)
+        for key in ("$defs", "definitions"):
+            defs = self.source.get(key)
+            if isinstance(defs, Mapping):
+                out[key] = {n: self.node(s, f"#/{key}/{n}", 1) for n, s in defs.items()}
+        return out
+
+    def node(self, schema: Any, path: str, depth: int) -> dict[str, Any]:
+        if depth > MAX_STRICT_DEPTH:
+            raise self.fail(path, f"nesting deeper than {MAX_STRICT_DEPTH} levels")
+        if not isinstance(schema, Mapping) or not any(k in schema for k in _SHAPED):
+            shape = "an any-value schema" if schema in ({}, True) else "a schema without a type"
+            raise self.fail(path, f"{shape} cannot be constrained; give it a type")
+        for key in (*_REFUSED, *_REFUSED_ALSO):
+            if key in schema:
+                raise self.fail(path, f'the "{key}" keyword is not supported')
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and not self.rules.allow_recursion and self._recursive(ref):
+            raise self.fail(path, "recursive schemas are not supported")
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key in self.rules.dropped or key in ("$defs", "definitions"):
+                continue
+            if key == "properties":
+                out[key] = {
+                    name: self.node(sub, f"{path}/properties/{name}", depth + 1)
+                    for name, sub in value.items()
+                }
+            elif key == "items":
+                out[key] = self.node(value, f"{path}/items", depth + 1)
+            elif key in ("anyOf", "oneOf"):
+                out["anyOf"] = [
+                    self.node(sub, f"{path}/{key}/{i}", depth + 1) for i, sub in enumerate(value)
+                ]
+            elif key == "allOf":
+                if len(value) != 1:
+                    raise self.fail(path, '"allOf" with more than one schema is not supported')
+                out.update(self.node(value[0], f"{path}/allOf/0", depth))
+            else:
+                out[key] = value
+        if "type" not in out and "properties" in out:
+            out["type"] = "object"
+        elif "type" not in out and "items" in out:
+            out["type"] = "array"
+        if _is_object(out):
+            self._close_object(out, schema, path)
+        return out
+
+    def _close_object(self, out: dict[str, Any], schema: Mapping[str, Any], path: str) -> None:
+        extra = schema.get("additionalProperties", False)
+        if extra is not False:
+            raise self.fail(
+                path, "objects with free-form keys (additionalProperties) are not allowed"
+            )
+        out["additionalProperties"] = False
+        props: dict[str, Any] = out.setdefault("properties", {})
+        required = [r for r in schema.get("required", []) if r in props]
+        if self.rules.all_required:
+            for name in props:
+                if name not in required:
+                    props[name] = _nullable(props[name])
+            required = list(props)
+        out["required"] = required
+
+    def _recursive(self, ref: str) -> bool:
+        return ref == "#" or any(
+            ref.startswith(f"#/{k}/") and _refers_to(self.source, ref, ref)
+            for k in ("$defs", "definitions")
+        )
+
+
+def _refers_to(
+    root: Mapping[str, Any], ref: str, target: str, seen: frozenset[str] = frozenset()
+) -> bool:
+    """Whether the definition at ``ref`` (transitively) references ``target``."""
+    node: Any = root
+    for part in ref[2:].split("/"):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    refs = list(_refs_in(node))
+    if target in refs:
+        return True
+    return any(_refers_to(root, r, target, seen | {ref}) for r in refs if r not in seen | {ref})
+
+
+def _refs_in(node: Any) -> Any:
+    if isinstance(node, Mapping):
+        if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs_in(value)
+
+
+def _is_object(schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    return (
+        kind == "object"
+        or (isinstance(kind, list) and "object" in kind)
+        or (kind is None and "properties" in schema)
+    )
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if "anyOf" in schema:
+        if {"type": "null"} not in schema["anyOf"]:
+            return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
+        return schema
+    if kind == "null":
+        return schema
+    if kind in _PRIMITIVES and "enum" not in schema and "const" not in schema:
+        return {**schema, "type": [kind, "null"]}
+    if isinstance(kind, list):
+        return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
+    description = schema.get("description")
+    inner = {k: v for k, v in schema.items() if k != "description"}
+    wrapped: dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
+    if description is not None:
+        wrapped["description"] = description
+    return wrapped
+
+
+def relax_strict_arguments(schema: Mapping[str, Any], args: Mapping[str, Any]) -> dict[str, Any]:
+    """Undo OpenAI strict-mode nulls: drop ``null`` values of properties that were optional in
+    the original ``schema`` and do not themselves accept ``null``. Nested objects too."""
+    return _relax(schema, schema, args)
+
+
+def _relax(root: Mapping[str, Any], schema: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+    schema = _deref(root, schema)
+    props = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
+    required = set(schema.get("required", [])) if isinstance(schema, Mapping) else set()
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        sub = _object_variant(root, _deref(root, props.get(key)))
+        if value is None and key in props and key not in required and not _accepts_null(root, sub):
+            continue
+        if isinstance(value, Mapping) and isinstance(sub, Mapping):
+            value = _relax(root, sub, value)
+        elif (
+            isinstance(value, list)
+            and isinstance(sub, Mapping)
+            and isinstance(sub.get("items"), Mapping)
+        ):
+            value = [_relax(root, sub["items"], v) if isinstance(v, Mapping) else v for v in value]
+        out[key] = value
+    return out
+
+
+def _object_variant(root: Mapping[str, Any], schema: Any) -> Any:
+    """An ``anyOf``/``oneOf`` whose single non-null variant carries the shape, unwrapped."""
+    if not isinstance(schema, Mapping) or "properties" in schema or "items" in schema:
+        return schema
+    variants = [_deref(root, v) for v in (*schema.get("anyOf", ()), *schema.get("oneOf", ()))]
+    shaped = [v for v in variants if isinstance(v, Mapping) and v.get("type") != "null"]
+    if len(shaped) == 1 and len(variants) == 2:
+        return {**shaped[0], "anyOf": variants}
+    return schema
+
+
+def _deref(root: Mapping[str, Any], schema: Any) -> Any:
+    for _ in range(16):
+        if not (isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str)):
+            break
+        node: Any = root
+        for part in schema["$ref"].lstrip("#").split("/")[1:]:
+            node = node.get(part) if isinstance(node, Mapping) else None
+        schema = node
+    return schema
+
+
+def _accepts_null(root: Mapping[str, Any], schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return schema is not False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if None in schema.get("enum", []) or ("const" in schema and schema["const"] is None):
+        return True
+    variants = [*schema.get("anyOf", []), *schema.get("oneOf", [])]
+    return any(_accepts_null(root, _deref(root, v)) for v in variants) or (
+        not variants and kind is None and "enum" not in schema and "const" not in schema
+    )

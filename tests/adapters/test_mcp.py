@@ -1,0 +1,56 @@
+import logging
+
+import mcp_types
+import pytest
+
+from pegboard.adapters.calls import ToolCall
+from pegboard.adapters.mcp import parse_mcp_tool_call, to_mcp_tool, to_mcp_tools
+from pegboard.core.entry import ToolEntry
+from pegboard.core.tool import Tool
+from tests.adapters.tools import search_entry
+
+OBJECT_OUT = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+
+def test_entry_becomes_an_mcp_tool_with_wire_schema_names() -> None:
+    tool = Tool(
+        "Delete a file.",
+        {"type": "object", "properties": {"path": {"type": "string"}}},
+        output_schema=OBJECT_OUT,
+        annotations={"destructiveHint": True, "readOnlyHint": False},
+        title="Delete file",
+    )
+    mcp_tool = to_mcp_tool(ToolEntry("mcp__fs__delete", "mcp:fs", tool))
+    assert mcp_tool.model_dump(by_alias=True, exclude_none=True) == {
+        "name": "mcp__fs__delete",
+        "title": "Delete file",
+        "description": "Delete a file.",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        "outputSchema": OBJECT_OUT,
+        "annotations": {"destructiveHint": True, "readOnlyHint": False},
+    }
+
+
+def test_non_object_output_schemas_are_left_out() -> None:
+    [mcp_tool] = to_mcp_tools([search_entry()])
+    assert search_entry().tool.output_schema == {"type": "array", "items": {"type": "string"}}
+    assert mcp_tool.output_schema is None
+    assert mcp_tool.input_schema == search_entry().tool.input_schema
+
+
+def test_invalid_annotations_are_dropped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    tool = Tool("T.", annotations={"readOnlyHint": "very"})
+    with caplog.at_level(logging.WARNING, logger="pegboard.adapters"):
+        mcp_tool = to_mcp_tool(ToolEntry("t", "user", tool))
+    assert mcp_tool.annotations is None
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == ["tool t"]
+
+
+def test_call_params_parse_from_sdk_objects_and_json() -> None:
+    params = mcp_types.CallToolRequestParams(name="mcp__fs__delete", arguments={"path": "/x"})
+    expected = ToolCall("req-1", "mcp__fs__delete", {"path": "/x"})
+    assert parse_mcp_tool_call(params, "req-1") == expected
+    assert parse_mcp_tool_call(
+        {"name": "mcp__fs__delete", "arguments": {"path": "/x"}}, "req-1"
+    ) == (expected)
+    assert parse_mcp_tool_call({"name": "kb_list"}) == ToolCall("", "kb_list", {})
