@@ -10,20 +10,24 @@ and argument validation elsewhere uses an empty ``referencing.Registry`` so noth
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import TracebackType
 from typing import Any
 
 import mcp_types
 from anyio import ClosedResourceError, EndOfStream
 from jsonschema.exceptions import SchemaError as JsonSchemaError
-from jsonschema.validators import Draft202012Validator, validator_for
+from jsonschema.validators import Draft7Validator, validator_for
 from mcp.client._transport import TransportStreams
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from mcp_types.methods import validate_server_result
 from pydantic import ValidationError
+
+from pegboard.core.tool import canonical_json
 
 DEFAULT_PROTOCOL_VERSION = "2025-11-25"
 
@@ -56,10 +60,26 @@ def tool_problem(raw: Any, protocol_version: str = DEFAULT_PROTOCOL_VERSION) -> 
             continue
         if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
             return f"{key} must be a JSON Schema object with type 'object'"
-        try:
-            validator_for(schema, default=Draft202012Validator).check_schema(schema)
-        except JsonSchemaError as exc:
-            return f"{key} is not a valid JSON Schema: {exc.message}"
+        problem = _metaschema_problem(canonical_json(schema))
+        if problem is not None:
+            return f"{key} is not a valid JSON Schema: {problem}"
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _metaschema_problem(schema_json: str) -> str | None:
+    """Check a schema against its declared draft's metaschema (draft-07 when undeclared).
+
+    Draft-07's metaschema is the default because it checks the same structure (keyword types,
+    ``properties`` is an object of schemas, ...) about ten times faster than 2020-12's, whose
+    ``$dynamicRef`` resolution costs milliseconds per tool: too slow for a 1,000-tool server.
+    Newer keywords it does not know are allowed by it, as they should be.
+    """
+    schema = json.loads(schema_json)
+    try:
+        validator_for(schema, default=Draft7Validator).check_schema(schema)
+    except JsonSchemaError as exc:
+        return str(exc.message)
     return None
 
 

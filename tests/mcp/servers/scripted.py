@@ -44,6 +44,8 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
     ]
     if "bad-schema" in ns.mode:
         out[1:1] = BAD_TOOLS
+    if "extra" in ns.mode:
+        out.append({"name": "extra_tool", "inputSchema": {"type": "object"}})
     return out
 
 
@@ -64,6 +66,9 @@ def main() -> None:
     if ns.mode_file and os.path.exists(ns.mode_file):
         ns.mode += Path(ns.mode_file).read_text().split()
     listing = tools(ns)
+    if ns.log:
+        with open(ns.log, "a", encoding="utf-8") as fh:
+            fh.write(f"pid:{os.getpid()}\n")
     if "stderr-flood" in ns.mode:
         chunk = b"x" * 65536 + b"\n"
         for _ in range(128):

@@ -1,0 +1,263 @@
+"""McpCatalog against real stdio servers (raw scripted ones: they start in milliseconds)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from pegboard.errors import ServerInactive, ServerUnavailable
+from pegboard.mcp import McpCatalog, SqliteCatalogStore
+from tests.mcp.conftest import requests_in, scripted
+
+pytestmark = pytest.mark.anyio
+
+
+def names(tools: list) -> list[str]:  # type: ignore[type-arg]
+    return [t.name for t in tools]
+
+
+async def test_refresh_caches_every_tool_and_reads_filter_disabled_ones(tmp_path: Path) -> None:
+    config = scripted("s1", tools=3, disabled_tools={"tool_1"})
+    store = SqliteCatalogStore(tmp_path / "c.db")
+    catalog = McpCatalog([config], store)
+    async with catalog.running(prewarm=False):
+        assert names(await catalog.refresh_tools("s1")) == ["tool_0", "tool_2"]
+        assert names(catalog.list_tools("s1")) == ["tool_0", "tool_2"]
+        assert names(catalog.list_tools("s1", include_disabled=True)) == [
+            "tool_0",
+            "tool_1",
+            "tool_2",
+        ]
+        status = catalog.status("s1")
+        assert (status.state, status.error, status.tool_count) == ("connected", None, 2)
+        assert status.fetched_at is not None
+    stored = store.get("s1")
+    assert stored is not None
+    assert stored.tools is not None
+    assert [t["name"] for t in stored.tools] == ["tool_0", "tool_1", "tool_2"]
+    assert stored.fingerprint == config.fingerprint
+    assert sorted(stored.tool_hashes) == ["tool_0", "tool_1", "tool_2"]
+    assert stored.tool_hashes == catalog.tool_hashes("s1")
+
+
+async def test_cold_read_returns_empty_now_and_starts_exactly_one_refresh(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("s1", tools=2, log=log)])
+    changed = anyio.Event()
+    catalog.on_tools_changed(lambda server_id: changed.set())
+    async with catalog.running(prewarm=False):
+        assert catalog.status("s1").state == "cold"
+        assert [catalog.list_tools("s1") for _ in range(3)] == [[], [], []]
+        with anyio.fail_after(5):
+            await changed.wait()
+        assert names(catalog.list_tools("s1")) == ["tool_0", "tool_1"]
+        await catalog.warm("s1")  # populated: no-op
+    assert requests_in(log, "tools/list") == 1
+
+
+async def test_warmed_empty_server_is_not_reprobed_by_reads_or_warm(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("s1", tools=0, log=log)])
+    async with catalog.running(prewarm=False):
+        assert await catalog.refresh_tools("s1") == []
+        for _ in range(3):
+            assert catalog.list_tools("s1") == []
+        await catalog.warm("s1")  # inside the empty backoff: skipped
+        assert catalog.read_tools("s1") == []
+    assert requests_in(log, "tools/list") == 1
+
+
+async def test_bad_schema_skips_only_that_tool_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    catalog = McpCatalog([scripted("s1", "bad-schema", tools=3)])
+    with caplog.at_level(logging.WARNING, logger="pegboard.mcp.catalog"):
+        async with catalog.running(prewarm=False):
+            assert names(await catalog.refresh_tools("s1")) == ["tool_0", "tool_1", "tool_2"]
+    skipped = sorted(r.getMessage().split("'")[1] for r in caplog.records if "skipping" in r.msg)
+    assert skipped == ["bad_output", "bad_props", "bad_type", "no_schema"]
+    assert "inputSchema.type" in caplog.text
+
+
+async def test_prompts_only_server_lists_nothing_without_calling_tools_list(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("p", "prompts-only", log=log)])
+    async with catalog.running(prewarm=False):
+        assert await catalog.refresh_tools("p") == []
+        assert catalog.status("p").state == "connected"
+    assert requests_in(log, "initialize") == 1
+    assert requests_in(log, "tools/list") == 0
+
+
+async def test_cached_list_is_served_while_the_server_hangs_and_kept_after_it_fails(
+    tmp_path: Path,
+) -> None:
+    modes = tmp_path / "modes"
+    catalog = McpCatalog([scripted("s1", tools=2, mode_file=modes, list_timeout=1.0)])
+    async with catalog.running(prewarm=False):
+        before = await catalog.refresh_tools("s1")
+        modes.write_text("hang-list")
+        async with anyio.create_task_group() as tg:
+
+            async def restart() -> None:
+                with pytest.raises(ServerUnavailable, match=r"tools/list timed out after 1s"):
+                    await catalog.restart("s1")
+
+            tg.start_soon(restart)
+            await anyio.wait_all_tasks_blocked()
+            assert catalog.list_tools("s1") == before  # while the refresh is in flight
+            assert catalog.status("s1").state == "connecting"
+        assert catalog.list_tools("s1") == before
+        status = catalog.status("s1")
+        assert status.state == "failed"
+        assert status.error == "MCP server s1 is not available: tools/list timed out after 1s"
+        assert status.tool_count == 2
+
+
+async def test_server_that_never_initializes_fails_in_time_and_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("dead", "no-init", log=log, connect_timeout=1.0)])
+    async with catalog.running(prewarm=False):
+        with pytest.raises(ServerUnavailable, match=r"no answer to initialize within 1s"):
+            await catalog.refresh_tools("dead")
+        assert catalog.status("dead").state == "failed"
+        assert catalog.list_tools("dead") == []
+    pid = int(log.read_text().split()[0].removeprefix("pid:"))
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+async def test_thousand_tools_over_ten_pages_are_all_listed(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("big", tools=1000, page_size=100, log=log, list_timeout=10.0)])
+    async with catalog.running(prewarm=False):
+        tools = await catalog.refresh_tools("big")
+    assert names(tools) == [f"tool_{i}" for i in range(1000)]
+    assert requests_in(log, "tools/list") == 10
+
+
+async def test_crash_mid_call_gives_a_clear_error_and_the_next_call_works(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("s1", "crash-once", log=log)])
+    async with catalog.running(prewarm=False):
+        with pytest.raises(ServerUnavailable, match=r"tool 'tool_0' failed: server process exited"):
+            await catalog.call_tool("s1", "tool_0", {"q": "a"})
+        output = await catalog.call_tool("s1", "tool_0", {"q": "b"})
+        assert output.as_text() == 'tool_0:{"q": "b"}'
+        assert catalog.status("s1").state == "connected"
+    assert requests_in(log, "initialize") >= 2
+
+
+async def test_message_over_the_size_cap_fails_the_listing_with_the_reason() -> None:
+    catalog = McpCatalog([scripted("flood", "flood")], max_message_bytes=1 << 20)
+    async with catalog.running(prewarm=False):
+        with pytest.raises(ServerUnavailable, match=r"larger than 1048576 bytes"):
+            await catalog.refresh_tools("flood")
+        assert catalog.status("flood").state == "failed"
+
+
+async def test_stderr_flood_is_drained_into_a_bounded_log() -> None:
+    catalog = McpCatalog([scripted("noisy", "stderr-flood")], stderr_log_bytes=4096)
+    async with catalog.running(prewarm=False):
+        assert len(await catalog.refresh_tools("noisy")) == 3
+        tail = catalog.stderr_tail("noisy")
+    assert len(tail) == 4096
+    assert set(tail) == {"x", "\n"}
+
+
+async def test_a_parent_secret_never_reaches_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-parent-secret")
+    catalog = McpCatalog([scripted("s1", env={"ALLOWED": "yes"})])
+    async with catalog.running(prewarm=False):
+        secret = await catalog.call_tool("s1", "env", {"name": "OPENAI_API_KEY"})
+        allowed = await catalog.call_tool("s1", "env", {"name": "ALLOWED"})
+        path = await catalog.call_tool("s1", "env", {"name": "PATH"})
+    assert secret.as_text() == "env:<unset>"
+    assert allowed.as_text() == "env:yes"
+    assert path.as_text() == f"env:{os.environ['PATH']}"
+
+
+async def test_disabled_server_is_inactive_and_a_call_sends_nothing(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("off", log=log, enabled=False)])
+    async with catalog.running():
+        assert catalog.status("off").state == "disabled"
+        assert catalog.list_tools("off") == []
+        assert await catalog.refresh_tools("off") == []
+        with pytest.raises(ServerInactive, match=r"MCP server off is not active"):
+            await catalog.call_tool("off", "tool_0", {})
+    assert not log.exists()
+
+
+async def test_enabling_warms_and_disabling_disconnects(tmp_path: Path) -> None:
+    catalog = McpCatalog([scripted("s1", tools=1, enabled=False)])
+    events: list[str] = []
+    changed = anyio.Event()
+
+    def on_change(server_id: str) -> None:
+        events.append(server_id)
+        changed.set()
+
+    catalog.on_tools_changed(on_change)
+    async with catalog.running():
+        await catalog.set_enabled("s1", True)
+        with anyio.fail_after(5):
+            await changed.wait()
+        assert names(catalog.list_tools("s1")) == ["tool_0"]
+        assert catalog.status("s1").state == "connected"
+        await catalog.set_enabled("s1", False)
+        assert catalog.status("s1").state == "disabled"
+        assert catalog.list_tools("s1") == []
+    assert events == ["s1", "s1"]
+
+
+async def test_tools_changed_fires_only_when_the_content_changes(tmp_path: Path) -> None:
+    modes = tmp_path / "modes"
+    catalog = McpCatalog([scripted("s1", tools=2, mode_file=modes)])
+    events: list[str] = []
+    catalog.on_tools_changed(events.append)
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("s1")
+        await catalog.refresh_tools("s1")
+        assert events == ["s1"]
+        modes.write_text("extra")
+        assert "extra_tool" in names(await catalog.restart("s1"))
+        await catalog.refresh_tools("s1")
+    assert events == ["s1", "s1"]
+
+
+async def test_first_empty_listing_of_a_cold_server_fires_no_event() -> None:
+    catalog = McpCatalog([scripted("s1", tools=0)])
+    events: list[str] = []
+    catalog.on_tools_changed(events.append)
+    async with catalog.running(prewarm=False):
+        assert await catalog.refresh_tools("s1") == []
+    assert events == []
+
+
+async def test_restart_with_five_hanging_servers_has_every_cached_tool_at_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "catalog.db"
+    configs = [scripted(f"s{i:02}", tools=5, mode_file=tmp_path / f"m{i}") for i in range(20)]
+    first = McpCatalog(configs, SqliteCatalogStore(path), prewarm_concurrency=20)
+    async with first.running(prewarm=False), anyio.create_task_group() as tg:
+        for config in configs:
+            tg.start_soon(first.refresh_tools, config.id)
+    for i in range(5):
+        (tmp_path / f"m{i}").write_text("no-init")
+
+    second = McpCatalog(configs, SqliteCatalogStore(path), prewarm_concurrency=20)
+    cached = {c.id: names(second.list_tools(c.id)) for c in configs}
+    assert cached == {c.id: [f"tool_{j}" for j in range(5)] for c in configs}
+    async with second.running():  # pre-warm starts; the five hang on initialize
+        assert sum(len(second.list_tools(c.id)) for c in configs) == 100
+        assert second.list_tools("s00") == first.list_tools("s00")
