@@ -1,0 +1,120 @@
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pegboard.core.entry import ToolEntry, ToolSource
+from pegboard.core.names import (
+    BUILTIN_TOOL_NAMES,
+    MAX_WIRE_NAME_LENGTH,
+    META_TOOL_NAMES,
+    WIRE_NAME_RE,
+    identity_digest,
+    is_valid_wire_name,
+    mcp_tool_name,
+    to_camel_case,
+)
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.tool import Tool
+
+CJK = "查询天气报销电梯数据库文件搜索邮件日历"
+EMOJI = "🔍📅✉️🚀🧪"
+ASCII = "abcXYZ019"
+SEPARATORS = "-_. /:@"
+
+
+def random_name(rng: random.Random) -> str:
+    kind = rng.randrange(6)
+    if kind == 0:  # a plain identifier, kept verbatim
+        return rng.choice(["search", "create_issue", "list", "getWeather"]) + str(rng.randrange(50))
+    if kind == 1:  # colliding slugs: all camelCase to myTool<n>
+        n = rng.randrange(30)
+        return rng.choice(
+            [f"my-tool{n}", f"my_tool{n}", f"my.tool{n}", f"My Tool{n}", f"myTool{n}"]
+        )
+    if kind == 2:
+        return "".join(rng.choices(CJK, k=rng.randint(1, 8)))
+    if kind == 3:
+        return "".join(rng.choices(EMOJI + ASCII, k=rng.randint(1, 10)))
+    if kind == 4:  # 200 characters
+        return "".join(rng.choices(ASCII + SEPARATORS, k=200))
+    return "".join(rng.choices(ASCII + SEPARATORS + CJK + EMOJI, k=rng.randint(0, 30)))
+
+
+@settings(max_examples=1, deadline=None)
+@given(rng=st.randoms(use_true_random=True))
+def test_ten_thousand_random_pairs_are_valid_distinct_short_and_map_back(
+    rng: random.Random,
+) -> None:
+    servers = [random_name(rng) for _ in range(60)] + ["github", "gmail-prod", "gmail_prod"]
+    pairs: set[tuple[str, str]] = set()
+    while len(pairs) < 10_000:
+        pairs.add((rng.choice(servers), random_name(rng)))
+
+    registry = ToolRegistry()
+    wire: dict[str, tuple[str, str]] = {}
+    for server_id, tool_name in sorted(pairs):
+        name = mcp_tool_name(server_id, None, tool_name)
+        assert WIRE_NAME_RE.match(name), name
+        assert len(name) <= MAX_WIRE_NAME_LENGTH, name
+        assert name not in wire, (name, wire.get(name), (server_id, tool_name))
+        wire[name] = (server_id, tool_name)
+    registry.register_many(
+        ToolEntry(name, f"mcp:{s}", Tool("t"), source=ToolSource(s, t))
+        for name, (s, t) in wire.items()
+    )
+    assert len(registry) == 10_000
+    assert registry.collisions == []
+    snapshot = registry.snapshot()
+    for name, (server_id, tool_name) in wire.items():
+        assert registry.resolve_source(name) == ToolSource(server_id, tool_name)
+        assert snapshot.name_for(ToolSource(server_id, tool_name)) == name
+
+
+names_text = st.one_of(
+    st.text(max_size=220),
+    st.text(alphabet=CJK + EMOJI + ASCII + SEPARATORS, max_size=80),
+    st.sampled_from(["github", "create_issue", "a_b", "a", "b_c", "x1"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(server=names_text, tool=names_text, other_server=names_text, other_tool=names_text)
+def test_any_two_different_pairs_get_different_valid_names(
+    server: str, tool: str, other_server: str, other_tool: str
+) -> None:
+    name = mcp_tool_name(server, None, tool)
+    other = mcp_tool_name(other_server, None, other_tool)
+    assert is_valid_wire_name(name)
+    assert is_valid_wire_name(other)
+    assert name == mcp_tool_name(server, "renamed display name", tool)
+    assert (name == other) == ((server, tool) == (other_server, other_tool))
+
+
+def test_identifier_safe_segments_are_kept_verbatim() -> None:
+    assert mcp_tool_name("github", "GitHub", "create_issue") == "mcp__github__create_issue"
+
+
+def test_unsafe_chinese_and_colliding_names_get_a_stable_hash_suffix() -> None:
+    dashed = mcp_tool_name("files", None, "read-file")
+    dotted = mcp_tool_name("files", None, "read.file")
+    assert dashed.startswith("mcp__files__readFile__")
+    assert dotted.startswith("mcp__files__readFile__")
+    assert dashed != dotted
+    reimbursement = mcp_tool_name("mysql", None, "mysql_报销")
+    elevator = mcp_tool_name("mysql", None, "mysql_电梯")
+    assert reimbursement != elevator
+    assert reimbursement.startswith("mcp__mysql__mysql__")
+    assert mcp_tool_name("db-1", "Old name", "查询") == mcp_tool_name("db-1", "New name", "查询")
+    assert mcp_tool_name("srv", None, "") == "mcp__srv__tool__" + identity_digest("srv", "")
+
+
+def test_camel_case_drops_separators_and_non_ascii() -> None:
+    assert to_camel_case("Get-Weather forecast.v2") == "getWeatherForecastV2"
+    assert to_camel_case("天气") == ""
+
+
+def test_builtin_and_meta_names_are_valid_wire_names() -> None:
+    assert all(is_valid_wire_name(n) for n in BUILTIN_TOOL_NAMES | META_TOOL_NAMES)
+    assert not is_valid_wire_name("1tool")
+    assert not is_valid_wire_name("a" * 65)
