@@ -17,6 +17,7 @@ import base64
 import os
 import socket
 import sys
+from collections.abc import Callable
 
 import anyio
 import mcp_types
@@ -101,16 +102,19 @@ def build(tool_count: int, prefix: str) -> MCPServer:
 
     for i in range(tool_count):
         topic = TOPICS[i % len(TOPICS)]
-
-        def generated(query: str, limit: int = 10, _i: int = i) -> str:
-            return f"{prefix}_{_i}:{query}:{limit}"
-
         server.add_tool(
-            generated,
+            _generated(f"{prefix}_{i}"),
             name=f"{prefix}_{i}",
             description=f"{prefix} tool {i}: {topic} (variant {i // len(TOPICS)})",
         )
     return server
+
+
+def _generated(name: str) -> Callable[..., str]:
+    def generated(query: str, limit: int = 10) -> str:
+        return f"{name}:{query}:{limit}"
+
+    return generated
 
 
 async def serve_http(server: MCPServer) -> None:

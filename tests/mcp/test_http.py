@@ -1,0 +1,85 @@
+"""The catalog against the official-SDK server over streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from pegboard.core.entry import ToolSource
+from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.tool import ToolContext
+from pegboard.mcp import McpCatalog, McpServerConfig, McpToolError, sync_mcp_tools_to_registry
+
+pytestmark = pytest.mark.anyio
+
+
+def remote(url: str) -> McpServerConfig:
+    return McpServerConfig(
+        id="web", name="Web", url=url, connect_timeout=10, list_timeout=5, call_timeout=5
+    )
+
+
+async def test_http_server_tools_are_listed_and_called(http_server_url: str) -> None:
+    catalog = McpCatalog([remote(http_server_url)])
+    async with catalog.running(prewarm=False):
+        tools = await catalog.refresh_tools("web")
+        names = [t.name for t in tools]
+        assert names[:8] == ["echo", "add", "fail", "media", "查询天气", "grow", "env", "crash"]
+        assert names[8:13] == [f"web_{i}" for i in range(5)]
+        assert catalog.status("web").state == "connected"
+        echo = await catalog.call_tool("web", "echo", {"text": "hi"})
+        assert echo.as_text() == "hi"
+        added = await catalog.call_tool("web", "add", {"a": 2, "b": 3})
+        assert added.structured == {"result": 5}
+
+
+async def test_http_media_parts_are_mapped_faithfully(http_server_url: str) -> None:
+    catalog = McpCatalog([remote(http_server_url)])
+    async with catalog.running(prewarm=False):
+        output = await catalog.call_tool("web", "media", {})
+    assert [type(p) for p in output.parts] == [TextPart, ImagePart, AudioPart, ResourcePart]
+    assert output.parts[1] == ImagePart(data=output.parts[1].data, mime_type="image/png")  # type: ignore[union-attr]
+    assert output.parts[3] == ResourcePart(
+        uri="file:///notes.txt", mime_type="text/plain", text="note body"
+    )
+    assert "iVBOR" not in output.as_text()
+
+
+async def test_is_error_result_raises_a_tool_error_with_the_server_text(
+    http_server_url: str,
+) -> None:
+    catalog = McpCatalog([remote(http_server_url)])
+    registry = ToolRegistry()
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("web")
+        sync_mcp_tools_to_registry(registry, catalog)
+        entry = registry.get_by_name("mcp__web__fail")
+        assert entry is not None
+        assert entry.label == "mcp:Web"
+        with pytest.raises(McpToolError, match="quota exceeded") as caught:
+            await entry.tool.run({"reason": "quota exceeded"}, ToolContext())
+    assert caught.value.output.is_error is True
+    assert caught.value.tool_name == "mcp__web__fail"
+
+
+async def test_list_changed_reaches_the_registry_without_a_restart(http_server_url: str) -> None:
+    catalog = McpCatalog([remote(http_server_url)])
+    registry = ToolRegistry()
+    arrived = anyio.Event()
+
+    def resync(server_id: str) -> None:
+        sync_mcp_tools_to_registry(registry, catalog)
+        if registry.has("mcp__web__fresh_tool"):
+            arrived.set()
+
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("web")
+        sync_mcp_tools_to_registry(registry, catalog)
+        assert not registry.has("mcp__web__fresh_tool")
+        catalog.on_tools_changed(resync)
+        output = await catalog.call_tool("web", "grow", {"name": "fresh_tool"})
+        assert output.as_text() == "added fresh_tool"
+        with anyio.fail_after(10):
+            await arrived.wait()
+    assert registry.resolve_source("mcp__web__fresh_tool") == ToolSource("web", "fresh_tool")

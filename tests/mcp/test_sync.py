@@ -1,0 +1,231 @@
+"""resolve_assistant_mcp_tool_ids and sync_mcp_tools_to_registry (SPEC section 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from pegboard.core.entry import ToolEntry, ToolSource
+from pegboard.core.names import is_valid_wire_name, mcp_tool_name
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import AssistantSettings, ToolApplyScope
+from pegboard.core.tool import Tool, ToolContext
+from pegboard.errors import ServerInactive
+from pegboard.mcp import (
+    McpCatalog,
+    McpServerConfig,
+    MemoryCatalogStore,
+    StoredServer,
+    resolve_assistant_mcp_tool_ids,
+    sync_mcp_tools_to_registry,
+)
+from tests.mcp.conftest import scripted
+
+
+def tool(name: str, description: str = "") -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": description or f"{name} does things",
+        "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+    }
+
+
+def seeded(servers: dict[str, list[dict[str, Any]] | None], **config: Any) -> McpCatalog:
+    """A catalog whose cache already holds these lists (None: never warmed)."""
+    store = MemoryCatalogStore()
+    configs = []
+    for server_id, tools in servers.items():
+        options = config.get(server_id, {})
+        cfg = McpServerConfig(id=server_id, command="not-started", **options)
+        configs.append(cfg)
+        if tools is not None:
+            store.put(StoredServer(server_id, fingerprint=cfg.fingerprint, tools=tuple(tools)))
+    return McpCatalog(configs, store)
+
+
+def user_entry(name: str) -> ToolEntry:
+    return ToolEntry(name=name, namespace="user", tool=Tool(description="mine"))
+
+
+def test_registers_every_active_servers_tools_with_identity_and_labels() -> None:
+    catalog = seeded(
+        {"s1": [tool("search"), tool("fetch")], "s2": [tool("send")]},
+        s1={"name": "Gmail"},
+    )
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(registry, catalog)
+    assert report.registered == ["mcp__s1__fetch", "mcp__s1__search", "mcp__s2__send"]
+    assert (report.evicted, report.collisions) == ([], [])
+    entry = registry.get_by_name("mcp__s1__search")
+    assert entry is not None
+    assert (entry.namespace, entry.label, entry.defer) == ("mcp:s1", "mcp:Gmail", "auto")
+    assert entry.source == ToolSource("s1", "search")
+    assert entry.tool.needs_approval is None
+    assert entry.tool.input_schema == {"type": "object", "properties": {"q": {"type": "string"}}}
+    assert registry.resolve_source("mcp__s2__send") == ToolSource("s2", "send")
+
+
+def test_applies_only_when_the_exact_id_is_in_scope() -> None:
+    registry = ToolRegistry()
+    sync_mcp_tools_to_registry(registry, seeded({"s1": [tool("a"), tool("b")]}))
+    scope = ToolApplyScope(mcp_tool_ids=frozenset({"mcp__s1__a"}))
+    assert [e.name for e in registry.select_active(scope)] == ["mcp__s1__a"]
+
+
+def test_force_prompt_tool_is_never_deferred_and_needs_approval() -> None:
+    catalog = seeded(
+        {"s1": [tool("send"), tool("read"), tool("wipe")]},
+        s1={"force_prompt_tools": ["send"]},
+    )
+    registry = ToolRegistry()
+    assistant = AssistantSettings(force_prompt_tools=frozenset({"s1/wipe"}))
+    sync_mcp_tools_to_registry(registry, catalog, assistant=assistant)
+    policies = {
+        e.name: (e.defer, e.tool.needs_approval) for e in registry.get_all(namespace="mcp:s1")
+    }
+    assert policies == {
+        "mcp__s1__read": ("auto", None),
+        "mcp__s1__send": ("never", True),
+        "mcp__s1__wipe": ("never", True),
+    }
+
+
+def test_resync_replaces_drifted_definitions_and_evicts_tools_gone_from_a_good_read() -> None:
+    registry = ToolRegistry()
+    sync_mcp_tools_to_registry(registry, seeded({"s1": [tool("a", "old"), tool("b")]}))
+    report = sync_mcp_tools_to_registry(registry, seeded({"s1": [tool("a", "new")]}))
+    assert report.evicted == ["mcp__s1__b"]
+    assert registry.snapshot().names() == ["mcp__s1__a"]
+    entry = registry.get_by_name("mcp__s1__a")
+    assert entry is not None
+    assert entry.description == "new"
+
+
+def test_a_cold_server_read_never_evicts_its_tools() -> None:
+    registry = ToolRegistry()
+    sync_mcp_tools_to_registry(registry, seeded({"s1": [tool("a")]}))
+    report = sync_mcp_tools_to_registry(registry, seeded({"s1": None}))
+    assert report.evicted == []
+    assert registry.has("mcp__s1__a")
+
+
+@pytest.mark.anyio
+async def test_tools_of_a_disabled_server_are_evicted_and_other_namespaces_untouched() -> None:
+    catalog = seeded({"s1": [tool("a")], "s2": [tool("b")]})
+    registry = ToolRegistry([user_entry("my_tool")])
+    sync_mcp_tools_to_registry(registry, catalog)
+    await catalog.set_enabled("s1", False)
+    report = sync_mcp_tools_to_registry(registry, catalog)
+    assert report.evicted == ["mcp__s1__a"]
+    assert registry.snapshot().names() == ["mcp__s2__b", "my_tool"]
+
+
+def test_a_wire_name_taken_by_another_tool_is_reported_and_not_registered() -> None:
+    registry = ToolRegistry([user_entry("mcp__s1__search")])
+    report = sync_mcp_tools_to_registry(registry, seeded({"s1": [tool("search"), tool("ok")]}))
+    assert [(c.name, c.sources) for c in report.collisions] == [
+        ("mcp__s1__search", (ToolSource("s1", "search"),))
+    ]
+    assert report.registered == ["mcp__s1__ok"]
+    entry = registry.get_by_name("mcp__s1__search")
+    assert entry is not None
+    assert entry.namespace == "user"
+
+
+def test_a_tool_listed_twice_by_one_server_is_registered_once() -> None:
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(registry, seeded({"s1": [tool("a"), tool("a", "dup")]}))
+    assert report.registered == ["mcp__s1__a"]
+    assert report.collisions == []
+
+
+def test_chinese_tool_and_server_names_get_distinct_valid_ids() -> None:
+    catalog = seeded(
+        {
+            "mysql_报销": [tool("查询"), tool("更新")],
+            "mysql_电梯": [tool("查询")],
+        }
+    )
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(registry, catalog)
+    assert len(report.registered) == 3
+    assert all(is_valid_wire_name(name) for name in report.registered)
+    sources = sorted(
+        (s.server_id, s.tool_name) for n in report.registered if (s := registry.resolve_source(n))
+    )
+    assert sources == [("mysql_报销", "更新"), ("mysql_报销", "查询"), ("mysql_电梯", "查询")]
+
+
+def test_a_selection_registers_only_its_ids_matched_by_catalog_id() -> None:
+    catalog = seeded({"mysql_报销": [tool("查询")], "mysql_电梯": [tool("查询")]})
+    wanted = mcp_tool_name("mysql_电梯", None, "查询")
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(registry, catalog, [wanted])
+    assert report.registered == [wanted]
+    assert registry.snapshot().names() == [wanted]
+
+
+def test_overlapping_selections_both_survive_and_stale_servers_still_go() -> None:
+    catalog = seeded({"s1": [tool("a"), tool("b"), tool("c")]})
+    registry = ToolRegistry()
+    sync_mcp_tools_to_registry(registry, catalog, ["mcp__s1__a", "mcp__s1__b"])
+    sync_mcp_tools_to_registry(registry, catalog, ["mcp__s1__b", "mcp__s1__c"])
+    assert registry.snapshot().names() == ["mcp__s1__a", "mcp__s1__b", "mcp__s1__c"]
+    gone = seeded({"s1": [tool("a")]})
+    report = sync_mcp_tools_to_registry(registry, gone, ["mcp__s1__b"])
+    assert report.evicted == ["mcp__s1__b"]
+    assert registry.snapshot().names() == ["mcp__s1__a", "mcp__s1__c"]
+
+
+def test_an_empty_selection_reads_and_changes_nothing() -> None:
+    catalog = seeded({"s1": None})
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(registry, catalog, [])
+    assert (report.registered, report.evicted) == ([], [])
+    assert catalog.status("s1").state == "cold"
+    assert len(registry) == 0
+
+
+@pytest.mark.anyio
+async def test_resolve_modes_disabled_manual_and_auto() -> None:
+    catalog = seeded(
+        {"s1": [tool("a"), tool("b")], "s2": [tool("c")], "off": [tool("d")]},
+        s2={"disabled_tools": ["c"]},
+        off={"enabled": False},
+    )
+    disabled = AssistantSettings(mcp_mode="disabled", mcp_server_ids=("s1",))
+    assert await resolve_assistant_mcp_tool_ids(disabled, catalog) == []
+    assert await resolve_assistant_mcp_tool_ids(AssistantSettings(), catalog) == []
+    manual = AssistantSettings(mcp_mode="manual", mcp_server_ids=("s1", "off"))
+    assert await resolve_assistant_mcp_tool_ids(manual, catalog) == ["mcp__s1__a", "mcp__s1__b"]
+    auto = AssistantSettings(mcp_mode="auto", disabled_tools=frozenset({"s1/b"}))
+    assert await resolve_assistant_mcp_tool_ids(auto, catalog) == ["mcp__s1__a"]
+
+
+@pytest.mark.anyio
+async def test_resolve_warms_a_cold_server_and_does_not_wait_past_the_bound() -> None:
+    catalog = McpCatalog([scripted("live", tools=2), scripted("dead", "no-init")])
+    auto = AssistantSettings(mcp_mode="auto")
+    async with catalog.running(prewarm=False):
+        with anyio.fail_after(1.9):  # "dead" would take its 2 s connect timeout
+            ids = await resolve_assistant_mcp_tool_ids(auto, catalog, wait_timeout=1.0)
+    assert ids == ["mcp__live__tool_0", "mcp__live__tool_1"]
+
+
+@pytest.mark.anyio
+async def test_entry_execute_calls_the_server_and_an_inactive_server_is_refused() -> None:
+    catalog = McpCatalog([scripted("s1", tools=1)])
+    registry = ToolRegistry()
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("s1")
+        sync_mcp_tools_to_registry(registry, catalog)
+        entry = registry.get_by_name("mcp__s1__tool_0")
+        assert entry is not None
+        output = await entry.tool.run({"q": "hi"}, ToolContext(call_id="c1"))
+        assert output.as_text() == 'tool_0:{"q": "hi"}'
+        assert output.metadata == {"mcp": {"server_id": "s1", "tool": "tool_0", "call_id": "c1"}}
+        await catalog.set_enabled("s1", False)
+        with pytest.raises(ServerInactive, match="MCP server s1 is not active"):
+            await entry.tool.run({"q": "hi"}, ToolContext())
