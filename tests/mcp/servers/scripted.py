@@ -65,6 +65,8 @@ def main() -> None:
     ns = parser.parse_args()
     if ns.mode_file and os.path.exists(ns.mode_file):
         ns.mode += Path(ns.mode_file).read_text().split()
+    if "exit" in ns.mode:
+        sys.exit(1)
     listing = tools(ns)
     if ns.log:
         with open(ns.log, "a", encoding="utf-8") as fh:
