@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pegboard.core.entry import ToolEntry
 from pegboard.core.names import META_TOOL_NAMES
@@ -42,7 +43,7 @@ class DeferredPool:
     def __post_init__(self) -> None:
         object.__setattr__(self, "allowed", self.allowed - META_TOOL_NAMES)
 
-    @property
+    @cached_property
     def deferred_names(self) -> frozenset[str]:
         return frozenset(e.name for e in self.deferred)
 
