@@ -112,10 +112,10 @@ def test_incremental_updates_rank_like_a_fresh_build() -> None:
 
 def test_readers_keep_the_state_they_started_with() -> None:
     index = built()
-    before = index._core.state
+    before = index.state.lexical
     index.remove(["read_file"])
     assert "read_file" in before.docs
-    assert "read_file" not in index._core.state.docs
+    assert "read_file" not in index.state.lexical.docs
 
 
 def test_several_queries_are_merged_by_reciprocal_rank() -> None:

@@ -1,57 +1,107 @@
-"""The default :class:`~pegboard.meta.index.SearchIndex`: BM25F, filters and multi-query merge."""
+"""The default :class:`~pegboard.meta.index.SearchIndex`: BM25F, optional dense fusion, filters.
+
+Every update publishes a new immutable :class:`IndexState` (lexical postings plus, with an
+embedder, one unit vector per slot); searches read whichever state is current, without locks.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from pegboard.core.entry import ToolEntry
 from pegboard.meta.index import SearchHit
+from pegboard.meta.ranking.dense import Embedder, Vectors
 from pegboard.meta.ranking.document import ToolDocument, document_for
 from pegboard.meta.ranking.fusion import rrf, top, top_slots
 from pegboard.meta.ranking.lexical import (
     EMPTY_STATE,
     BM25FParams,
+    FloatArray,
     LexicalState,
     updated_state,
 )
 from pegboard.meta.ranking.text import tokenize
 
 # How deep each query of a multi-query search is ranked before fusion.
-_FUSION_DEPTH = 50
+FUSION_DEPTH = 50
 
 
-class LexicalIndexCore:
-    """Holds the current :class:`LexicalState`; writers serialise, readers just load it."""
+@dataclass(frozen=True, slots=True)
+class FusionParams:
+    """How the dense signal joins BM25F: ``lexical/max(lexical) + dense_weight * cosine``."""
 
-    def __init__(self, params: BM25FParams | None = None) -> None:
-        self.params = params or BM25FParams()
-        self._lock = threading.Lock()
-        self.state = EMPTY_STATE
-
-    def apply(self, upserts: Iterable[ToolDocument], removals: Iterable[str]) -> None:
-        with self._lock:
-            self.state = updated_state(self.state, upserts, removals, self.params)
+    dense_weight: float = 0.5
 
 
-class LexicalIndex:
-    """Ranked tool search with BM25F over name, label, description and parameters.
+@dataclass(frozen=True, slots=True)
+class IndexState:
+    lexical: LexicalState
+    vectors: Vectors | None  # row i belongs to slot i; zero rows for free slots
 
-    Safe to search from any thread or task while another updates it: every update publishes a
-    new immutable state. Results are deterministic (equal scores are ordered by name).
+
+class ToolIndex:
+    """Ranked tool search over name, label, description and parameters.
+
+    With an ``embedder`` the BM25F scores are fused with the cosine similarity of static
+    embeddings. Safe to search from any thread or task while another updates it. Results are
+    deterministic: equal scores are ordered by name.
     """
 
-    def __init__(self, params: BM25FParams | None = None) -> None:
-        self._core = LexicalIndexCore(params)
+    def __init__(
+        self,
+        params: BM25FParams | None = None,
+        *,
+        embedder: Embedder | None = None,
+        fusion: FusionParams | None = None,
+    ) -> None:
+        self.params = params or BM25FParams()
+        self.fusion = fusion or FusionParams()
+        self._embedder = embedder
+        self._lock = threading.Lock()
+        self._state = IndexState(EMPTY_STATE, None)
+
+    @property
+    def state(self) -> IndexState:
+        return self._state
 
     def upsert(self, entries: Iterable[ToolEntry]) -> None:
-        self._core.apply([document_for(e) for e in entries], ())
+        self._apply([document_for(e) for e in entries], ())
 
     def remove(self, names: Iterable[str]) -> None:
-        self._core.apply((), list(names))
+        self._apply((), list(names))
 
     def __len__(self) -> int:
-        return len(self._core.state.docs)
+        return len(self._state.lexical.docs)
+
+    def _apply(self, upserts: Sequence[ToolDocument], removals: Sequence[str]) -> None:
+        with self._lock:
+            old = self._state
+            lexical = updated_state(old.lexical, upserts, removals, self.params)
+            vectors = None
+            if self._embedder is not None:
+                vectors = self._vectors(old, lexical, upserts)
+            self._state = IndexState(lexical, vectors)
+
+    def _vectors(
+        self, old: IndexState, lexical: LexicalState, upserts: Sequence[ToolDocument]
+    ) -> Vectors:
+        assert self._embedder is not None
+        rows = np.zeros((len(lexical.names), self._embedder.dims), dtype=np.float32)
+        if old.vectors is not None:
+            kept = min(len(old.vectors), len(rows))
+            rows[:kept] = old.vectors[:kept]
+            for slot, name in enumerate(lexical.names):
+                if name is None or old.lexical.slots.get(name) != slot:
+                    rows[slot] = 0.0
+        if upserts:
+            fresh = self._embedder.embed([doc.text for doc in upserts])
+            for doc, row in zip(upserts, fresh, strict=True):
+                rows[lexical.slots[doc.name]] = row
+        return rows
 
     def search(
         self,
@@ -61,20 +111,37 @@ class LexicalIndex:
         namespaces: Sequence[str] | None = None,
         allowed: frozenset[str] | None = None,
     ) -> list[SearchHit]:
-        state = self._core.state
-        keep = _filter(state, namespaces, allowed)
-        term_lists = [terms for terms in (tokenize(q) for q in queries) if terms]
-        if not term_lists:
-            browse = sorted(n for n in state.docs if keep is None or keep(n))
+        state = self._state
+        names = state.lexical.names
+        keep = _filter(state.lexical, namespaces, allowed)
+        texts = [q for q in queries if q.strip()]
+        scored = [s for s in (self._scores(state, q) for q in texts) if s is not None]
+        if not scored:
+            browse = sorted(n for n in state.lexical.docs if keep is None or keep(n))
             return [SearchHit(name, 0.0) for name in browse[:limit]]
-        if len(term_lists) == 1:
-            best = top_slots(state.score(term_lists[0]), state.names, limit, keep)
-            return [SearchHit(n, s) for n, s in best]
-        rankings = [
-            [n for n, _ in top_slots(state.score(terms), state.names, _FUSION_DEPTH, keep)]
-            for terms in term_lists
-        ]
+        if len(scored) == 1:
+            return [SearchHit(n, s) for n, s in top_slots(scored[0], names, limit, keep)]
+        rankings = [[n for n, _ in top_slots(s, names, FUSION_DEPTH, keep)] for s in scored]
         return [SearchHit(n, s) for n, s in top(rrf(rankings), limit)]
+
+    def _scores(self, state: IndexState, query: str) -> FloatArray | None:
+        terms = tokenize(query)
+        lexical = state.lexical.score(terms) if terms else None
+        if self._embedder is None or state.vectors is None or not len(state.vectors):
+            return lexical
+        cosine = (state.vectors @ self._embedder.embed([query])[0]).astype(np.float64)
+        dense: FloatArray = np.maximum(cosine, 0.0) * self.fusion.dense_weight
+        if lexical is None or not lexical.any():
+            return dense
+        fused: FloatArray = lexical / lexical.max() + dense
+        return fused
+
+
+class LexicalIndex(ToolIndex):
+    """The dependency-light default: BM25F only."""
+
+    def __init__(self, params: BM25FParams | None = None) -> None:
+        super().__init__(params)
 
 
 def _filter(

@@ -1,0 +1,118 @@
+"""The dense signal: static word-piece embeddings distilled from all-MiniLM-L6-v2.
+
+A text's vector is the normalised mean of its word pieces' rows (model2vec style), so embedding
+a query costs microseconds and nothing is downloaded or executed at run time. The table ships
+with pegboard (``static_minilm/``, int8 with one scale per row, made by
+``scripts/distill_static_model.py``). Catalog vectors can be cached on disk, keyed by a hash of
+the embedded text and the model, so an unchanged tool is never embedded twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from pegboard.meta.ranking.wordpiece import WordPiece
+
+logger = logging.getLogger("pegboard.search")
+
+MODEL_DIR = Path(__file__).resolve().parent / "static_minilm"
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Texts -> unit vectors (rows); ``model_id`` names the vector space for caches."""
+
+    model_id: str
+    dims: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+class StaticEmbedder:
+    """Mean of static word-piece vectors, normalised to unit length."""
+
+    def __init__(self, model_dir: Path = MODEL_DIR) -> None:
+        vocab_lines = (model_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
+        table = np.load(model_dir / "embeddings.npy").astype(np.float32)
+        scales = np.load(model_dir / "scales.npy").astype(np.float32)
+        self._table: Vectors = table * scales[:, None]
+        self._tokenizer = WordPiece({word: i for i, word in enumerate(vocab_lines)})
+        self.dims = int(self._table.shape[1])
+        digest = hashlib.sha256(self._table.tobytes()).hexdigest()[:12]
+        self.model_id = f"static-minilm-{self.dims}-{digest}"
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = self._tokenizer.encode(text)
+            if ids:
+                out[row] = self._table[ids].mean(0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        unit: Vectors = out / norms
+        return unit
+
+
+@cache
+def shared_embedder() -> StaticEmbedder:
+    """The process-wide embedder (the table is loaded once)."""
+    return StaticEmbedder()
+
+
+class VectorCache:
+    """An :class:`Embedder` that keeps catalog vectors on disk, keyed by text hash.
+
+    One ``<model_id>.npz`` file per model under ``directory``; it is rewritten atomically when
+    new texts were embedded, so an unchanged tool is embedded once across processes.
+    """
+
+    def __init__(self, directory: Path, embedder: Embedder) -> None:
+        self._path = directory / f"{embedder.model_id}.npz"
+        self._embedder = embedder
+        self.model_id = embedder.model_id
+        self.dims = embedder.dims
+        self._rows: dict[str, Vectors] | None = None
+
+    def _load(self) -> dict[str, Vectors]:
+        if self._rows is None:
+            self._rows = {}
+            try:
+                with np.load(self._path) as stored:
+                    keys, vectors = stored["keys"], stored["vectors"]
+                self._rows = {str(k): v for k, v in zip(keys, vectors, strict=True)}
+            except (OSError, ValueError, KeyError) as exc:
+                if self._path.exists():
+                    logger.warning("ignoring unreadable vector cache %s: %s", self._path, exc)
+        return self._rows
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        rows = self._load()
+        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        missing = sorted({i for i, key in enumerate(keys) if key not in rows})
+        if missing:
+            fresh = self._embedder.embed([texts[i] for i in missing])
+            for i, row in zip(missing, fresh, strict=True):
+                rows[keys[i]] = row
+            self._save(rows)
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for i, key in enumerate(keys):
+            out[i] = rows[key]
+        return out
+
+    def _save(self, rows: dict[str, Vectors]) -> None:
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self._path.with_suffix(".tmp")
+            with tmp.open("wb") as f:
+                np.savez(f, keys=np.array(list(rows)), vectors=np.stack(list(rows.values())))
+            tmp.replace(self._path)
+        except OSError as exc:
+            logger.warning("cannot write the vector cache %s: %s", self._path, exc)
