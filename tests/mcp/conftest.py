@@ -24,7 +24,7 @@ def scripted(server_id: str, *modes: str, log: Path | None = None, **kw: Any) ->
         args += ["--mode", mode]
     if log is not None:
         args += ["--log", str(log)]
-    for flag in ("tools", "page_size", "names", "mode_file"):
+    for flag in ("tools", "page_size", "names", "mode_file", "ref_url"):
         if flag in kw:
             args += [f"--{flag.replace('_', '-')}", str(kw.pop(flag))]
     timeouts = {"connect_timeout": 2.0, "list_timeout": 2.0, "call_timeout": 2.0}
@@ -45,8 +45,8 @@ def requests_in(log: Path, method: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def http_server_url() -> Iterator[str]:
-    """The official-SDK server over streamable HTTP on 127.0.0.1 (one per test module)."""
+def http_server_ports() -> Iterator[tuple[int, int]]:
+    """The official-SDK server on 127.0.0.1: (streamable HTTP port, SSE port), one per module."""
     proc = subprocess.Popen(
         [sys.executable, SDK_SERVER, "http", "--tools", "5", "--prefix", "web"],
         stdout=subprocess.PIPE,
@@ -57,7 +57,17 @@ def http_server_url() -> Iterator[str]:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # bounded by pytest-timeout; the server prints it first
         assert line.startswith("PORT "), line
-        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+        yield int(line.split()[1]), int(line.split()[2])
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def http_server_url(http_server_ports: tuple[int, int]) -> str:
+    return f"http://127.0.0.1:{http_server_ports[0]}/mcp"
+
+
+@pytest.fixture(scope="module")
+def sse_server_url(http_server_ports: tuple[int, int]) -> str:
+    return f"http://127.0.0.1:{http_server_ports[1]}/sse"

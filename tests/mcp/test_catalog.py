@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
 from pegboard.errors import ServerInactive, ServerUnavailable
@@ -261,3 +262,40 @@ async def test_restart_with_five_hanging_servers_has_every_cached_tool_at_once(
     async with second.running():  # pre-warm starts; the five hang on initialize
         assert sum(len(second.list_tools(c.id)) for c in configs) == 100
         assert second.list_tools("s00") == first.list_tools("s00")
+
+
+async def test_a_remote_schema_ref_is_never_fetched(tmp_path: Path) -> None:
+    hits: list[bytes] = []
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener:
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        url = f"http://127.0.0.1:{port}/schema.json"
+
+        async def record(stream: anyio.abc.SocketStream) -> None:
+            async with stream:
+                hits.append(await stream.receive())
+
+        catalog = McpCatalog([scripted("s1", tools=1, ref_url=url)])
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listener.serve, record)
+            async with catalog.running(prewarm=False):
+                tools = await catalog.refresh_tools("s1")
+            tg.cancel_scope.cancel()
+    assert names(tools) == ["tool_0", "remote_ref"]
+    assert hits == []
+
+
+async def test_a_hanging_call_times_out_and_a_cancelled_call_returns_at_once(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("s1", "hang-call", log=log, call_timeout=0.5)])
+    async with catalog.running(prewarm=False):
+        with pytest.raises(ServerUnavailable, match=r"tool 'slow' did not answer within 0.5s"):
+            await catalog.call_tool("s1", "slow", {})
+        with anyio.move_on_after(0.2) as scope:
+            await catalog.call_tool("s1", "slow", {}, call_timeout=30)
+        assert scope.cancelled_caught
+        output = await catalog.call_tool("s1", "tool_0", {"q": "still here"})
+        assert output.as_text() == 'tool_0:{"q": "still here"}'
+        assert catalog.status("s1").state == "connected"
+    assert requests_in(log, "notifications/cancelled") == 2

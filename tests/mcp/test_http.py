@@ -83,3 +83,15 @@ async def test_list_changed_reaches_the_registry_without_a_restart(http_server_u
         with anyio.fail_after(10):
             await arrived.wait()
     assert registry.resolve_source("mcp__web__fresh_tool") == ToolSource("web", "fresh_tool")
+
+
+async def test_legacy_sse_server_is_listed_and_called(sse_server_url: str) -> None:
+    config = McpServerConfig.model_validate(
+        {"id": "old", "type": "sse", "url": sse_server_url, "connect_timeout": 10}
+    )
+    catalog = McpCatalog([config])
+    async with catalog.running(prewarm=False):
+        tools = await catalog.refresh_tools("old")
+        assert "echo" in [t.name for t in tools]
+        output = await catalog.call_tool("old", "echo", {"text": "over sse"})
+    assert output.as_text() == "over sse"

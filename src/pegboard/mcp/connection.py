@@ -127,6 +127,8 @@ class McpConnection:
                     self._session, self._state = session, state
                     started = True
                     task_status.started()
+                    if self._closing:  # close() arrived while we were connecting
+                        state.close("closed by pegboard")
                     await state.closed.wait()
             if scope.cancelled_caught and not started:
                 raise TimeoutError(f"no answer to initialize within {timeout:g}s")

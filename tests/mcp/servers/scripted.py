@@ -6,11 +6,13 @@ Modes (repeatable): ``no-init`` (never answers initialize), ``hang-list`` (never
 tools/list), ``bad-schema`` (adds tools with invalid schemas next to valid ones),
 ``prompts-only`` (no tools capability; tools/list is a -32601 error), ``flood`` (answers
 tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first),
-``hang-call`` (tools/call never answers), ``crash-once`` (the first tools/call exits the
-process; a marker file next to --log remembers it). ``--mode-file`` adds modes from a file,
-so a test can make a server hang without changing its command line (and fingerprint). Every
-request's method is appended to ``--log`` so tests can count them. Calling ``env`` returns
-the named environment variable of this process.
+``hang-call`` (a call to ``slow`` never answers), ``crash-once`` (the first tools/call exits
+the process; a marker file next to --log remembers it), ``extra`` (lists one more tool,
+``extra_tool``), ``exit`` (exits at once). ``--mode-file`` adds modes from a file, so a test
+can change a server's behaviour without changing its command line (and fingerprint).
+``--ref-url`` lists a tool whose schema ``$ref``s that URL. Every message's method (requests
+and notifications) and the process id are appended to ``--log``. Calling ``env`` returns the
+named environment variable of this process; any other call echoes its arguments.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
     ]
     if "bad-schema" in ns.mode:
         out[1:1] = BAD_TOOLS
+    if ns.ref_url:
+        props = {"x": {"$ref": ns.ref_url}}
+        out.append({"name": "remote_ref", "inputSchema": {"type": "object", "properties": props}})
     if "extra" in ns.mode:
         out.append({"name": "extra_tool", "inputSchema": {"type": "object"}})
     return out
@@ -59,6 +64,7 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=3)
     parser.add_argument("--page-size", type=int, default=0)
     parser.add_argument("--names", default="")
+    parser.add_argument("--ref-url", default="", help="list a tool whose schema $refs this URL")
     parser.add_argument("--log", default="")
     parser.add_argument("--mode", action="append", default=[])
     parser.add_argument("--mode-file", default="", help="extra modes, one a line, if it exists")
@@ -81,7 +87,7 @@ def main() -> None:
             continue
         msg = json.loads(line)
         method, rid = msg.get("method"), msg.get("id")
-        if ns.log and rid is not None:
+        if ns.log:
             with open(ns.log, "a", encoding="utf-8") as fh:
                 fh.write(f"{method}\n")
         if rid is None:
@@ -124,7 +130,7 @@ def main() -> None:
                 result["nextCursor"] = str(start + size)
             send({"jsonrpc": "2.0", "id": rid, "result": result})
         elif method == "tools/call":
-            if "hang-call" in ns.mode:
+            if "hang-call" in ns.mode and msg["params"]["name"] == "slow":
                 continue
             marker = Path(ns.log + ".crashed") if ns.log else None
             if "crash-once" in ns.mode and marker is not None and not marker.exists():

@@ -1,7 +1,7 @@
 """A real MCP server built with the official SDK, for tests and benchmarks.
 
     python sdk_server.py stdio [--tools N] [--prefix P]
-    python sdk_server.py http  [--tools N] [--prefix P]   # prints "PORT <n>" on stdout
+    python sdk_server.py http  [--tools N] [--prefix P]   # prints "PORT <http> <sse>"
 
 Tools: ``echo(text)``, ``add(a, b)`` (structured int), ``fail(reason)`` (isError), ``media()``
 (text + image + audio + embedded resource), ``查询天气(城市)`` (Chinese name), ``grow(name)``
@@ -117,17 +117,29 @@ def _generated(name: str) -> Callable[..., str]:
     return generated
 
 
-async def serve_http(server: MCPServer) -> None:
-    import uvicorn
-
+def _listen() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
-    app = server.streamable_http_app(host="127.0.0.1")
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    await uvicorn.Server(config).serve(sockets=[sock])
+    return sock
+
+
+async def serve_http(server: MCPServer) -> None:
+    """Streamable HTTP at /mcp on one port and legacy SSE at /sse on another."""
+    import uvicorn
+
+    http_sock, sse_sock = _listen(), _listen()
+    apps = [
+        (server.streamable_http_app(host="127.0.0.1"), http_sock),
+        (server.sse_app(host="127.0.0.1"), sse_sock),
+    ]
+    ports = [sock.getsockname()[1] for _, sock in apps]
+    print(f"PORT {ports[0]} {ports[1]}", flush=True)
+    async with anyio.create_task_group() as tg:
+        for app, sock in apps:
+            config = uvicorn.Config(app, log_level="warning", lifespan="on")
+            tg.start_soon(lambda c=config, s=sock: uvicorn.Server(c).serve(sockets=[s]))
 
 
 def main() -> None:
