@@ -11,7 +11,7 @@ import anyio.abc
 import pytest
 
 from pegboard.errors import ServerInactive, ServerUnavailable
-from pegboard.mcp import McpCatalog, SqliteCatalogStore
+from pegboard.mcp import McpCatalog, McpServerConfig, SqliteCatalogStore
 from tests.mcp.conftest import requests_in, scripted
 
 pytestmark = pytest.mark.anyio
@@ -299,3 +299,15 @@ async def test_a_hanging_call_times_out_and_a_cancelled_call_returns_at_once(
         assert output.as_text() == 'tool_0:{"q": "still here"}'
         assert catalog.status("s1").state == "connected"
     assert requests_in(log, "notifications/cancelled") == 2
+
+
+async def test_a_missing_command_fails_that_server_only() -> None:
+    missing = McpServerConfig(id="ghost", command="/nonexistent/mcp-server")
+    catalog = McpCatalog([missing, scripted("ok", tools=1)])
+    async with catalog.running(prewarm=False):
+        with pytest.raises(
+            ServerUnavailable, match=r"MCP server ghost is not available: .*No such file"
+        ):
+            await catalog.refresh_tools("ghost")
+        assert names(await catalog.refresh_tools("ok")) == ["tool_0"]
+        assert [s.state for s in catalog.statuses()] == ["failed", "connected"]

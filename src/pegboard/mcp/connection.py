@@ -89,7 +89,9 @@ class McpConnection:
                     await done.wait()  # the old session is still winding down
             wait = self.retry_at - time.monotonic()
             if wait > self.config.connect_timeout:
-                raise ServerUnavailable(self.server_id, f"restarting in {wait:.0f}s after a crash")
+                raise ServerUnavailable(
+                    self.server_id, f"retrying in {wait:.0f}s after {self.failures} failures"
+                )
             if wait > 0:
                 await anyio.sleep(wait)
             self._closing = False
