@@ -12,7 +12,7 @@ Server definitions (``config.py``, pydantic at the edge)::
         .transport          "stdio" | "http" | "sse": inferred Claude-Desktop style when not
                             given (``command`` -> stdio, ``url`` -> http, ``type: "sse"`` -> sse;
                             ``type``/``transport`` aliases "streamable-http"/"streamableHttp"
-                            -> http)
+                            -> http); ``"disabled": true`` (Claude Code) -> enabled=False
         .display_name       ``name`` or ``id``
         .fingerprint        sha256 hex of canonical JSON of transport/command/args/env/cwd/
                             url/headers (what approval binds trust to; any change -> new value)
@@ -24,7 +24,7 @@ Server definitions (``config.py``, pydantic at the edge)::
 
 Persistent catalog (``store.py``)::
 
-    CatalogStore            Protocol: load_all() -> dict[str, StoredServer];
+    CatalogStore            Protocol: persistent (bool); load_all() -> dict[str, StoredServer];
                             get(server_id) -> StoredServer | None; put(record: StoredServer)
                             (atomic per-server replace); delete(server_id); close()
     StoredServer            frozen dataclass: server_id, fingerprint, tools (raw MCP tool dicts,
@@ -63,19 +63,31 @@ The catalog (``catalog.py``)::
     catalog.status(server_id) -> ServerStatus;  catalog.statuses() -> list[ServerStatus]
     ServerStatus: server_id, name, state ("cold"|"connecting"|"connected"|"failed"|"disabled"),
         error: str | None, at: float | None (time of the state change), tool_count: int,
-        fetched_at: float | None (unix time of the cached list)
+        fetched_at: float | None (unix time of the cached list); ``.label`` one short line.
+        A server whose tools come from the on-disk cache is "cold" until this process has
+        talked to it (its tools are served all the same); "failed" is restored from disk.
     catalog.on_tools_changed(callback: Callable[[str], None]) -> unsubscribe
         called with the server id only when its cached list really changed (content compare;
         never-warmed counts as []), never for an identical re-list.
     await catalog.call_tool(server_id, tool_name, arguments, *, call_id=None, call_timeout=None)
         -> pegboard.core.output.ToolOutput  (``is_error`` True for an isError result);
-        an inactive server raises ServerInactive without any call; a crash/timeout raises
-        ServerUnavailable; the next call reconnects (restart with backoff).
+        an inactive server raises pegboard.errors.ServerInactive ("MCP server X is not active
+        ...") without any call; a crash, a closed connection or the call timeout raise
+        ServerUnavailable (its parent) with the reason; the next call reconnects (a crashed
+        session is also restarted in the background with backoff). Cancelling the caller
+        cancels the request (the server gets notifications/cancelled).
     await catalog.set_enabled(server_id, enabled)   enabling warms; disabling closes the session
     await catalog.restart(server_id)                close, reconnect, refresh
     catalog.is_active(server_id) -> bool;  catalog.server(server_id) -> McpServerConfig
     catalog.servers() -> list[McpServerConfig]; catalog.stderr_tail(server_id) -> str
-    catalog.tool_hashes(server_id) -> dict[str, str]
+    catalog.tool_hashes(server_id) -> dict[str, str]   tool name -> tool_hash(raw definition)
+    catalog.store                                    the CatalogStore (close it when done)
+
+Transport guards (``transport.py``; stdio is our own transport, not ``mcp.stdio_client``):
+a stdio child gets only ``ENV_ALLOWLIST`` from our environment plus its configured ``env``
+(``child_environment``); a message over ``max_message_bytes`` closes the connection with that
+reason; stderr drains into a bounded ``StderrLog`` (``catalog.stderr_tail``). A ``tools/list``
+response is validated tool by tool (``listing.py``) so one bad tool never hides its siblings.
 
 Resolve and sync (``sync.py``, SPEC section 4)::
 
@@ -93,11 +105,13 @@ Resolve and sync (``sync.py``, SPEC section 4)::
         read (with a selection: only selected ids); other namespaces untouched; an empty
         selection reads nothing. Different identities sharing one wire name are all excluded
         and reported (log + report); exact duplicates deduped. The entry's execute calls
-        catalog.call_tool and raises ToolExecutionError (server text) on isError.
+        catalog.call_tool and returns its ToolOutput; on isError it raises McpToolError (a
+        ToolExecutionError whose message is the server's text and ``.output`` the full
+        ToolOutput). The registry maps wire name -> ToolSource (``resolve_source``).
 
 Results (``results.py``)::
 
-    call_result_to_output(result: mcp_types.CallToolResult) -> ToolOutput
+    call_result_to_output(result: mcp_types.CallToolResult, *, metadata=None) -> ToolOutput
         text, images, audio, embedded/linked resources kept as parts (binary never in text);
         structured content in ``structured`` (and as JSON text when there is no text part).
 """
