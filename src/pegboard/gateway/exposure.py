@@ -21,7 +21,7 @@ from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext, canonical_json
-from pegboard.errors import ApprovalRequired, ToolError, ToolNotFound
+from pegboard.errors import ApprovalRequired, PegboardError, ToolNotFound
 from pegboard.execution import CallPolicy, error_output, execute_entry
 from pegboard.exposition.apply import Exposition, apply_defer_exposition
 from pegboard.exposition.prompt import NamespaceStatus
@@ -149,7 +149,7 @@ class RegistrySurface:
             if exc.tool_name == name:  # a direct call nobody could approve
                 raise
             return error_output(exc, self.registry.get_by_name)
-        except ToolError as exc:
+        except PegboardError as exc:  # tool errors, and a server that died mid-call
             return error_output(exc, self.registry.get_by_name)
 
 

@@ -1,0 +1,101 @@
+"""Running ``pegboard serve`` as a subprocess and talking to it with the official SDK client."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types
+import tomli_w
+from mcp import Client, StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[2]
+PEGBOARD = str(Path(sys.executable).parent / "pegboard")
+MCP_SERVERS = ROOT / "tests" / "mcp" / "servers"
+GATEWAY_SERVERS = Path(__file__).resolve().parent / "servers"
+REFSERVERS = ROOT / ".refservers"
+
+
+def sdk_server(*args: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(MCP_SERVERS / "sdk_server.py"), "stdio", *args]}
+
+
+def scripted_server(*args: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(MCP_SERVERS / "scripted.py"), *args]}
+
+
+def victim_server(*args: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(GATEWAY_SERVERS / "victim.py"), *args]}
+
+
+def write_config(tmp_path: Path, config: Mapping[str, Any]) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(tomli_w.dumps(dict(config)), encoding="utf-8")
+    return path
+
+
+def gateway_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+    env["PEGBOARD_DATA_DIR"] = str(tmp_path / "data")
+    env["PEGBOARD_CONFIG"] = str(tmp_path / "config.toml")
+    return env
+
+
+class Notifications:
+    """Collects ``notifications/tools/list_changed`` so a test can wait for the next one."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._event = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self.count += 1
+            self._event.set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+        self._event = anyio.Event()
+
+
+@asynccontextmanager
+async def serve_stdio(
+    tmp_path: Path,
+    *serve_args: str,
+    notifications: Notifications | None = None,
+    elicitation: Callable[..., Any] | None = None,
+    mode: str = "auto",
+) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=PEGBOARD, args=["serve", *serve_args], env=gateway_env(tmp_path)
+    )
+    async with Client(
+        stdio_client(params),
+        message_handler=notifications,
+        elicitation_callback=elicitation,
+        mode=mode,
+    ) as client:
+        yield client
+
+
+async def wait_for_tools(client: Client, changes: Notifications, *names: str) -> list[str]:
+    """The listed tool names once every one of ``names`` is listed (waits on list_changed)."""
+    while True:
+        listed = [t.name for t in (await client.list_tools()).tools]
+        if all(name in listed for name in names):
+            return listed
+        await changes.wait()
+
+
+def text_of(result: mcp_types.CallToolResult) -> str:
+    return "\n".join(b.text for b in result.content if isinstance(b, mcp_types.TextContent))
+
+
+async def run_cli(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    result = await anyio.run_process([PEGBOARD, *args], env=gateway_env(tmp_path), check=False)
+    return result.returncode, result.stdout.decode(), result.stderr.decode()

@@ -1,0 +1,180 @@
+"""``pegboard serve`` over stdio, driven by the official SDK client, with real upstream servers."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import anyio
+import mcp_types
+import pytest
+from mcp.client.session import ClientRequestContext
+
+from tests.gateway.harness import (
+    Notifications,
+    run_cli,
+    scripted_server,
+    sdk_server,
+    serve_stdio,
+    text_of,
+    victim_server,
+    wait_for_tools,
+    write_config,
+)
+
+pytestmark = pytest.mark.anyio
+
+# Bounds for a loaded 2-core CI machine; a gateway that waited on the hanging server (whose
+# connect timeout is set to 120 s below) could never meet them.
+STARTUP_BOUND = 45
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+async def test_cached_tools_are_served_while_a_server_hangs_and_tool_invoke_reaches_a_real_tool(
+    tmp_path: Path,
+) -> None:
+    hang = scripted_server("--mode", "no-init") | {"connect_timeout": 120}
+    write_config(
+        tmp_path,
+        {
+            "servers": {
+                "toolbox": sdk_server(),
+                "bulk": victim_server("--tools", "30"),
+                "hang": hang,
+            }
+        },
+    )
+    code, out, _ = await run_cli(tmp_path, "servers", "refresh", "toolbox", "bulk")
+    assert (code, out.splitlines()[0].split(":")[0]) == (0, "toolbox")
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with serve_stdio(tmp_path, "--context-window", "8000") as client:
+            listed = await client.list_tools()
+            instructions = client.instructions or ""
+
+            assert [t.name for t in listed.tools] == ["tool_inspect", "tool_invoke", "tool_search"]
+            assert "- mcp:bulk (32): block, pid, task_0, task_1, …" in instructions
+            assert "- mcp:toolbox (8): add, crash, echo, env, …" in instructions
+            assert "- mcp:hang: server not connected yet" in instructions
+
+            found = text_of(await client.call_tool("tool_search", {"query": "add two integers"}))
+            assert found.splitlines()[:2] == [
+                "[mcp:toolbox]",
+                "- mcp__toolbox__add: Add two integers.",
+            ]
+
+            stub = text_of(await client.call_tool("tool_inspect", {"name": "mcp__toolbox__add"}))
+            assert " * @param {integer} params.a (required)" in stub.splitlines()
+
+            result = await client.call_tool(
+                "tool_invoke", {"name": "mcp__toolbox__add", "params": {"a": 2, "b": 3}}
+            )
+            assert (text_of(result), result.structured_content, result.is_error) == (
+                "5",
+                {"result": 5},
+                False,
+            )
+
+            media = await client.call_tool("tool_invoke", {"name": "mcp__toolbox__media"})
+            kinds = [type(block).__name__ for block in media.content]
+            assert kinds == ["TextContent", "ImageContent", "AudioContent", "EmbeddedResource"]
+
+            failed = await client.call_tool(
+                "tool_invoke", {"name": "mcp__toolbox__fail", "params": {"reason": "no luck"}}
+            )
+            assert failed.is_error is True
+            assert "no luck" in text_of(failed)
+
+
+async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitation_when_called(
+    tmp_path: Path,
+) -> None:
+    toolbox = sdk_server() | {"force_prompt_tools": ["echo"]}
+    write_config(
+        tmp_path, {"servers": {"toolbox": toolbox, "bulk": victim_server("--tools", "30")}}
+    )
+    changes = Notifications()
+    answers = ["allow_once", "deny"]
+    asked: list[str] = []
+
+    async def elicit(
+        context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"decision": answers.pop(0)})
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with serve_stdio(
+            tmp_path, "--context-window", "8000", elicitation=elicit, notifications=changes
+        ) as client:
+            names = await wait_for_tools(client, changes, "mcp__toolbox__echo", "tool_invoke")
+            assert names == ["mcp__toolbox__echo", "tool_inspect", "tool_invoke", "tool_search"]
+
+            via_invoke = await client.call_tool(
+                "tool_invoke", {"name": "mcp__toolbox__echo", "params": {"text": "hi"}}
+            )
+            assert via_invoke.is_error is True
+            assert "requires user approval; call it directly" in text_of(via_invoke)
+            assert asked == []
+
+            allowed = await client.call_tool("mcp__toolbox__echo", {"text": "hi"})
+            assert (text_of(allowed), allowed.is_error) == ("hi", False)
+            assert asked[0].startswith("Allow the tool mcp__toolbox__echo (mcp:toolbox) to run?")
+            assert '"text": "hi"' in asked[0]
+
+            denied = await client.call_tool("mcp__toolbox__echo", {"text": "again"})
+            assert denied.is_error is True
+            assert "The user denied the call to mcp__toolbox__echo" in text_of(denied)
+
+
+async def test_upstream_list_changed_and_a_killed_upstream_reach_the_client_and_serving_goes_on(
+    tmp_path: Path,
+) -> None:
+    write_config(tmp_path, {"servers": {"toolbox": sdk_server(), "victim": victim_server()}})
+    changes = Notifications()
+    fifo = tmp_path / "started.fifo"
+    os.mkfifo(fifo)
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with serve_stdio(tmp_path, "--no-defer", notifications=changes) as client:
+            before = await wait_for_tools(client, changes, "mcp__toolbox__grow", "mcp__victim__pid")
+            assert "mcp__toolbox__grown" not in before
+
+            grown = await client.call_tool("mcp__toolbox__grow", {"name": "grown"})
+            assert text_of(grown) == "added grown"
+            count = changes.count
+            await wait_for_tools(client, changes, "mcp__toolbox__grown")
+            assert changes.count > count
+
+            victim_pid = int(text_of(await client.call_tool("mcp__victim__pid", {})))
+            results: list[mcp_types.CallToolResult] = []
+
+            async def blocked_call() -> None:
+                results.append(await client.call_tool("mcp__victim__block", {"fifo": str(fifo)}))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(blocked_call)
+                await anyio.to_thread.run_sync(lambda: fifo.read_text())
+                os.kill(victim_pid, signal.SIGKILL)
+
+            assert results[0].is_error is True
+            assert "MCP server victim is not available" in text_of(results[0])
+            still = await client.call_tool("mcp__toolbox__add", {"a": 1, "b": 1})
+            assert text_of(still) == "2"
+
+
+async def test_a_fresh_install_without_config_serves_an_empty_tool_list(tmp_path: Path) -> None:
+    with anyio.fail_after(STARTUP_BOUND):
+        async with serve_stdio(tmp_path, mode="legacy") as client:
+            listed = await client.list_tools()
+            instructions = client.instructions
+
+    assert (listed.tools, instructions) == ([], None)
