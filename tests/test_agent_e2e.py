@@ -21,9 +21,10 @@ from typing import Any
 import anyio
 import pytest
 
-from pegboard.agent import AgentSession, build_agent_params
+from pegboard.agent import AgentSession, build_agent_params, statuses_from_catalog
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
+from pegboard.errors import PegboardError
 from pegboard.mcp import McpCatalog, McpServerConfig, sync_mcp_tools_to_registry
 
 SERVERS = Path(__file__).parent / "mcp" / "servers"
@@ -159,3 +160,34 @@ async def test_a_32k_model_searches_inspects_and_invokes_a_deferred_mcp_tool(
         ],
     }
     assert log.read_text().split().count("tools/call") == 1
+
+
+@pytest.mark.anyio
+async def test_a_failing_server_is_shown_to_the_model_as_failing(tmp_path: Path) -> None:
+    log = tmp_path / "files.log"
+    files = servers("http://127.0.0.1:9/unused", log)[0]
+    broken = McpServerConfig(
+        id="broken-id",
+        name="Broken",
+        command=sys.executable,
+        args=[str(SERVERS / "scripted.py"), "--mode", "exit"],
+        connect_timeout=2.0,
+        list_timeout=2.0,
+    )
+    registry = ToolRegistry()
+    async with McpCatalog([files, broken]).running(prewarm=False) as catalog:
+        with anyio.fail_after(10):
+            await catalog.refresh_tools("files")
+            with pytest.raises(PegboardError):
+                await catalog.refresh_tools("broken-id")
+        report = sync_mcp_tools_to_registry(registry, catalog)
+        statuses = statuses_from_catalog(catalog)
+    scope = ToolApplyScope(mcp_tool_ids=frozenset(report.registered))
+    params = build_agent_params(
+        registry, scope, ModelInfo("gpt", "openai", 32_000), statuses=statuses
+    )
+    [line] = [ln for ln in params.system_prompt.splitlines() if "Broken" in ln]
+    assert line.startswith("- mcp:Broken: server failing: MCP server Broken is not available")
+    assert line.endswith("; its tools may be missing or stale")
+    assert "broken-id" not in params.system_prompt
+    assert "mcp:Files (150)" in params.system_prompt

@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pegboard.adapters import to_anthropic_tools, to_chat_tools, to_responses_tools
 from pegboard.core.entry import ToolEntry
@@ -30,6 +30,9 @@ from pegboard.execution import AuditSink, CallPolicy
 from pegboard.exposition import Exposition, NamespaceStatus, apply_defer_exposition
 from pegboard.meta.index import SearchIndex
 from pegboard.meta.ledger import InspectLedger
+
+if TYPE_CHECKING:
+    from pegboard.mcp import McpCatalog
 
 __all__ = ["AgentParams", "AgentSession", "Api", "build_agent_params", "statuses_from_catalog"]
 
@@ -139,9 +142,14 @@ def build_agent_params(
     return params
 
 
-def statuses_from_catalog(catalog: Any) -> dict[str, NamespaceStatus]:
-    """Namespace statuses (``mcp:<server id>``) from an :class:`pegboard.mcp.McpCatalog`."""
+def statuses_from_catalog(catalog: McpCatalog) -> dict[str, NamespaceStatus]:
+    """Namespace statuses (``mcp:<server id>``) from the MCP catalog, for the prompt section
+    (cold and failing servers are shown to the model)."""
     return {
-        f"mcp:{s.server_id}": NamespaceStatus(f"mcp:{s.name}", str(s.state), s.error)
+        f"mcp:{s.server_id}": NamespaceStatus(
+            f"mcp:{s.name}",
+            s.state,
+            s.error.replace(s.server_id, s.name) if s.error else None,  # ids stay internal
+        )
         for s in catalog.statuses()
     }

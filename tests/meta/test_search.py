@@ -201,3 +201,9 @@ def test_any_search_index_implementation_plugs_in() -> None:
         "- web_search: Search the web with a search engine.",
         "- web_fetch: Fetch a web page and return its text.",
     ]
+
+
+def test_a_query_naming_the_namespace_label_finds_its_tools() -> None:
+    text = search_pool(pool_of(*catalog()), ["gmail"], limit=3).as_text()
+    assert text.splitlines()[0] == "[mcp:Gmail]"
+    assert len(text.splitlines()) == 4
