@@ -99,6 +99,22 @@ def test_defs_are_rewritten_and_refs_kept() -> None:
     }
 
 
+def test_optional_type_lists_gain_null_once() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": ["string", "integer"]},
+            "b": {"type": ["string", "null"]},
+            "c": {"type": "null"},
+        },
+    }
+    assert openai_strict_schema(schema)["properties"] == {
+        "a": {"type": ["string", "integer", "null"]},
+        "b": {"type": ["string", "null"]},
+        "c": {"type": "null"},
+    }
+
+
 def test_single_allof_is_inlined_and_oneof_becomes_anyof() -> None:
     schema = {
         "type": "object",

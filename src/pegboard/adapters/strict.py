@@ -204,7 +204,12 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
         return schema
     if kind == "null":
         return schema
-    if kind in _PRIMITIVES and "enum" not in schema and "const" not in schema:
+    if (
+        isinstance(kind, str)
+        and kind in _PRIMITIVES
+        and "enum" not in schema
+        and "const" not in schema
+    ):
         return {**schema, "type": [kind, "null"]}
     if isinstance(kind, list):
         return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
