@@ -97,3 +97,17 @@ def test_concurrent_counting_from_threads_agrees() -> None:
         t.join(timeout=30)
     assert len(results) == 4
     assert len(set(results)) == 1
+
+
+def test_count_entry_remembers_each_tool_object_but_recounts_a_new_wire_name() -> None:
+    counter = BpeTokenCounter()
+    tool = Tool("Search the web.", SCHEMA)
+    first = counter.count_entry(ToolEntry("web_search", "web", tool))
+    assert first == counter.count_tool("web_search", "Search the web.", SCHEMA)
+    renamed = counter.count_entry(ToolEntry("a_much_longer_wire_name_for_search", "web", tool))
+    assert renamed == counter.count_tool(
+        "a_much_longer_wire_name_for_search", "Search the web.", SCHEMA
+    )
+    assert renamed > first
+    counter.clear_cache()
+    assert counter.count_entry(ToolEntry("web_search", "web", tool)) == first

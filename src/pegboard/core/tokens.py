@@ -14,6 +14,7 @@ import importlib.util
 import sys
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from functools import cache
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pegboard.core.entry import ToolEntry
-from pegboard.core.tool import canonical_json
+from pegboard.core.tool import Tool, canonical_json
 
 __all__ = [
     "BpeTokenCounter",
@@ -67,6 +68,9 @@ class BpeTokenCounter:
         self._tokenizer: Any = None
         self._cache: OrderedDict[bytes, int] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._by_tool: weakref.WeakKeyDictionary[Tool, tuple[str, int]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def _load(self) -> Any:
         self._tokenizer = _tokenizer_for(self.encoding)
@@ -94,9 +98,26 @@ class BpeTokenCounter:
                 self._cache.popitem(last=False)
         return count
 
+    def count_entry(self, entry: ToolEntry) -> int:
+        """:meth:`count_tool` of an entry, remembered per :class:`Tool` object.
+
+        Tools are immutable, so a repeated count of the same entry (every request counts the
+        active set) skips serialising the schema again.
+        """
+        tool = entry.tool
+        with self._cache_lock:
+            hit = self._by_tool.get(tool)
+        if hit is not None and hit[0] == entry.name:
+            return hit[1]
+        count = self.count_tool(entry.name, tool.description, tool.input_schema)
+        with self._cache_lock:
+            self._by_tool[tool] = (entry.name, count)
+        return count
+
     def clear_cache(self) -> None:
         with self._cache_lock:
             self._cache.clear()
+            self._by_tool.clear()
 
     @property
     def cache_len(self) -> int:
@@ -152,4 +173,6 @@ def default_token_counter() -> TokenCounter:
 def count_entries(entries: Iterable[ToolEntry], counter: TokenCounter | None = None) -> int:
     """Total tokens of the entries' definitions (wire name, tool description, input schema)."""
     counter = counter or default_token_counter()
+    if isinstance(counter, BpeTokenCounter):
+        return sum(counter.count_entry(e) for e in entries)
     return sum(counter.count_tool(e.name, e.tool.description, e.tool.input_schema) for e in entries)
