@@ -10,7 +10,7 @@ import anyio
 import anyio.abc
 import pytest
 
-from pegboard.errors import ServerInactive, ServerUnavailable
+from pegboard.errors import ServerInactive, ServerUnavailable, ToolExecutionError
 from pegboard.mcp import McpCatalog, McpServerConfig, SqliteCatalogStore
 from tests.mcp.conftest import requests_in, scripted
 
@@ -311,3 +311,12 @@ async def test_a_missing_command_fails_that_server_only() -> None:
             await catalog.refresh_tools("ghost")
         assert names(await catalog.refresh_tools("ok")) == ["tool_0"]
         assert [s.state for s in catalog.statuses()] == ["failed", "connected"]
+
+
+async def test_a_wrong_shaped_result_is_a_readable_tool_error() -> None:
+    catalog = McpCatalog([scripted("s1", "bad-result")])
+    async with catalog.running(prewarm=False):
+        match = r"MCP server s1 answered tool 'tool_0' with an invalid result"
+        with pytest.raises(ToolExecutionError, match=match):
+            await catalog.call_tool("s1", "tool_0", {})
+        assert catalog.status("s1").state == "connected"

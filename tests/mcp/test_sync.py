@@ -179,13 +179,19 @@ def test_overlapping_selections_both_survive_and_stale_servers_still_go() -> Non
     assert registry.snapshot().names() == ["mcp__s1__a", "mcp__s1__c"]
 
 
-def test_an_empty_selection_reads_and_changes_nothing() -> None:
-    catalog = seeded({"s1": None})
-    registry = ToolRegistry()
-    report = sync_mcp_tools_to_registry(registry, catalog, [])
-    assert (report.registered, report.evicted) == ([], [])
-    assert catalog.status("s1").state == "cold"
-    assert len(registry) == 0
+@pytest.mark.anyio
+async def test_an_empty_selection_reads_and_changes_nothing() -> None:
+    catalog = McpCatalog([scripted("s1")])
+    registry = ToolRegistry([user_entry("my_tool")])
+    async with catalog.running(prewarm=False):
+        report = sync_mcp_tools_to_registry(registry, catalog, [])
+        await anyio.wait_all_tasks_blocked()
+        assert (report.registered, report.evicted) == ([], [])
+        assert catalog.status("s1").state == "cold"  # no read, so no warm was started
+        sync_mcp_tools_to_registry(registry, catalog)  # a full sync reads: the cold server warms
+        await anyio.wait_all_tasks_blocked()
+        assert catalog.status("s1").state in ("connecting", "connected")
+    assert registry.snapshot().names() == ["my_tool"]
 
 
 @pytest.mark.anyio

@@ -73,7 +73,8 @@ The catalog (``catalog.py``)::
         -> pegboard.core.output.ToolOutput  (``is_error`` True for an isError result);
         an inactive server raises pegboard.errors.ServerInactive ("MCP server X is not active
         ...") without any call; a crash, a closed connection or the call timeout raise
-        ServerUnavailable (its parent) with the reason; the next call reconnects (a crashed
+        ServerUnavailable (its parent) with the reason; a wrong-shaped result raises
+        ToolExecutionError (model-readable); the next call reconnects (a crashed
         session is also restarted in the background with backoff). Cancelling the caller
         cancels the request (the server gets notifications/cancelled).
     await catalog.set_enabled(server_id, enabled)   enabling warms; disabling closes the session

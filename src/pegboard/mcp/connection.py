@@ -22,8 +22,9 @@ import anyio.abc
 import mcp_types
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
-from pegboard.errors import ServerUnavailable
+from pegboard.errors import ServerUnavailable, ToolExecutionError
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.listing import ListingLog, filter_tool_listings
 from pegboard.mcp.transport import (
@@ -222,6 +223,12 @@ class McpConnection:
             ) from exc
         except MCPError as exc:
             raise self._request_failed(f"tool {name!r}", exc, state) from exc
+        except (RuntimeError, ValidationError) as exc:  # wrong-shaped or schema-violating result
+            raise ToolExecutionError(
+                f"MCP server {self.server_id} answered tool {name!r} with an invalid result: "
+                f"{_first_line(exc)}",
+                tool_name=name,
+            ) from exc
         assert isinstance(result, mcp_types.CallToolResult)
         self.failures = 0
         return result
@@ -241,3 +248,8 @@ def _reason(exc: BaseException, stderr: StderrLog) -> str:
     text = str(exc) or type(exc).__name__
     tail = stderr.text().strip().splitlines()[-1:] if stderr.text().strip() else []
     return f"{text}" + (f" (stderr: {tail[0][:200]})" if tail else "")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

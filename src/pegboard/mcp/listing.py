@@ -121,7 +121,11 @@ class _Read:
 
     async def receive(self) -> SessionMessage | Exception:
         item = await self._inner.receive()
-        if isinstance(item, SessionMessage) and isinstance(item.message, mcp_types.JSONRPCResponse):
+        if not isinstance(item, SessionMessage):
+            return item
+        if isinstance(item.message, mcp_types.JSONRPCError) and item.message.id is not None:
+            self._log._pending.pop(item.message.id, None)
+        elif isinstance(item.message, mcp_types.JSONRPCResponse):
             method = self._log._pending.pop(item.message.id, None)
             if method == "initialize":
                 version = item.message.result.get("protocolVersion")

@@ -8,7 +8,8 @@ tools/list), ``bad-schema`` (adds tools with invalid schemas next to valid ones)
 tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first),
 ``hang-call`` (a call to ``slow`` never answers), ``crash-once`` (the first tools/call exits
 the process; a marker file next to --log remembers it), ``extra`` (lists one more tool,
-``extra_tool``), ``exit`` (exits at once). ``--mode-file`` adds modes from a file, so a test
+``extra_tool``), ``exit`` (exits at once), ``bad-result`` (tools/call answers a result of the
+wrong shape). ``--mode-file`` adds modes from a file, so a test
 can change a server's behaviour without changing its command line (and fingerprint).
 ``--ref-url`` lists a tool whose schema ``$ref``s that URL. Every message's method (requests
 and notifications) and the process id are appended to ``--log``. Calling ``env`` returns the
@@ -136,6 +137,9 @@ def main() -> None:
             if "crash-once" in ns.mode and marker is not None and not marker.exists():
                 marker.write_text("1")
                 os._exit(7)
+            if "bad-result" in ns.mode:
+                send({"jsonrpc": "2.0", "id": rid, "result": {"content": "not-a-list"}})
+                continue
             args = msg["params"].get("arguments") or {}
             text = json.dumps(args, ensure_ascii=False, sort_keys=True)
             if msg["params"]["name"] == "env":
