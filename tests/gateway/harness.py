@@ -21,6 +21,19 @@ GATEWAY_SERVERS = Path(__file__).resolve().parent / "servers"
 REFSERVERS = ROOT / ".refservers"
 
 
+# Bounds for a loaded 2-core CI machine; a gateway that waited on the hanging server (whose
+# connect timeout is set to 120 s below) could never meet them.
+STARTUP_BOUND = 45
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
 def sdk_server(*args: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(MCP_SERVERS / "sdk_server.py"), "stdio", *args]}
 

@@ -1,0 +1,107 @@
+"""Reference MCP servers from PyPI and npm behind ``pegboard servers`` and ``pegboard serve``.
+
+They are installed by ``.ci/run`` into ``.refservers/`` (a venv of their own for the PyPI
+servers, whose ``mcp`` version differs from ours, and an npm prefix).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.gateway.harness import (
+    REFSERVERS,
+    STARTUP_BOUND,
+    run_cli,
+    serve_stdio,
+    text_of,
+    write_config,
+)
+
+pytestmark = pytest.mark.anyio
+
+PY_BIN = REFSERVERS / "py" / "bin"
+NPM_BIN = REFSERVERS / "npm" / "node_modules" / ".bin"
+NEEDED = [
+    PY_BIN / "mcp-server-time",
+    PY_BIN / "mcp-server-git",
+    NPM_BIN / "mcp-server-everything",
+    NPM_BIN / "mcp-server-memory",
+    NPM_BIN / "mcp-server-filesystem",
+]
+missing = [p.name for p in NEEDED if not p.exists()]
+if missing:
+    pytest.skip(
+        f"reference servers not installed ({', '.join(missing)}); .ci/run installs them into "
+        ".refservers/",
+        allow_module_level=True,
+    )
+
+
+def _config(tmp_path: Path) -> dict[str, Any]:
+    repo, files = tmp_path / "repo", tmp_path / "files"
+    files.mkdir()
+    (files / "hello.txt").write_text("hello\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return {
+        "servers": {
+            "time": {"command": str(PY_BIN / "mcp-server-time")},
+            "git": {
+                "command": str(PY_BIN / "mcp-server-git"),
+                "args": ["--repository", str(repo)],
+            },
+            "everything": {"command": str(NPM_BIN / "mcp-server-everything")},
+            "memory": {
+                "command": str(NPM_BIN / "mcp-server-memory"),
+                "env": {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")},
+            },
+            "filesystem": {"command": str(NPM_BIN / "mcp-server-filesystem"), "args": [str(files)]},
+        }
+    }
+
+
+async def test_reference_servers_are_refreshed_and_their_tools_called_through_tool_invoke(
+    tmp_path: Path,
+) -> None:
+    config = _config(tmp_path)
+    write_config(tmp_path, config)
+    repo = config["servers"]["git"]["args"][1]
+
+    code, out, _ = await run_cli(tmp_path, "servers", "refresh", "--json")
+    rows = {row["id"]: row for row in json.loads(out)}
+    assert code == 0
+    assert {sid: row["ok"] for sid, row in rows.items()} == dict.fromkeys(
+        ["time", "git", "everything", "memory", "filesystem"], True
+    )
+    assert rows["time"]["tools"] == 2
+
+    calls = {
+        "mcp__time__get_current_time": {"timezone": "UTC"},
+        "mcp__everything__echo": {"message": "through pegboard"},
+        "mcp__memory__read_graph": {},
+        "mcp__filesystem__list_allowed_directories": {},
+        "mcp__git__git_status": {"repo_path": repo},
+    }
+    with anyio.fail_after(STARTUP_BOUND):
+        async with serve_stdio(tmp_path) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            results = {
+                name: await client.call_tool("tool_invoke", {"name": name, "params": params})
+                for name, params in calls.items()
+            }
+
+    assert names == ["tool_inspect", "tool_invoke", "tool_search"]
+    assert {name: r.is_error for name, r in results.items()} == dict.fromkeys(calls, False)
+    assert json.loads(text_of(results["mcp__time__get_current_time"]))["timezone"] == "UTC"
+    assert text_of(results["mcp__everything__echo"]) == "Echo: through pegboard"
+    assert json.loads(text_of(results["mcp__memory__read_graph"])) == {
+        "entities": [],
+        "relations": [],
+    }
+    assert str(tmp_path / "files") in text_of(results["mcp__filesystem__list_allowed_directories"])
+    assert "On branch" in text_of(results["mcp__git__git_status"])
