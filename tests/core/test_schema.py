@@ -163,3 +163,19 @@ def test_check_schema_accepts_a_schema_without_type() -> None:
 def test_invalid_schema_in_validate_raises_schema_error() -> None:
     with pytest.raises(SchemaError):
         validate_arguments({"type": "object", "required": "a"}, {})
+
+
+def test_a_huge_invalid_array_is_cut_short() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"ids": {"type": "array", "items": {"type": "integer"}}},
+    }
+    problems = problems_of(schema, {"ids": ["x"] * 10_000})
+    assert problems == (
+        'ids[0]: expected integer, got string "x"',
+        'ids[1]: expected integer, got string "x"',
+        'ids[2]: expected integer, got string "x"',
+        'ids[3]: expected integer, got string "x"',
+        'ids[4]: expected integer, got string "x"',
+        "... and more problems",
+    )

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 import jsonschema
@@ -27,6 +28,7 @@ from pegboard.errors import InvalidToolArguments, SchemaError
 __all__ = ["MAX_PROBLEMS", "check_schema", "render_stub", "validate_arguments"]
 
 MAX_PROBLEMS = 5
+_MAX_ERRORS = 50  # errors collected before giving up (a 10,000-item array of wrong types)
 _VALUE_PREVIEW = 40
 _EMPTY_REGISTRY: referencing.Registry[Any] = referencing.Registry()
 
@@ -61,7 +63,7 @@ def validate_arguments(
     """
     validator = _compiled(_key(schema))
     try:
-        errors = sorted(validator.iter_errors(args), key=_error_order)
+        errors = sorted(islice(validator.iter_errors(args), _MAX_ERRORS), key=_error_order)
         problems: list[str] = []
         for error in errors:
             for problem in _describe(error, args):
@@ -74,7 +76,9 @@ def validate_arguments(
         ) from exc
     if not problems:
         return
-    if len(problems) > MAX_PROBLEMS:
+    if len(errors) == _MAX_ERRORS:  # stopped looking: say so rather than give a count
+        problems = [*problems[:MAX_PROBLEMS], "... and more problems"]
+    elif len(problems) > MAX_PROBLEMS:
         extra = len(problems) - MAX_PROBLEMS
         problems = [*problems[:MAX_PROBLEMS], f"... and {extra} more problem(s)"]
     raise InvalidToolArguments(tool_name, problems)
@@ -105,8 +109,10 @@ def _compiled(key: str) -> jsonschema.protocols.Validator:
     return validator
 
 
-def _error_order(error: jsonschema.ValidationError) -> tuple[str, str]:
-    return (_path(error.absolute_path), error.message)
+def _error_order(error: jsonschema.ValidationError) -> tuple[tuple[tuple[int, Any], ...], str]:
+    """Document order: by path (array indexes numerically), then message."""
+    parts = tuple((0, p) if isinstance(p, int) else (1, str(p)) for p in error.absolute_path)
+    return (parts, error.message)
 
 
 def _describe(error: jsonschema.ValidationError, args: Any) -> list[str]:
