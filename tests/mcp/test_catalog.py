@@ -320,3 +320,40 @@ async def test_a_wrong_shaped_result_is_a_readable_tool_error() -> None:
         with pytest.raises(ToolExecutionError, match=match):
             await catalog.call_tool("s1", "tool_0", {})
         assert catalog.status("s1").state == "connected"
+
+
+async def test_a_crashed_server_is_restarted_in_the_background(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("s1", "crash-once", log=log)])
+    states: list[str] = []
+    reconnected = anyio.Event()
+
+    def on_status(server_id: str) -> None:
+        states.append(catalog.status(server_id).state)
+        if states[-2:] == ["connecting", "connected"] and "failed" in states:
+            reconnected.set()
+
+    catalog.on_status_changed(on_status)
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("s1")
+        with pytest.raises(ServerUnavailable):
+            await catalog.call_tool("s1", "tool_0", {})
+        with anyio.fail_after(5):
+            await reconnected.wait()
+    assert states == ["connecting", "connected", "failed", "connecting", "connected"]
+    assert requests_in(log, "initialize") == 2
+
+
+async def test_cached_tools_of_a_changed_server_definition_are_not_served(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    before = scripted("s1", tools=2)
+    first = McpCatalog([before], SqliteCatalogStore(path))
+    async with first.running(prewarm=False):
+        await first.refresh_tools("s1")
+    changed = scripted("s1", tools=2, env={"TOKEN": "other-credentials"})
+    assert changed.fingerprint != before.fingerprint
+    assert McpCatalog([changed], SqliteCatalogStore(path)).read_tools("s1") is None
+    assert names(McpCatalog([before], SqliteCatalogStore(path)).list_tools("s1")) == [
+        "tool_0",
+        "tool_1",
+    ]

@@ -69,6 +69,8 @@ The catalog (``catalog.py``)::
     catalog.on_tools_changed(callback: Callable[[str], None]) -> unsubscribe
         called with the server id only when its cached list really changed (content compare;
         never-warmed counts as []), never for an identical re-list.
+    catalog.on_status_changed(callback: Callable[[str], None]) -> unsubscribe
+        called with the server id whenever its state (or error) changes.
     await catalog.call_tool(server_id, tool_name, arguments, *, call_id=None, call_timeout=None)
         -> pegboard.core.output.ToolOutput  (``is_error`` True for an isError result);
         an inactive server raises pegboard.errors.ServerInactive ("MCP server X is not active

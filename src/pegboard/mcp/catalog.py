@@ -58,6 +58,7 @@ class McpCatalog:
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = False
         self._listeners: list[ToolsChangedCallback] = []
+        self._status_listeners: list[ToolsChangedCallback] = []
         self._entries: dict[str, ServerEntry] = {}
         stored = self._load_store()
         for config in servers:
@@ -74,7 +75,7 @@ class McpCatalog:
                 max_message_bytes=max_message_bytes,
                 stderr_log=StderrLog(stderr_log_bytes),
             )
-            entry = ServerEntry(config, connection)
+            entry = ServerEntry(config, connection, on_state=self._notify_status)
             record = stored.get(config.id)
             if record is not None and record.fingerprint == config.fingerprint:
                 entry.load(record)
@@ -192,6 +193,20 @@ class McpCatalog:
         self._listeners.append(callback)
         return lambda: self._listeners.remove(callback) if callback in self._listeners else None
 
+    def on_status_changed(self, callback: ToolsChangedCallback) -> Callable[[], None]:
+        """Call ``callback(server_id)`` whenever a server's state (or its error) changes."""
+        self._status_listeners.append(callback)
+        return lambda: (
+            self._status_listeners.remove(callback) if callback in self._status_listeners else None
+        )
+
+    def _notify_status(self, server_id: str) -> None:
+        for listener in list(self._status_listeners):
+            try:
+                listener(server_id)
+            except Exception:
+                logger.exception("status listener failed for MCP server %s", server_id)
+
     # -- refreshes ----------------------------------------------------------------------------
     async def warm(self, server_id: str) -> None:
         """Fill a cold cache; never raises. Populated or backed-off servers are left alone."""
@@ -231,7 +246,8 @@ class McpCatalog:
                 entry.set_state("connecting")
             raw, skipped = await entry.connection.list_tools()
         except Exception as exc:
-            await self._record_failure(entry, exc)
+            if not self._stopping:  # a refresh cut short by our own shutdown is no failure
+                await self._record_failure(entry, exc)
             error = exc if isinstance(exc, McpError) else ServerUnavailable(server_id, str(exc))
             flight.fail(error)
             if error is exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -49,9 +50,15 @@ class Flight:
 
 
 class ServerEntry:
-    def __init__(self, config: McpServerConfig, connection: McpConnection) -> None:
+    def __init__(
+        self,
+        config: McpServerConfig,
+        connection: McpConnection,
+        on_state: Callable[[str], None] = lambda server_id: None,
+    ) -> None:
         self.config = config
         self.connection = connection
+        self._on_state = on_state
         self.enabled = config.enabled
         self.raw: tuple[dict[str, Any], ...] | None = None
         self.tools: tuple[mcp_types.Tool, ...] | None = None
@@ -135,11 +142,14 @@ class ServerEntry:
             state = "disabled"
         if state != "failed":
             error = None
-        if (state, error) != (self.state, self.error if self.state == "failed" else None):
+        changed = (state, error) != (self.state, self.error if self.state == "failed" else None)
+        if changed:
             self.at = time.time()
         self.state = state
         if state == "failed":
             self.error = error
+        if changed:
+            self._on_state(self.config.id)
 
     def status(self) -> ServerStatus:
         return ServerStatus(
