@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tracemalloc
 from pathlib import Path
 
 import anyio
@@ -117,7 +118,8 @@ async def test_cached_list_is_served_while_the_server_hangs_and_kept_after_it_fa
         assert catalog.list_tools("s1") == before
         status = catalog.status("s1")
         assert status.state == "failed"
-        assert status.error == "MCP server s1 is not available: tools/list timed out after 1s"
+        assert status.error == "tools/list timed out after 1s"
+        assert status.label == "failed (tools/list timed out after 1s)"
         assert status.tool_count == 2
 
 
@@ -160,9 +162,15 @@ async def test_crash_mid_call_gives_a_clear_error_and_the_next_call_works(tmp_pa
 async def test_message_over_the_size_cap_fails_the_listing_with_the_reason() -> None:
     catalog = McpCatalog([scripted("flood", "flood")], max_message_bytes=1 << 20)
     async with catalog.running(prewarm=False):
-        with pytest.raises(ServerUnavailable, match=r"larger than 1048576 bytes"):
-            await catalog.refresh_tools("flood")
+        tracemalloc.start()
+        try:
+            with pytest.raises(ServerUnavailable, match=r"larger than 1048576 bytes"):
+                await catalog.refresh_tools("flood")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
         assert catalog.status("flood").state == "failed"
+    assert peak < 8 << 20  # the server streams 64 MiB without a newline
 
 
 async def test_stderr_flood_is_drained_into_a_bounded_log() -> None:

@@ -269,7 +269,8 @@ class McpCatalog:
 
     async def _record_failure(self, entry: ServerEntry, exc: Exception) -> None:
         now = time.time()
-        entry.fail(str(exc), now, now + self.failure_backoff)
+        reason = exc.reason if isinstance(exc, ServerUnavailable) else str(exc)
+        entry.fail(reason, now, now + self.failure_backoff)
         await self._persist(entry)
 
     async def _persist(self, entry: ServerEntry) -> None:
