@@ -40,7 +40,7 @@ def state(ctx: typer.Context) -> CliState:
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

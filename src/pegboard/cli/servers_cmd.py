@@ -33,11 +33,16 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "never"
 
 
+def _state(s: ServerStatus) -> str:
+    # The CLI starts no server: "cold" with a cached list means "listed before, not running".
+    return "cached" if s.state == "cold" and s.fetched_at else s.state
+
+
 def _status_row(s: ServerStatus) -> dict[str, object]:
     return {
         "id": s.server_id,
         "name": s.name,
-        "state": s.state,
+        "state": _state(s),
         "tools": s.tool_count,
         "last_refresh": s.fetched_at,
         "error": s.error,
@@ -88,8 +93,8 @@ def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False) -> None:
     """Show each server's state, cached tool count, last refresh and last error.
 
-    Read from the on-disk catalog: nothing is started. A server that contributes no tools
-    shows why (cold: never refreshed; failed: the error; disabled).
+    Read from the on-disk catalog: nothing is started. States: cached (listed before),
+    cold (never listed: run `pegboard servers refresh`), failed (with the error), disabled.
     """
     loaded = load(ctx)
     wanted = _check_ids(loaded, ids)
@@ -106,7 +111,7 @@ def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False)
         table.add_column(column)
     for st in statuses:
         error = f"{st.error} ({_when(st.at)})" if st.error else ""
-        table.add_row(st.server_id, st.state, str(st.tool_count), _when(st.fetched_at), error)
+        table.add_row(st.server_id, _state(st), str(st.tool_count), _when(st.fetched_at), error)
     Console().print(table)
 
 
