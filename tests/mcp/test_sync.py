@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -12,7 +13,7 @@ from pegboard.core.names import is_valid_wire_name, mcp_tool_name
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext
-from pegboard.errors import ServerInactive
+from pegboard.errors import ServerInactive, ServerUnavailable
 from pegboard.mcp import (
     McpCatalog,
     McpServerConfig,
@@ -235,3 +236,25 @@ async def test_entry_execute_calls_the_server_and_an_inactive_server_is_refused(
         await catalog.set_enabled("s1", False)
         with pytest.raises(ServerInactive, match="MCP server s1 is not active"):
             await entry.tool.run({"q": "hi"}, ToolContext())
+
+
+@pytest.mark.anyio
+async def test_a_failing_server_contributes_no_ids_but_keeps_its_registered_tools(
+    tmp_path: Path,
+) -> None:
+    modes = tmp_path / "modes"
+    catalog = McpCatalog([scripted("s1", tools=1, mode_file=modes), scripted("s2", tools=1)])
+    registry = ToolRegistry()
+    auto = AssistantSettings(mcp_mode="auto")
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("s1")
+        await catalog.refresh_tools("s2")
+        sync_mcp_tools_to_registry(registry, catalog)
+        modes.write_text("exit")
+        with pytest.raises(ServerUnavailable):
+            await catalog.restart("s1")
+        ids = await resolve_assistant_mcp_tool_ids(auto, catalog)
+        report = sync_mcp_tools_to_registry(registry, catalog)
+    assert ids == ["mcp__s2__tool_0"]
+    assert report.evicted == []
+    assert registry.snapshot().names() == ["mcp__s1__tool_0", "mcp__s2__tool_0"]

@@ -97,7 +97,8 @@ Resolve and sync (``sync.py``, SPEC section 4)::
     await resolve_assistant_mcp_tool_ids(assistant_settings, catalog, *, wait_timeout=10.0)
         -> list[str]   wire names. mode "disabled" -> []; "manual" -> linked servers only
         (nothing linked -> [] without touching the catalog); "auto" -> every active server;
-        cold servers are warmed with a bounded wait; minus assistant + server disabled tools.
+        cold servers are warmed with a bounded wait; a "failed" server contributes nothing
+        (its cached tools stay registered); minus assistant + server disabled tools.
     sync_mcp_tools_to_registry(registry, catalog, selected_tool_ids=None, *, assistant=None)
         -> SyncReport(registered: list[str], evicted: list[str], collisions: list[McpCollision])
         reads only the cache. One ToolEntry per tool: name = mcp_tool_name(...), namespace

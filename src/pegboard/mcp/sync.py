@@ -63,8 +63,10 @@ async def resolve_assistant_mcp_tool_ids(
 
     ``disabled`` -> none; ``manual`` -> tools of the linked servers (none linked -> none, and
     the catalog is not touched); ``auto`` -> tools of every active server. Cold servers are
-    warmed concurrently, waiting at most ``wait_timeout``; a failing server contributes what
-    its last-known-good list holds, a server whose read raises contributes nothing.
+    warmed concurrently, waiting at most ``wait_timeout``. A failing server (state
+    ``failed``) contributes nothing; its last-known-good tools stay in the catalog and the
+    registry (a transient failure never evicts) and come back once it recovers. A server
+    that is still connecting contributes its cached tools.
     """
     mode = assistant_settings.mcp_mode
     if mode == "disabled":
@@ -81,6 +83,9 @@ async def resolve_assistant_mcp_tool_ids(
                 tg.start_soon(catalog.wait_warm, server_id, wait_timeout)
     ids: set[str] = set()
     for server_id in server_ids:
+        if catalog.status(server_id).state == "failed":
+            logger.info("MCP server %s is failing and contributes no tools", server_id)
+            continue
         try:
             tools = catalog.list_tools(server_id)
         except Exception as exc:
