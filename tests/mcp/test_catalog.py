@@ -365,3 +365,16 @@ async def test_cached_tools_of_a_changed_server_definition_are_not_served(tmp_pa
         "tool_0",
         "tool_1",
     ]
+
+
+async def test_a_server_ignoring_stdin_close_and_sigterm_is_killed_on_exit(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("mule", "stubborn", "no-init", log=log, connect_timeout=1.0)])
+    async with catalog.running(prewarm=False):
+        with pytest.raises(ServerUnavailable, match="no answer to initialize"):
+            await catalog.refresh_tools("mule")
+    pid = int(log.read_text().split()[0].removeprefix("pid:"))
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

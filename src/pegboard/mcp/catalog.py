@@ -105,8 +105,9 @@ class McpCatalog:
             finally:
                 self._stopping = True
                 with anyio.CancelScope(shield=True):
-                    for entry in self._entries.values():
-                        await entry.connection.close()
+                    async with anyio.create_task_group() as closing:
+                        for entry in self._entries.values():
+                            closing.start_soon(entry.connection.close)
                 tg.cancel_scope.cancel()
                 self._tg = None
 

@@ -9,8 +9,9 @@ tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first
 ``hang-call`` (a call to ``slow`` never answers), ``crash-once`` (the first tools/call exits
 the process; a marker file next to --log remembers it), ``extra`` (lists one more tool,
 ``extra_tool``), ``exit`` (exits at once), ``bad-result`` (tools/call answers a result of the
-wrong shape). ``--mode-file`` adds modes from a file, so a test
-can change a server's behaviour without changing its command line (and fingerprint).
+wrong shape), ``stubborn`` (ignores SIGTERM and outlives its stdin). ``--mode-file`` adds
+modes from a file, so a test can change a server's behaviour without changing its command
+line (and fingerprint).
 ``--ref-url`` lists a tool whose schema ``$ref``s that URL. Every message's method (requests
 and notifications) and the process id are appended to ``--log``. Calling ``env`` returns the
 named environment variable of this process; any other call echoes its arguments.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -74,6 +76,8 @@ def main() -> None:
         ns.mode += Path(ns.mode_file).read_text().split()
     if "exit" in ns.mode:
         sys.exit(1)
+    if "stubborn" in ns.mode:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     listing = tools(ns)
     if ns.log:
         with open(ns.log, "a", encoding="utf-8") as fh:
@@ -151,6 +155,8 @@ def main() -> None:
         else:
             error = {"code": -32601, "message": f"Method not found: {method}"}
             send({"jsonrpc": "2.0", "id": rid, "error": error})
+    while "stubborn" in ns.mode:  # stdin is closed: stay alive until SIGKILL
+        signal.pause()
 
 
 if __name__ == "__main__":
