@@ -224,11 +224,11 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 def relax_strict_arguments(schema: Mapping[str, Any], args: Mapping[str, Any]) -> dict[str, Any]:
     """Undo OpenAI strict-mode nulls: drop ``null`` values of properties that were optional in
     the original ``schema`` and do not themselves accept ``null``. Nested objects too."""
-    return _relax(schema, schema, args)
+    return _relax_object(schema, schema, args)
 
 
-def _relax(root: Mapping[str, Any], schema: Any, args: Mapping[str, Any]) -> dict[str, Any]:
-    schema = _deref(root, schema)
+def _relax_object(root: Mapping[str, Any], schema: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+    schema = _object_variant(root, _deref(root, schema))
     props = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
     required = set(schema.get("required", [])) if isinstance(schema, Mapping) else set()
     out: dict[str, Any] = {}
@@ -236,16 +236,19 @@ def _relax(root: Mapping[str, Any], schema: Any, args: Mapping[str, Any]) -> dic
         sub = _object_variant(root, _deref(root, props.get(key)))
         if value is None and key in props and key not in required and not _accepts_null(root, sub):
             continue
-        if isinstance(value, Mapping) and isinstance(sub, Mapping):
-            value = _relax(root, sub, value)
-        elif (
-            isinstance(value, list)
-            and isinstance(sub, Mapping)
-            and isinstance(sub.get("items"), Mapping)
-        ):
-            value = [_relax(root, sub["items"], v) if isinstance(v, Mapping) else v for v in value]
-        out[key] = value
+        out[key] = _relax_value(root, sub, value)
     return out
+
+
+def _relax_value(root: Mapping[str, Any], schema: Any, value: Any) -> Any:
+    schema = _object_variant(root, _deref(root, schema))
+    if not isinstance(schema, Mapping):
+        return value
+    if isinstance(value, Mapping):
+        return _relax_object(root, schema, value)
+    if isinstance(value, list) and schema.get("items") is not None:
+        return [_relax_value(root, schema["items"], item) for item in value]
+    return value
 
 
 def _object_variant(root: Mapping[str, Any], schema: Any) -> Any:
