@@ -258,3 +258,19 @@ async def test_a_failing_server_contributes_no_ids_but_keeps_its_registered_tool
     assert ids == ["mcp__s2__tool_0"]
     assert report.evicted == []
     assert registry.snapshot().names() == ["mcp__s1__tool_0", "mcp__s2__tool_0"]
+
+
+@pytest.mark.anyio
+async def test_giving_up_the_wait_does_not_abort_the_warm(tmp_path: Path) -> None:
+    catalog = McpCatalog([scripted("slow", "no-init", connect_timeout=1.0)])
+    auto = AssistantSettings(mcp_mode="auto")
+    failed = anyio.Event()
+    catalog.on_status_changed(
+        lambda sid: failed.set() if catalog.status(sid).state == "failed" else None
+    )
+    async with catalog.running(prewarm=False):
+        assert await resolve_assistant_mcp_tool_ids(auto, catalog, wait_timeout=0.2) == []
+        assert catalog.status("slow").state == "connecting"
+        with anyio.fail_after(5):
+            await failed.wait()  # the warm ran on to its own connect timeout
+    assert catalog.status("slow").error == "no answer to initialize within 1s"

@@ -219,11 +219,22 @@ class McpCatalog:
         await self._quiet_refresh(server_id)
 
     async def wait_warm(self, server_id: str, wait_timeout: float) -> None:
-        """Warm ``server_id`` if cold, waiting at most ``wait_timeout`` seconds (never raises)."""
+        """Warm ``server_id`` if cold, waiting at most ``wait_timeout`` seconds (never raises).
+
+        The warm runs in the catalog's task group, so giving up waiting does not abort it:
+        a slow server still fills the cache for the next request.
+        """
+        done = anyio.Event()
+
+        async def warm_then_signal() -> None:
+            try:
+                await self.warm(server_id)
+            finally:
+                done.set()
+
         with anyio.move_on_after(wait_timeout):
-            entry = self._entries.get(server_id)
-            if entry is not None and entry.flight is not None:
-                await entry.flight.done.wait()
+            if self._spawn(warm_then_signal):
+                await done.wait()
             else:
                 await self.warm(server_id)
 
@@ -254,8 +265,9 @@ class McpCatalog:
             if error is exc:
                 raise
             raise error from exc
-        except BaseException as exc:
-            flight.fail(exc)
+        except BaseException:
+            # Cancelled: waiters on this flight get an error of their own, not our cancellation.
+            flight.fail(ServerUnavailable(server_id, "the refresh was cancelled"))
             raise
         finally:
             entry.flight = None
