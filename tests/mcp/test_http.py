@@ -6,6 +6,7 @@ import anyio
 import pytest
 
 from pegboard.core.entry import ToolSource
+from pegboard.core.names import is_valid_wire_name, mcp_tool_name
 from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.tool import ToolContext
@@ -95,3 +96,20 @@ async def test_legacy_sse_server_is_listed_and_called(sse_server_url: str) -> No
         assert "echo" in [t.name for t in tools]
         output = await catalog.call_tool("old", "echo", {"text": "over sse"})
     assert output.as_text() == "over sse"
+
+
+async def test_a_chinese_named_tool_is_registered_and_called_by_its_wire_name(
+    http_server_url: str,
+) -> None:
+    catalog = McpCatalog([remote(http_server_url)])
+    registry = ToolRegistry()
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("web")
+        sync_mcp_tools_to_registry(registry, catalog)
+        wire = mcp_tool_name("web", "Web", "查询天气")
+        entry = registry.get_by_name(wire)
+        assert entry is not None
+        assert is_valid_wire_name(wire)
+        assert registry.resolve_source(wire) == ToolSource("web", "查询天气")
+        output = await entry.tool.run({"城市": "北京"}, ToolContext())
+    assert output.as_text() == "北京: sunny"
