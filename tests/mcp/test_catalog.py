@@ -243,7 +243,10 @@ async def test_tools_changed_fires_only_when_the_content_changes(tmp_path: Path)
         modes.write_text("extra")
         assert "extra_tool" in names(await catalog.restart("s1"))
         await catalog.refresh_tools("s1")
-    assert events == ["s1", "s1"]
+        assert events == ["s1", "s1"]
+        modes.write_text("no-tools")
+        assert await catalog.restart("s1") == []  # populated -> empty is a change too
+    assert events == ["s1", "s1", "s1"]
 
 
 async def test_first_empty_listing_of_a_cold_server_fires_no_event() -> None:

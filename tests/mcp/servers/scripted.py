@@ -9,9 +9,9 @@ tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first
 ``hang-call`` (a call to ``slow`` never answers), ``crash-once`` (the first tools/call exits
 the process; a marker file next to --log remembers it), ``extra`` (lists one more tool,
 ``extra_tool``), ``exit`` (exits at once), ``bad-result`` (tools/call answers a result of the
-wrong shape), ``stubborn`` (ignores SIGTERM and outlives its stdin). ``--mode-file`` adds
-modes from a file, so a test can change a server's behaviour without changing its command
-line (and fingerprint).
+wrong shape), ``stubborn`` (ignores SIGTERM and outlives its stdin), ``no-tools`` (lists no
+tool). ``--mode-file`` adds modes from a file, so a test can change a server's behaviour
+without changing its command line (and fingerprint).
 ``--ref-url`` lists a tool whose schema ``$ref``s that URL. Every message's method (requests
 and notifications) and the process id are appended to ``--log``. Calling ``env`` returns the
 named environment variable of this process; any other call echoes its arguments.
@@ -52,6 +52,8 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
     if ns.ref_url:
         props = {"x": {"$ref": ns.ref_url}}
         out.append({"name": "remote_ref", "inputSchema": {"type": "object", "properties": props}})
+    if "no-tools" in ns.mode:
+        out.clear()
     if "extra" in ns.mode:
         out.append({"name": "extra_tool", "inputSchema": {"type": "object"}})
     return out
