@@ -30,7 +30,7 @@ def test_openai_strict_closes_objects_requires_everything_and_makes_optionals_nu
     assert openai_strict_schema(SEARCH) == {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "Words"},
+            "query": {"type": "string", "description": "Words (minLength: 1)"},
             "limit": {"type": ["integer", "null"], "minimum": 1},
             "unit": {"anyOf": [{"type": "string", "enum": ["c", "f"]}, {"type": "null"}]},
             "filter": {
@@ -50,12 +50,12 @@ def test_openai_strict_closes_objects_requires_everything_and_makes_optionals_nu
     }
 
 
-def test_anthropic_strict_keeps_optionals_and_drops_numeric_bounds() -> None:
+def test_anthropic_strict_keeps_optionals_and_moves_numeric_bounds_into_descriptions() -> None:
     assert anthropic_strict_schema(SEARCH) == {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "Words"},
-            "limit": {"type": "integer"},
+            "query": {"type": "string", "description": "Words (minLength: 1)"},
+            "limit": {"type": "integer", "description": "(minimum: 1)"},
             "unit": {"type": "string", "enum": ["c", "f"]},
             "filter": {
                 "type": "object",
@@ -66,6 +66,30 @@ def test_anthropic_strict_keeps_optionals_and_drops_numeric_bounds() -> None:
         },
         "additionalProperties": False,
         "required": ["query"],
+    }
+
+
+def test_anthropic_accepts_min_items_up_to_one() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "one": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "two": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 5},
+        },
+    }
+    assert anthropic_strict_schema(schema)["properties"] == {
+        "one": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "two": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "(minItems: 2, maxItems: 5)",
+        },
+    }
+    assert openai_strict_schema(schema)["properties"]["two"] == {
+        "anyOf": [
+            {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 5},
+            {"type": "null"},
+        ]
     }
 
 

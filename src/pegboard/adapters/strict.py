@@ -6,13 +6,15 @@ in ``required``; an optional property becomes nullable (``null`` means "not give
 strict mode keeps optional properties but also needs ``additionalProperties: false``.
 
 Keywords the provider cannot enforce but that only narrow values (``minLength``, ``default``,
-...) are dropped: pegboard validates the arguments against the original schema anyway. Shapes
+...) are dropped: pegboard validates the arguments against the original schema anyway, and a
+dropped bound is appended to the description (``(minLength: 1)``) so the model still sees it. Shapes
 strict mode cannot express (free-form objects, ``not``, ``if``, tuples, untyped values) raise
 :class:`SchemaError` naming the path; set ``strict=False`` on such a tool.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -56,11 +58,17 @@ class _Rules:
     all_required: bool
     dropped: frozenset[str]
     allow_recursion: bool
+    max_min_items: float = float("inf")
 
 
 OPENAI = _Rules("OpenAI", all_required=True, dropped=_OPENAI_DROPPED, allow_recursion=True)
+# Anthropic accepts minItems of 0 or 1 only.
 ANTHROPIC = _Rules(
-    "Anthropic", all_required=False, dropped=_ANTHROPIC_DROPPED, allow_recursion=False
+    "Anthropic",
+    all_required=False,
+    dropped=_ANTHROPIC_DROPPED,
+    allow_recursion=False,
+    max_min_items=1,
 )
 
 
@@ -112,8 +120,13 @@ class _Rewriter:
         if isinstance(ref, str) and not self.rules.allow_recursion and self._recursive(ref):
             raise self.fail(path, "recursive schemas are not supported")
         out: dict[str, Any] = {}
+        hints: list[str] = []
         for key, value in schema.items():
-            if key in self.rules.dropped or key in ("$defs", "definitions"):
+            if key in self.rules.dropped or self._too_many_min_items(key, value):
+                if key not in _ANNOTATIONS:  # a dropped bound still guides the model as text
+                    hints.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+                continue
+            if key in ("$defs", "definitions"):
                 continue
             if key == "properties":
                 out[key] = {
@@ -132,6 +145,9 @@ class _Rewriter:
                 out.update(self.node(value[0], f"{path}/allOf/0", depth))
             else:
                 out[key] = value
+        if hints:
+            note = f"({', '.join(hints)})"
+            out["description"] = f"{out['description']} {note}" if out.get("description") else note
         if "type" not in out and "properties" in out:
             out["type"] = "object"
         elif "type" not in out and "items" in out:
@@ -139,6 +155,10 @@ class _Rewriter:
         if _is_object(out):
             self._close_object(out, schema, path)
         return out
+
+    def _too_many_min_items(self, key: str, value: Any) -> bool:
+        limit = self.rules.max_min_items
+        return key == "minItems" and isinstance(value, int | float) and value > limit
 
     def _close_object(self, out: dict[str, Any], schema: Mapping[str, Any], path: str) -> None:
         extra = schema.get("additionalProperties", False)
