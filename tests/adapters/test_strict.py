@@ -93,6 +93,22 @@ def test_anthropic_accepts_min_items_up_to_one() -> None:
     }
 
 
+def test_formats_the_provider_does_not_know_become_description_text() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "when": {"type": "string", "format": "date"},
+            "site": {"type": "string", "format": "uri", "description": "Site"},
+        },
+        "required": ["when", "site"],
+    }
+    assert openai_strict_schema(schema)["properties"] == {
+        "when": {"type": "string", "format": "date"},
+        "site": {"type": "string", "description": 'Site (format: "uri")'},
+    }
+    assert anthropic_strict_schema(schema)["properties"] == schema["properties"]
+
+
 def test_the_input_schema_is_not_mutated() -> None:
     before = repr(SEARCH)
     openai_strict_schema(SEARCH)

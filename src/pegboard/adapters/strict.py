@@ -58,16 +58,23 @@ class _Rules:
     all_required: bool
     dropped: frozenset[str]
     allow_recursion: bool
+    formats: frozenset[str] = frozenset()
     max_min_items: float = float("inf")
 
 
-OPENAI = _Rules("OpenAI", all_required=True, dropped=_OPENAI_DROPPED, allow_recursion=True)
+_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+OPENAI = _Rules(
+    "OpenAI", all_required=True, dropped=_OPENAI_DROPPED, allow_recursion=True, formats=_FORMATS
+)
 # Anthropic accepts minItems of 0 or 1 only.
 ANTHROPIC = _Rules(
     "Anthropic",
     all_required=False,
     dropped=_ANTHROPIC_DROPPED,
     allow_recursion=False,
+    formats=_FORMATS | {"uri"},
     max_min_items=1,
 )
 
@@ -122,7 +129,7 @@ class _Rewriter:
         out: dict[str, Any] = {}
         hints: list[str] = []
         for key, value in schema.items():
-            if key in self.rules.dropped or self._too_many_min_items(key, value):
+            if key in self.rules.dropped or self._unsupported_value(key, value):
                 if key not in _ANNOTATIONS:  # a dropped bound still guides the model as text
                     hints.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
                 continue
@@ -156,7 +163,9 @@ class _Rewriter:
             self._close_object(out, schema, path)
         return out
 
-    def _too_many_min_items(self, key: str, value: Any) -> bool:
+    def _unsupported_value(self, key: str, value: Any) -> bool:
+        if key == "format":
+            return value not in self.rules.formats
         limit = self.rules.max_min_items
         return key == "minItems" and isinstance(value, int | float) and value > limit
 
