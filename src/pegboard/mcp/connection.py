@@ -99,7 +99,7 @@ class McpConnection:
             state = TransportState()
             self._done = anyio.Event()
             try:
-                await self._task_group().start(self._run, state)
+                await self._task_group().start(self._run, state, self._done)
             except Exception as exc:
                 self._note_failure()
                 raise ServerUnavailable(self.server_id, _reason(exc, self.stderr)) from exc
@@ -107,7 +107,13 @@ class McpConnection:
             self._on_connected()
             return self._session
 
-    async def _run(self, state: TransportState, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+    async def _run(
+        self,
+        state: TransportState,
+        done: anyio.Event,
+        *,
+        task_status: anyio.abc.TaskStatus[None],
+    ) -> None:
         started = False
         timeout = self.config.connect_timeout
         try:
@@ -140,9 +146,9 @@ class McpConnection:
                 raise
             logger.warning("MCP server %s: session ended with an error: %r", self.server_id, exc)
         finally:
-            self._session = self._state = None
-            if self._done is not None:
-                self._done.set()
+            if self._state is state:  # a newer session may already have replaced this one
+                self._session = self._state = None
+            done.set()
             if started and not self._closing:
                 reason = state.reason or "connection closed"
                 self._note_failure()
