@@ -4,6 +4,7 @@ from typing import Any
 import pydantic
 import pytest
 from openai.types.chat import (
+    ChatCompletion,
     ChatCompletionMessage,
     ChatCompletionToolMessageParam,
     ChatCompletionToolParam,
@@ -132,6 +133,18 @@ def test_chat_tool_calls_parse_from_sdk_objects_dicts_and_lists() -> None:
     assert parse_chat_tool_calls(message.model_dump()) == expected
     assert parse_chat_tool_calls(message.model_dump()["tool_calls"]) == expected
     assert parse_chat_tool_calls({"role": "assistant", "content": "hi"}) == []
+    completion = ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-test",
+            "choices": [
+                {"index": 0, "finish_reason": "tool_calls", "message": message.model_dump()}
+            ],
+        }
+    )
+    assert parse_chat_tool_calls(completion) == expected
 
 
 @pytest.mark.anyio

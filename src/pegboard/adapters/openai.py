@@ -67,14 +67,18 @@ def to_responses_tools(entries: Iterable[ToolEntry]) -> list[dict[str, Any]]:
 
 
 def parse_chat_tool_calls(message: Any) -> list[ToolCall]:
-    """Tool calls of a Chat Completions assistant message (or of its ``tool_calls`` list).
+    """Tool calls of a Chat Completions assistant message, of its ``tool_calls`` list, or of
+    a whole completion (its first choice).
 
     Non-function calls (custom tools) are skipped.
     """
     if isinstance(message, list | tuple):
         raw_calls: Any = message
     else:
-        raw_calls = as_dict(message).get("tool_calls") or []
+        data = as_dict(message)
+        if data.get("choices"):
+            data = as_dict(as_dict(data["choices"][0]).get("message") or {})
+        raw_calls = data.get("tool_calls") or []
     calls = []
     for raw in raw_calls:
         item = as_dict(raw)
