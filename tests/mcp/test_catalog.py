@@ -384,3 +384,17 @@ async def test_a_server_ignoring_stdin_close_and_sigterm_is_killed_on_exit(
     pid = int(log.read_text().split()[0].removeprefix("pid:"))
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_a_refresh_interval_picks_up_changes_without_list_changed(tmp_path: Path) -> None:
+    modes = tmp_path / "modes"
+    catalog = McpCatalog([scripted("s1", tools=1, mode_file=modes)], refresh_interval=0.2)
+    changed = anyio.Event()
+    catalog.on_tools_changed(lambda server_id: changed.set())
+    async with catalog.running(prewarm=False):
+        assert names(await catalog.refresh_tools("s1")) == ["tool_0"]
+        changed = anyio.Event()
+        modes.write_text("extra")  # the same process lists one more tool from now on
+        with anyio.fail_after(5):
+            await changed.wait()
+        assert names(catalog.list_tools("s1")) == ["tool_0", "extra_tool"]

@@ -41,7 +41,9 @@ The catalog (``catalog.py``)::
 
     McpCatalog(servers: Iterable[McpServerConfig], store: CatalogStore | None = None, *,
                prewarm_concurrency=3, empty_backoff=300.0, failure_backoff=30.0,
-               max_message_bytes=4 MiB, stderr_log_bytes=64 KiB)
+               refresh_interval=None, max_message_bytes=4 MiB, stderr_log_bytes=64 KiB)
+        ``refresh_interval`` (s): a TTL; while running, servers whose list is older are
+        re-listed in the background (for servers that never send list_changed).
     async with catalog.running():          # owns the task group of connections and warmers;
         ...                                # on exit every session is closed, every child reaped
     await catalog.start()                  # pre-warm every enabled server in the background

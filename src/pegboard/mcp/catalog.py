@@ -48,6 +48,7 @@ class McpCatalog:
         prewarm_concurrency: int = 3,
         empty_backoff: float = 300.0,
         failure_backoff: float = 30.0,
+        refresh_interval: float | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         stderr_log_bytes: int = DEFAULT_STDERR_LOG_BYTES,
     ) -> None:
@@ -55,6 +56,7 @@ class McpCatalog:
         self.prewarm_concurrency = prewarm_concurrency
         self.empty_backoff = empty_backoff
         self.failure_backoff = failure_backoff
+        self.refresh_interval = refresh_interval
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = False
         self._listeners: list[ToolsChangedCallback] = []
@@ -101,6 +103,8 @@ class McpCatalog:
             try:
                 if prewarm:
                     await self.start()
+                if self.refresh_interval:
+                    tg.start_soon(self._refresh_periodically, self.refresh_interval)
                 yield self
             finally:
                 self._stopping = True
@@ -139,6 +143,24 @@ class McpCatalog:
             for server_id in self._entries:
                 if self.is_active(server_id):
                     tg.start_soon(one, server_id)
+
+    async def _refresh_periodically(self, interval: float) -> None:
+        """Re-list every active server whose list is older than ``interval`` (a TTL), for
+        servers that change their tools without sending ``list_changed``. Servers in backoff
+        after a failure or an empty list wait for it to expire."""
+        limiter = anyio.CapacityLimiter(max(1, self.prewarm_concurrency))
+
+        async def one(server_id: str) -> None:
+            async with limiter:
+                await self._quiet_refresh(server_id)
+
+        while True:
+            await anyio.sleep(interval)
+            now = time.time()
+            async with anyio.create_task_group() as tg:
+                for server_id, entry in self._entries.items():
+                    if entry.is_due(now, interval) and self.is_active(server_id):
+                        tg.start_soon(one, server_id)
 
     # -- reads --------------------------------------------------------------------------------
     def servers(self) -> list[McpServerConfig]:

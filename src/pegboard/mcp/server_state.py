@@ -123,6 +123,12 @@ class ServerEntry:
         self.backoff_until = backoff_until
         self.set_state("failed", error)
 
+    def is_due(self, now: float, interval: float) -> bool:
+        """Whether a periodic refresh should re-list this server now."""
+        if self.flight is not None or (self.backoff_until is not None and now < self.backoff_until):
+            return False
+        return self.fetched_at is None or now - self.fetched_at >= interval
+
     def record(self) -> StoredServer:
         return StoredServer(
             server_id=self.config.id,

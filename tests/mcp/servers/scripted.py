@@ -10,8 +10,8 @@ tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first
 the process; a marker file next to --log remembers it), ``extra`` (lists one more tool,
 ``extra_tool``), ``exit`` (exits at once), ``bad-result`` (tools/call answers a result of the
 wrong shape), ``stubborn`` (ignores SIGTERM and outlives its stdin), ``no-tools`` (lists no
-tool). ``--mode-file`` adds modes from a file, so a test can change a server's behaviour
-without changing its command line (and fingerprint).
+tool). ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
+so a test can change a server's behaviour without changing its command line (fingerprint).
 ``--ref-url`` lists a tool whose schema ``$ref``s that URL. Every message's method (requests
 and notifications) and the process id are appended to ``--log``. Calling ``env`` returns the
 named environment variable of this process; any other call echoes its arguments.
@@ -59,6 +59,10 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
     return out
 
 
+def file_modes(path: str) -> list[str]:
+    return Path(path).read_text().split() if path and os.path.exists(path) else []
+
+
 def send(message: dict[str, object]) -> None:
     sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
     sys.stdout.flush()
@@ -74,8 +78,8 @@ def main() -> None:
     parser.add_argument("--mode", action="append", default=[])
     parser.add_argument("--mode-file", default="", help="extra modes, one a line, if it exists")
     ns = parser.parse_args()
-    if ns.mode_file and os.path.exists(ns.mode_file):
-        ns.mode += Path(ns.mode_file).read_text().split()
+    static_modes = list(ns.mode)
+    ns.mode = static_modes + file_modes(ns.mode_file)
     if "exit" in ns.mode:
         sys.exit(1)
     if "stubborn" in ns.mode:
@@ -94,6 +98,9 @@ def main() -> None:
             continue
         msg = json.loads(line)
         method, rid = msg.get("method"), msg.get("id")
+        if method == "tools/list" and ns.mode_file:  # the file is re-read: modes can change live
+            ns.mode = static_modes + file_modes(ns.mode_file)
+            listing = tools(ns)
         if ns.log:
             with open(ns.log, "a", encoding="utf-8") as fh:
                 fh.write(f"{method}\n")
