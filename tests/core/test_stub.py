@@ -159,3 +159,15 @@ def test_stub_of_a_function_tool_shows_pydantic_types_and_return() -> None:
         " */\n"
         "function find(params) {}"
     )
+
+
+def test_long_enums_and_summaries_are_bounded() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "id": {"enum": [f"v{i}" for i in range(103)], "description": "x" * 400 + "\nmore"},
+        },
+    }
+    [line] = [line for line in render_stub("t", "T.", schema).splitlines() if "params.id" in line]
+    values = "|".join(f'"v{i}"' for i in range(100))
+    assert line == f" * @param {{{values}|...(3 more)}} [params.id] - {'x' * 299}…"

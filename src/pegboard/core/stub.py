@@ -13,8 +13,10 @@
     function web_search(params) {}
 
 Properties are alphabetical, nested objects and array items recurse as ``params.a.b`` and
-``params.a[].b`` to :data:`MAX_NESTING_DEPTH`, enums become literal unions, ``$ref`` resolves
-inside the schema, ``anyOf``/``oneOf`` become unions.
+``params.a[].b`` to :data:`MAX_NESTING_DEPTH`, enums become literal unions (the first
+:data:`MAX_ENUM_VALUES`, then a count of the rest), ``$ref`` resolves inside the schema,
+``anyOf``/``oneOf`` become unions. A parameter shows the first line of its description, cut at
+:data:`MAX_SUMMARY_CHARS`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 MAX_NESTING_DEPTH = 5
-MAX_ENUM_VALUES = 25
+MAX_ENUM_VALUES = 100
+MAX_SUMMARY_CHARS = 300
 _SCALARS = {"string", "integer", "number", "boolean", "null"}
 
 
@@ -89,7 +92,7 @@ class _Renderer:
         if isinstance(schema.get("enum"), list):
             values = [_literal(v) for v in schema["enum"][:MAX_ENUM_VALUES]]
             if len(schema["enum"]) > MAX_ENUM_VALUES:
-                values.append("...")
+                values.append(f"...({len(schema['enum']) - MAX_ENUM_VALUES} more)")
             return "|".join(values) or "never"
         for key in ("anyOf", "oneOf"):
             if isinstance(schema.get(key), list):
@@ -228,7 +231,10 @@ def _first_line(text: Any) -> str:
         return ""
     for line in text.strip().splitlines():
         if line.strip():
-            return _safe(line.strip())
+            line = line.strip()
+            if len(line) > MAX_SUMMARY_CHARS:
+                line = line[: MAX_SUMMARY_CHARS - 1].rstrip() + "…"
+            return _safe(line)
     return ""
 
 
