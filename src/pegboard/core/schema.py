@@ -93,18 +93,27 @@ def _key(schema: Mapping[str, Any]) -> str:
         raise SchemaError(f"The schema is not JSON-serialisable: {exc}") from exc
 
 
-@lru_cache(maxsize=2048)
 def _compiled(key: str) -> jsonschema.protocols.Validator:
+    compiled = _compile(key)
+    if isinstance(compiled, str):
+        raise SchemaError(compiled)
+    return compiled
+
+
+@lru_cache(maxsize=2048)
+def _compile(key: str) -> jsonschema.protocols.Validator | str:
+    """The validator for a schema, or why the schema is invalid (cached either way: the
+    metaschema check costs milliseconds and a broken tool is called again and again)."""
     schema = json.loads(key)
     cls = validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         where = _path(exc.absolute_path) if exc.absolute_path else "the schema root"
-        raise SchemaError(
+        return (
             f"Invalid JSON Schema at {where}: {_shorten(exc.message, 160)}. "
             f"Fix the schema so it validates against {cls.__name__}'s metaschema."
-        ) from exc
+        )
     validator: jsonschema.protocols.Validator = cls(schema, registry=_EMPTY_REGISTRY)
     return validator
 
