@@ -97,7 +97,10 @@ def test_many_namespaces_drop_summaries_to_fit_the_budget() -> None:
     deferred = many_namespaces(20)
     text = render_deferred_section(META, deferred, budget=400)
     assert default_token_counter().count_text(text) <= 400
-    assert "mcp:server000 (1), mcp:server001 (2), mcp:server002 (3), mcp:server003 (1)" in text
+    assert (
+        "\nMCP servers (namespace mcp:<name>): server000 (1), server001 (2), server002 (3), "
+        in (text)
+    )
     assert "tool0, tool1" not in text
 
 
@@ -106,8 +109,8 @@ def test_too_many_namespaces_keep_the_largest_and_point_to_tool_search() -> None
     statuses = {"mcp:dead": NamespaceStatus("mcp:Dead", "failed", "timeout")}
     text = render_deferred_section(META, deferred, statuses=statuses, budget=300)
     assert default_token_counter().count_text(text) <= 300
-    assert "mcp:server002 (3)" in text
-    assert "mcp:server000 (1)" not in text
+    assert "server002 (3)" in text
+    assert "server000 (1)" not in text
     assert "more namespaces" in text
     assert "call tool_search with no query to list them all" in text
     assert "- mcp:Dead: server failing: timeout; its tools may be missing or stale" in text

@@ -18,6 +18,7 @@ from pegboard.core.tokens import TokenCounter, default_token_counter
 
 PROMPT_SECTION_BUDGET_TOKENS = 400
 SUMMARY_NAMES = 4
+MCP_PREFIX = "mcp:"
 PROBLEM_STATES = frozenset({"cold", "connecting", "failed"})
 
 USAGE: Mapping[str, str] = {
@@ -74,7 +75,7 @@ def render_deferred_section(
     tail = ["</namespaces>", "</deferred-tools>"]
     problems = [_problem_line(ns) for ns in spaces if _has_problem(ns)]
     full = [_full_line(ns, descriptions or {}) for ns in spaces if ns.names]
-    for body in (full, [_counts_line(spaces)]):
+    for body in (full, _counts_lines(spaces)):
         text = "\n".join([*head, *body, *problems, *tail])
         if counter.count_text(text) <= budget:
             return text
@@ -112,8 +113,19 @@ def _full_line(ns: _Namespace, descriptions: Mapping[str, str]) -> str:
     return f"- {ns.label} ({len(ns.names)}): {text}"
 
 
-def _counts_line(spaces: Sequence[_Namespace]) -> str:
-    return ", ".join(f"{ns.label} ({len(ns.names)})" for ns in spaces if ns.names)
+def _counts_lines(spaces: Sequence[_Namespace]) -> list[str]:
+    """Compact ``label (count)`` lists; MCP servers share one ``mcp:`` prefix."""
+    listed = [ns for ns in spaces if ns.names]
+    other = [_count(ns) for ns in listed if not ns.label.startswith(MCP_PREFIX)]
+    servers = [_count(ns) for ns in listed if ns.label.startswith(MCP_PREFIX)]
+    lines = [", ".join(other)] if other else []
+    if servers:
+        lines.append(f"MCP servers (namespace {MCP_PREFIX}<name>): " + ", ".join(servers))
+    return lines
+
+
+def _count(ns: _Namespace) -> str:
+    return f"{ns.label.removeprefix(MCP_PREFIX)} ({len(ns.names)})"
 
 
 def _problem_line(ns: _Namespace) -> str:
@@ -137,14 +149,14 @@ def _fit_largest(
     kept: list[_Namespace] = []
     used = fixed
     for ns in ranked:
-        cost = counter.count_text(f"{ns.label} ({len(ns.names)}), ")
+        cost = counter.count_text(f"{_count(ns)}, ")
         if used + cost > budget:
             break
         kept.append(ns)
         used += cost
     kept.sort(key=lambda ns: (ns.label, ns.raw))
     rest = ranked[len(kept) :]
-    body = [_counts_line(kept)] if kept else []
+    body = _counts_lines(kept)
     more = [_more_line(rest, len(rest))] if rest else []
     return [*body, *more, *problems]
 
