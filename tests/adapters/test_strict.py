@@ -155,6 +155,48 @@ def test_optional_type_lists_gain_null_once() -> None:
     }
 
 
+def test_a_ref_with_siblings_is_inlined_with_the_siblings_winning() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"Unit": {"type": "string", "enum": ["c", "f"], "description": "Unit"}},
+        "properties": {"u": {"$ref": "#/$defs/Unit", "description": "Temperature unit"}},
+        "required": ["u"],
+    }
+    assert anthropic_strict_schema(schema)["properties"] == {
+        "u": {"type": "string", "enum": ["c", "f"], "description": "Temperature unit"}
+    }
+    with pytest.raises(SchemaError, match=r"the reference #/\$defs/Nope does not resolve"):
+        openai_strict_schema(
+            {"type": "object", "properties": {"u": {"$ref": "#/$defs/Nope", "title": "U"}}}
+        )
+
+
+def test_an_object_behind_a_single_allof_keeps_its_required_list() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "p": {
+                "allOf": [
+                    {
+                        "type": "object",
+                        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                        "required": ["a"],
+                    }
+                ],
+                "description": "P",
+            }
+        },
+        "required": ["p"],
+    }
+    assert anthropic_strict_schema(schema)["properties"]["p"] == {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "required": ["a"],
+        "additionalProperties": False,
+        "description": "P",
+    }
+
+
 def test_single_allof_is_inlined_and_oneof_becomes_anyof() -> None:
     schema = {
         "type": "object",

@@ -126,6 +126,8 @@ class _Rewriter:
         ref = schema.get("$ref")
         if isinstance(ref, str) and not self.rules.allow_recursion and self._recursive(ref):
             raise self.fail(path, "recursive schemas are not supported")
+        if isinstance(ref, str) and len(schema) > 1:
+            schema = self._inline(schema, ref, path)
         out: dict[str, Any] = {}
         hints: list[str] = []
         for key, value in schema.items():
@@ -163,9 +165,16 @@ class _Rewriter:
             self._close_object(out, schema, path)
         return out
 
+    def _inline(self, schema: Mapping[str, Any], ref: str, path: str) -> dict[str, Any]:
+        """``$ref`` with sibling keywords: providers want the target inlined, siblings winning."""
+        target = _deref(self.source, {"$ref": ref}) if ref.startswith("#") else None
+        if not isinstance(target, Mapping):
+            raise self.fail(path, f"the reference {ref} does not resolve inside the schema")
+        return {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+
     def _unsupported_value(self, key: str, value: Any) -> bool:
         if key == "format":
-            return value not in self.rules.formats
+            return not isinstance(value, str) or value not in self.rules.formats
         limit = self.rules.max_min_items
         return key == "minItems" and isinstance(value, int | float) and value > limit
 
@@ -177,7 +186,8 @@ class _Rewriter:
             )
         out["additionalProperties"] = False
         props: dict[str, Any] = out.setdefault("properties", {})
-        required = [r for r in schema.get("required", []) if r in props]
+        # An inlined single allOf has already closed ``out``; keep its required list.
+        required = [r for r in schema.get("required", out.get("required", [])) if r in props]
         if self.rules.all_required:
             for name in props:
                 if name not in required:
