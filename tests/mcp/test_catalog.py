@@ -398,3 +398,11 @@ async def test_a_refresh_interval_picks_up_changes_without_list_changed(tmp_path
         with anyio.fail_after(5):
             await changed.wait()
         assert names(catalog.list_tools("s1")) == ["tool_0", "extra_tool"]
+
+
+async def test_a_server_exiting_at_start_reports_its_exit_code() -> None:
+    catalog = McpCatalog([scripted("gone", "exit")])
+    async with catalog.running(prewarm=False):
+        with pytest.raises(ServerUnavailable, match=r"server process exited with code 1"):
+            await catalog.refresh_tools("gone")
+    assert catalog.status("gone").error == "server process exited with code 1"

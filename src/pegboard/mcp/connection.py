@@ -102,7 +102,8 @@ class McpConnection:
                 await self._task_group().start(self._run, state, self._done)
             except Exception as exc:
                 self._note_failure()
-                raise ServerUnavailable(self.server_id, _reason(exc, self.stderr)) from exc
+                reason = _reason(exc, self.stderr, state.reason)
+                raise ServerUnavailable(self.server_id, reason) from exc
             assert self._session is not None
             self._on_connected()
             return self._session
@@ -248,10 +249,12 @@ class McpConnection:
         return ServerUnavailable(self.server_id, f"{what} failed: {reason}")
 
 
-def _reason(exc: BaseException, stderr: StderrLog) -> str:
+def _reason(exc: BaseException, stderr: StderrLog, transport_reason: str | None = None) -> str:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     text = str(exc) or type(exc).__name__
+    if transport_reason and isinstance(exc, MCPError):  # "Connection closed": say why
+        text = transport_reason
     tail = stderr.text().strip().splitlines()[-1:] if stderr.text().strip() else []
     return f"{text}" + (f" (stderr: {tail[0][:200]})" if tail else "")
 

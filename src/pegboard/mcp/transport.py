@@ -147,6 +147,8 @@ async def _stdio(
                     if len(buffer) > cap:
                         state.close(f"server sent a message larger than {cap} bytes")
                         return
+        with anyio.move_on_after(STDIN_CLOSE_GRACE):  # stdout closed: the exit code is near
+            await process.wait()
         code = process.returncode
         state.close("server process exited" + (f" with code {code}" if code is not None else ""))
 
