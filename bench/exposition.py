@@ -9,7 +9,8 @@ sent on the wire. Part 2, latency: ``search_pool`` (ranked search + rendering, w
 ``tool_search`` tool runs) over pools of 500 / 5,000 / 50,000 tools (synthetic copies of the
 catalog under renamed servers), queried with the 95 livemcpbench tasks (``--repeat`` rounds);
 baseline in the same run, one round: the reference design's substring filter
-(``registry.get_all(query)``). Prints Markdown.
+(``registry.get_all(query)``). Part 3: per-call overhead of the dispatcher and of
+``tool_invoke`` (approval check, validation, audit) over a raw ``tool.run``. Prints Markdown.
 """
 
 from __future__ import annotations
@@ -21,12 +22,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pegboard.adapters import to_chat_tools
+import anyio
+
+from pegboard.adapters import ToolCall, to_chat_tools
+from pegboard.agent import build_agent_params
 from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.names import mcp_tool_name
 from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.core.tokens import count_entries, default_token_counter
-from pegboard.core.tool import Tool
+from pegboard.core.tool import Tool, ToolContext
 from pegboard.exposition import apply_defer_exposition, should_defer
 from pegboard.meta import registry_index, search_pool
 from pegboard.meta.definitions import DEFINITIONS, INJECTED_META_TOOLS
@@ -130,6 +135,48 @@ def latency_table(rows: list[dict[str, Any]], sizes: list[int], repeat: int) -> 
         )
 
 
+def overhead_table(calls: int) -> None:
+    """Per-call cost of the dispatcher (direct) and of tool_invoke over a raw tool.run."""
+
+    async def noop(args: dict[str, Any], ctx: ToolContext) -> str:
+        return "ok"
+
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    entries = [
+        ToolEntry(f"t{i}", "bench", Tool("No-op.", schema, execute=noop), defer="always")
+        for i in range(10)
+    ]
+    inline = ToolEntry("inline", "bench", Tool("No-op.", schema, execute=noop), defer="never")
+    registry = ToolRegistry()
+    registry.register_many([*entries, inline])
+    params = build_agent_params(registry, ToolApplyScope(), ModelInfo("m", "openai", 32_000))
+    dispatcher = params.dispatcher
+    invoke = ToolCall("c", "tool_invoke", {"name": "t3", "params": {"q": "x"}})
+    direct = ToolCall("c", "inline", {"q": "x"})
+
+    async def measure() -> list[tuple[str, float]]:
+        rows = []
+        for label, fn in (
+            ("raw tool.run (no checks)", lambda: inline.tool.run({"q": "x"}, ToolContext("c"))),
+            ("dispatcher, direct call", lambda: dispatcher.call(direct)),
+            ("dispatcher, tool_invoke", lambda: dispatcher.call(invoke)),
+        ):
+            samples = []
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                await fn()
+                samples.append(time.perf_counter() - t0)
+            rows.append((label, statistics.median(samples) * 1e6))
+        return rows
+
+    rows = anyio.run(measure)
+    print(f"\nper-call overhead, no-op async tool, median of {calls:,} calls\n")
+    print("| path | median (us) | over raw (us) |")
+    print("| --- | ---: | ---: |")
+    for label, micros in rows:
+        print(f"| {label} | {micros:.1f} | {micros - rows[0][1]:+.1f} |")
+
+
 def _pct(samples: list[float], pct: int) -> float:
     ordered = sorted(samples)
     index = min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))
@@ -140,10 +187,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="500,5000,50000")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
     rows = load_rows()
     token_table(rows)
     latency_table(rows, [int(s) for s in args.sizes.split(",")], args.repeat)
+    overhead_table(args.calls)
 
 
 if __name__ == "__main__":
