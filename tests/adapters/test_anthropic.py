@@ -8,9 +8,11 @@ from pegboard.adapters.anthropic import (
     to_anthropic_tools,
 )
 from pegboard.adapters.calls import ToolCall
+from pegboard.core.entry import ToolEntry
 from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart, ToolOutput
 from pegboard.core.schema import validate_arguments
-from pegboard.core.tool import ToolContext
+from pegboard.core.tool import Tool, ToolContext
+from pegboard.errors import ConfigError
 from tests.adapters.tools import PNG_1PX, search_entry, strict_plot_entry
 
 RESULT_ADAPTER = pydantic.TypeAdapter(ToolResultBlockParam)
@@ -156,3 +158,13 @@ def test_structured_only_results_become_json_text_and_empty_results_have_no_cont
         "type": "tool_result",
         "tool_use_id": "t",
     }
+
+
+def test_a_name_the_api_would_refuse_is_reported_before_the_request() -> None:
+    entry = ToolEntry("PDF&URLTool", "user", Tool("T."))
+    with pytest.raises(ConfigError) as info:
+        to_anthropic_tools([entry])
+    assert str(info.value) == (
+        "Tool name 'PDF&URLTool' is not accepted by Anthropic: use 1-64 characters from "
+        "letters, digits, '_' and '-'. Register the tool under such a name."
+    )

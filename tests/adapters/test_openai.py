@@ -26,7 +26,7 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.schema import validate_arguments
 from pegboard.core.tool import Tool, ToolContext
-from pegboard.errors import SchemaError
+from pegboard.errors import ConfigError, SchemaError
 from tests.adapters.tools import PNG_1PX, plot, search_entry, strict_plot_entry
 
 SEARCH_PARAMETERS = {
@@ -239,3 +239,12 @@ def test_responses_result_is_a_string_or_text_and_image_parts() -> None:
         ],
     }
     adapter.validate_python(rich)
+
+
+@pytest.mark.parametrize("name", ["my tool", "getPM2.5Level", "x" * 65, ""])
+def test_a_name_the_api_would_refuse_is_reported_before_the_request(name: str) -> None:
+    entry = ToolEntry(name, "user", Tool("T."))
+    with pytest.raises(ConfigError, match="is not accepted by OpenAI: use 1-64 characters"):
+        to_chat_tools([entry])
+    with pytest.raises(ConfigError, match="is not accepted by OpenAI"):
+        to_responses_tools([entry])

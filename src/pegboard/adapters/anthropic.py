@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pegboard.adapters.calls import ToolCall, as_dict
+from pegboard.adapters.naming import checked_name
 from pegboard.adapters.strict import anthropic_strict_schema
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart, ToolOutput
@@ -23,7 +24,10 @@ def to_anthropic_tools(entries: Iterable[ToolEntry]) -> list[dict[str, Any]]:
     """Messages ``tools``: ``{"name", "description", "input_schema"}`` (+ ``strict``)."""
     tools = []
     for entry in entries:
-        tool: dict[str, Any] = {"name": entry.name, "description": entry.tool.description}
+        tool: dict[str, Any] = {
+            "name": checked_name(entry.name, "Anthropic"),
+            "description": entry.tool.description,
+        }
         if entry.tool.strict:
             tool["input_schema"] = anthropic_strict_schema(
                 entry.tool.input_schema, tool_name=entry.name

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pegboard.adapters.calls import ToolCall, as_dict
+from pegboard.adapters.naming import checked_name
 from pegboard.adapters.strict import openai_strict_schema
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ImagePart, ToolOutput
@@ -38,7 +39,7 @@ def to_chat_tools(entries: Iterable[ToolEntry]) -> list[dict[str, Any]]:
     tools = []
     for entry in entries:
         function: dict[str, Any] = {
-            "name": entry.name,
+            "name": checked_name(entry.name, "OpenAI"),
             "description": entry.tool.description,
             "parameters": _parameters(entry),
         }
@@ -57,7 +58,7 @@ def to_responses_tools(entries: Iterable[ToolEntry]) -> list[dict[str, Any]]:
     return [
         {
             "type": "function",
-            "name": entry.name,
+            "name": checked_name(entry.name, "OpenAI"),
             "description": entry.tool.description,
             "parameters": _parameters(entry),
             "strict": bool(entry.tool.strict),
