@@ -264,3 +264,35 @@ async def test_the_inspect_ledger_lasts_the_whole_session_across_requests() -> N
     assert second.exposition.pool is not None
     assert "mcp__s1__t3" in second.exposition.pool.ledger
     assert "mcp__s1__t3" not in AgentSession().ledger
+
+
+@pytest.mark.anyio
+async def test_anthropic_native_loading_sends_deferred_tools_and_answers_with_references() -> None:
+    calls: Calls = []
+    params = build_agent_params(big_registry(calls), SCOPE, CLAUDE, native_defer=True)
+    assert [(t["name"], t.get("defer_loading")) for t in params.tools] == [
+        ("delete_file", None),
+        ("web_search", None),
+        ("tool_search", None),
+        *((f"mcp__s1__t{i}", True) for i in range(5)),
+    ]
+    assert "tool_invoke" not in params.system_prompt
+    assert "- tools that tool_search finds are loaded for you: call them directly by name" in (
+        params.system_prompt
+    )
+    search = {"type": "tool_use", "id": "s1", "name": "tool_search", "input": {"query": "field 3"}}
+    miss = {"type": "tool_use", "id": "s2", "name": "tool_search", "input": {"query": "zzqx"}}
+    [message] = await params.dispatcher.respond({"role": "assistant", "content": [search, miss]})
+    found, nothing = message["content"]
+    assert found["tool_use_id"] == "s1"
+    assert {"type": "tool_reference", "tool_name": "mcp__s1__t0"} in found["content"]
+    assert all(block["type"] == "tool_reference" for block in found["content"])
+    assert nothing["content"][0]["text"].startswith("No deferred tool matches 'zzqx'.")
+    use = {"type": "tool_use", "id": "u1", "name": "mcp__s1__t0", "input": {"field_3": "v"}}
+    [done] = await params.dispatcher.respond({"role": "assistant", "content": [use]})
+    assert done["content"][0]["content"] == [{"type": "text", "text": "t0 done"}]
+
+
+def test_native_loading_is_ignored_for_openai() -> None:
+    params = build_agent_params(big_registry([]), SCOPE, GPT, native_defer=True)
+    assert [t["function"]["name"] for t in params.tools][-3:] == META

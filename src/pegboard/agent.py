@@ -78,17 +78,23 @@ def build_agent_params(
     index: SearchIndex | None = None,
     repair: RepairHook | None = None,
     audit: AuditSink | None = None,
+    native_defer: bool = False,
 ) -> AgentParams:
     """Select the active tools, apply deferral, convert to ``api``'s format.
 
     ``api`` defaults from ``model.provider`` (``anthropic`` -> Anthropic Messages, anything
     else -> OpenAI Chat Completions). Pass the same ``session`` every turn: it keeps the
     inspect ledger and approvals, and returns the very same params while nothing changed.
+
+    ``native_defer`` (Anthropic only) uses the provider's deferred loading: deferred tools
+    are sent with ``defer_loading: true`` next to ``tool_search`` alone, whose results come
+    back as ``tool_reference`` blocks, so the model calls what it found directly.
     """
     session = session if session is not None else AgentSession()
     if audit is not None:
         session.policy.audit = audit
     chosen: Api = api or ("anthropic" if model.provider == "anthropic" else "openai_chat")
+    native = native_defer and chosen == "anthropic"
     snapshot = registry.snapshot()
     key = (
         id(registry),
@@ -96,6 +102,7 @@ def build_agent_params(
         scope,
         model,
         chosen,
+        native,
         tuple(sorted((statuses or {}).items())),
         tuple(sorted((descriptions or {}).items())),
     )
@@ -113,6 +120,7 @@ def build_agent_params(
         policy=session.policy,
         statuses=statuses,
         descriptions=descriptions,
+        native_loading=native,
     )
     by_name = {e.name: e for e in active}
     entries = tuple(
@@ -128,10 +136,14 @@ def build_agent_params(
         session_id=session.session_id,
         scope=scope,
         repair=repair,
+        tool_references=native,
     )
+    tools = _TO_TOOLS[chosen](list(entries))
+    if native:
+        tools += [{**t, "defer_loading": True} for t in to_anthropic_tools(exposition.deferred)]
     params = AgentParams(
         api=chosen,
-        tools=_TO_TOOLS[chosen](list(entries)),
+        tools=tools,
         system_prompt=exposition.prompt_section,
         dispatcher=dispatcher,
         exposition=exposition,

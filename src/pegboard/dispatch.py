@@ -31,7 +31,9 @@ from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
 from pegboard.errors import InvalidToolArguments, ToolError, ToolNotFound
 from pegboard.execution import CallPolicy, error_output, execute_entry
+from pegboard.meta.definitions import TOOL_SEARCH
 from pegboard.meta.pool import suggest_names
+from pegboard.meta.search import TOOL_REFERENCES
 
 Api: TypeAlias = Literal["openai_chat", "openai_responses", "anthropic"]
 RepairHook: TypeAlias = Callable[[ToolEntry, ToolCall, ToolError], Awaitable[dict[str, Any] | None]]
@@ -56,6 +58,7 @@ class Dispatcher:
     session_id: str | None = None
     scope: ToolApplyScope | None = None
     repair: RepairHook | None = None
+    tool_references: bool = False  # Anthropic native loading: searches answer with references
 
     def parse(self, message: Any) -> list[ToolCall]:
         """The tool calls in a provider response message (or its list of calls/blocks)."""
@@ -112,7 +115,14 @@ class Dispatcher:
             return [chat_tool_result(c.id, out) for c, out in pairs]
         if self.api == "openai_responses":
             return [responses_tool_result(c.id, out) for c, out in pairs]
-        return [{"role": "user", "content": [anthropic_tool_result(c.id, o) for c, o in pairs]}]
+        return [{"role": "user", "content": [self._anthropic_result(c, o) for c, o in pairs]}]
+
+    def _anthropic_result(self, call: ToolCall, output: ToolOutput) -> dict[str, Any]:
+        names = output.metadata.get(TOOL_REFERENCES)
+        if self.tool_references and call.name == TOOL_SEARCH and names:
+            refs = [{"type": "tool_reference", "tool_name": name} for name in names]
+            return {"type": "tool_result", "tool_use_id": call.id, "content": refs}
+        return anthropic_tool_result(call.id, output)
 
     async def _execute(self, entry: ToolEntry, call: ToolCall, ctx: ToolContext) -> ToolOutput:
         if call.parse_error is not None:

@@ -73,11 +73,12 @@ def test_inline_tools_are_never_listed() -> None:
 
 @pytest.mark.parametrize("namespace", ["mcp:Gmail", "mcp:gmail-uuid", "gmail", "GMAIL"])
 def test_the_namespace_filter_accepts_the_label_or_the_raw_id(namespace: str) -> None:
-    text = search_pool(pool_of(*catalog()), ["search"], namespace=namespace).as_text()
-    assert text.splitlines() == [
+    lines = search_pool(pool_of(*catalog()), ["search"], namespace=namespace).as_text()
+    assert lines.splitlines()[:2] == [
         "[mcp:Gmail]",
         "- mcp__gmail__search_threads: Search email threads by sender or subject.",
     ]
+    assert all(line.startswith("- mcp__gmail__") for line in lines.splitlines()[1:])
 
 
 def test_an_unknown_namespace_lists_the_known_ones() -> None:

@@ -52,12 +52,14 @@ def apply_defer_exposition(
     policy: CallPolicy | None = None,
     statuses: Mapping[str, NamespaceStatus] | None = None,
     descriptions: Mapping[str, str] | None = None,
+    native_loading: bool = False,
 ) -> Exposition:
     """Defer what :func:`should_defer` says and inject ``tool_search``/``inspect``/``invoke``.
 
     Tools without a registry entry are left alone. ``ledger`` and ``policy`` carry the
     session (inspect ledger, approval grants, audit); ``index`` defaults to the registry's
-    incrementally updated index.
+    incrementally updated index. ``native_loading`` (Anthropic's ``defer_loading``: the
+    provider loads what ``tool_search`` finds) injects ``tool_search`` alone.
     """
     allowed = frozenset(tools)
     clash = allowed.intersection(INJECTED_META_TOOLS)
@@ -85,10 +87,16 @@ def apply_defer_exposition(
     )
     exposed = {name: tool for name, tool in tools.items() if name not in decision.names}
     exposed["tool_search"] = make_tool_search(pool)
-    exposed["tool_inspect"] = make_tool_inspect(pool)
-    exposed["tool_invoke"] = make_tool_invoke(pool)
+    if not native_loading:
+        exposed["tool_inspect"] = make_tool_inspect(pool)
+        exposed["tool_invoke"] = make_tool_invoke(pool)
     section = render_deferred_section(
-        list(exposed), deferred, statuses=statuses, descriptions=descriptions, counter=counter
+        list(exposed),
+        deferred,
+        statuses=statuses,
+        descriptions=descriptions,
+        counter=counter,
+        loads_found_tools=native_loading,
     )
     return Exposition(exposed, deferred, allowed, section, decision, pool)
 

@@ -30,6 +30,8 @@ USAGE: Mapping[str, str] = {
     "tool_exec": "tool_exec({code}): run code that calls several tools",
 }
 
+NATIVE_LOADING = "tools that tool_search finds are loaded for you: call them directly by name"
+
 
 @dataclass(frozen=True, slots=True)
 class NamespaceStatus:
@@ -56,14 +58,19 @@ def render_deferred_section(
     descriptions: Mapping[str, str] | None = None,
     counter: TokenCounter | None = None,
     budget: int = PROMPT_SECTION_BUDGET_TOKENS,
+    loads_found_tools: bool = False,
 ) -> str:
     """The ``<deferred-tools>`` section; empty when no meta-tool was injected.
 
     ``statuses`` and ``descriptions`` are keyed by raw namespace (``mcp:<server id>``).
+    ``loads_found_tools``: the provider loads what ``tool_search`` finds (Anthropic's native
+    deferred loading), so found tools are called directly.
     """
     usage = [f"- {USAGE[name]}" for name in injected if name in USAGE]
     if not usage:
         return ""
+    if loads_found_tools:
+        usage.append(f"- {NATIVE_LOADING}")
     counter = counter or default_token_counter()
     spaces = _namespaces(deferred, statuses or {})
     head = [

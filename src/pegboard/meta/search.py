@@ -11,13 +11,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from pegboard.core.entry import ToolEntry
-from pegboard.core.output import ToolOutput
+from pegboard.core.output import TextPart, ToolOutput
 from pegboard.core.tokens import TokenCounter
 from pegboard.core.tool import Tool, ToolContext, canonical_json
 from pegboard.meta.definitions import DEFAULT_SEARCH_LIMIT, SEARCH_DESCRIPTION, SEARCH_SCHEMA
 from pegboard.meta.pool import DeferredPool
 
 MAX_LINE_TOKENS = 60
+TOOL_REFERENCES = "tool_references"
+"""``ToolOutput.metadata`` key: the names a search found (Anthropic native loading sends them
+as ``tool_reference`` blocks)."""
 _ELLIPSIS = "…"
 _BROADEN = (
     "Try fewer or more general words, another phrasing, a list of phrasings, no `namespace`, "
@@ -69,12 +72,15 @@ def search_pool(
         namespaces=sorted(raw_namespaces) if raw_namespaces is not None else None,
         allowed=pool.deferred_names,
     )
-    found = [entry for hit in hits if (entry := pool.lookup(hit.name)) is not None]
+    # A zero score is no match at all (some rankers pad results); never show those.
+    found = [e for hit in hits if hit.score > 0 and (e := pool.lookup(hit.name)) is not None]
     if not found:
         where = f" in {namespace}" if namespace else ""
         shown = " | ".join(queries)
         return ToolOutput.text(f"No deferred tool matches {shown!r}{where}. {_BROADEN}")
-    return ToolOutput.text(_render(pool, found, verbose))
+    text = _render(pool, found, verbose)
+    refs = tuple(entry.name for entry in found)
+    return ToolOutput(parts=(TextPart(text),), metadata={TOOL_REFERENCES: refs})
 
 
 def _queries(value: Any) -> list[str]:
