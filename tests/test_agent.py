@@ -296,3 +296,16 @@ async def test_anthropic_native_loading_sends_deferred_tools_and_answers_with_re
 def test_native_loading_is_ignored_for_openai() -> None:
     params = build_agent_params(big_registry([]), SCOPE, GPT, native_defer=True)
     assert [t["function"]["name"] for t in params.tools][-3:] == META
+
+
+def test_a_session_keeps_its_pool_deferred_when_it_shrinks_below_the_threshold() -> None:
+    registry = ToolRegistry([heavy(f"mcp__s1__t{i}", fields=40) for i in range(6)])
+    model = ModelInfo("gpt-test", "openai", 54_000)  # threshold 5,400: 6 tools 5,880, 5 tools 4,900
+    session = AgentSession()
+    first = build_agent_params(registry, SCOPE, model, session=session)
+    assert len(first.exposition.deferred) == 6
+    registry.deregister("mcp__s1__t5")
+    later = build_agent_params(registry, SCOPE, model, session=session)
+    assert [t["function"]["name"] for t in later.tools] == META
+    fresh = build_agent_params(registry, SCOPE, model)
+    assert fresh.exposition.deferred == ()

@@ -45,11 +45,16 @@ _TO_TOOLS: Mapping[Api, Callable[[list[ToolEntry]], list[dict[str, Any]]]] = {
 
 @dataclass
 class AgentSession:
-    """What lasts a conversation: the inspect ledger, approval grants and handler, audit."""
+    """What lasts a conversation: the inspect ledger, approval grants and handler, audit.
+
+    ``auto_deferred`` remembers that the auto pool was deferred, so it stays deferred while
+    that still pays (see ``sticky`` in :func:`pegboard.exposition.should_defer`).
+    """
 
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     ledger: InspectLedger = field(default_factory=InspectLedger)
     policy: CallPolicy = field(default_factory=CallPolicy)
+    auto_deferred: bool = False
     _cache: dict[tuple[Any, ...], AgentParams] = field(default_factory=dict, repr=False)
 
 
@@ -121,7 +126,9 @@ def build_agent_params(
         statuses=statuses,
         descriptions=descriptions,
         native_loading=native,
+        sticky=session.auto_deferred,
     )
+    session.auto_deferred = any(e.defer == "auto" for e in exposition.deferred)
     by_name = {e.name: e for e in active}
     entries = tuple(
         by_name.get(name) or ToolEntry(name=name, namespace="meta", tool=tool, defer="never")

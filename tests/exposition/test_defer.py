@@ -118,3 +118,17 @@ def test_the_overhead_is_measured_from_the_meta_tools_and_section_with_the_same_
         assert should_defer(entries, 32_000, counter).overhead == expected
     assert meta_tools_overhead_tokens() == defer_module.META_TOOLS_OVERHEAD_TOKENS
     assert 250 < defer_module.META_TOOLS_OVERHEAD_TOKENS < 500
+
+
+def test_a_sticky_pool_stays_deferred_below_the_threshold_while_it_beats_the_overhead() -> None:
+    entries = [heavy(f"t{i}", fields=30) for i in range(5)]
+    plain = should_defer(entries, 100_000)
+    assert plain.auto_cost is not None
+    assert plain.overhead is None
+    assert plain.names == frozenset()
+    sticky = should_defer(entries, 100_000, sticky=True)
+    assert sticky.overhead is not None
+    assert sticky.auto_cost == plain.auto_cost
+    assert sticky.auto_cost > sticky.overhead
+    assert sticky.names == {"t0", "t1", "t2", "t3", "t4"}
+    assert should_defer(entries[:4], 100_000, sticky=True).names == frozenset()

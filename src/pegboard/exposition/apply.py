@@ -53,13 +53,15 @@ def apply_defer_exposition(
     statuses: Mapping[str, NamespaceStatus] | None = None,
     descriptions: Mapping[str, str] | None = None,
     native_loading: bool = False,
+    sticky: bool = False,
 ) -> Exposition:
     """Defer what :func:`should_defer` says and inject ``tool_search``/``inspect``/``invoke``.
 
     Tools without a registry entry are left alone. ``ledger`` and ``policy`` carry the
     session (inspect ledger, approval grants, audit); ``index`` defaults to the registry's
     incrementally updated index. ``native_loading`` (Anthropic's ``defer_loading``: the
-    provider loads what ``tool_search`` finds) injects ``tool_search`` alone.
+    provider loads what ``tool_search`` finds) injects ``tool_search`` alone. ``sticky``: see
+    :func:`should_defer`.
     """
     allowed = frozenset(tools)
     clash = allowed.intersection(INJECTED_META_TOOLS)
@@ -71,7 +73,12 @@ def apply_defer_exposition(
         return Exposition(tools, (), allowed, "", None)
     counter = counter or default_token_counter()
     decision = should_defer(
-        candidates, context_window, counter, statuses=statuses, descriptions=descriptions
+        candidates,
+        context_window,
+        counter,
+        statuses=statuses,
+        descriptions=descriptions,
+        sticky=sticky,
     )
     if not decision.names:
         return Exposition(tools, (), allowed, "", decision)

@@ -67,8 +67,15 @@ def should_defer(
     *,
     statuses: Mapping[str, NamespaceStatus] | None = None,
     descriptions: Mapping[str, str] | None = None,
+    sticky: bool = False,
 ) -> DeferDecision:
-    """Decide which of ``entries`` to defer; see the module docstring for the rules."""
+    """Decide which of ``entries`` to defer; see the module docstring for the rules.
+
+    ``sticky`` (the auto pool was deferred earlier in this conversation) drops the
+    context-window gate, so a pool hovering around 10% of the window does not flip all its
+    tools in and out from turn to turn and churn the provider's prompt cache; the count and
+    overhead gates still apply.
+    """
     threshold = defer_threshold(context_window)
     eligible = [e for e in entries if not may_need_approval(e.tool)]
     always = [e for e in eligible if e.defer == "always"]
@@ -78,7 +85,7 @@ def should_defer(
         return DeferDecision(frozenset(names), threshold)
     counter = counter or default_token_counter()
     cost = count_entries(auto, counter)
-    if cost <= threshold:
+    if cost <= threshold and not sticky:
         return DeferDecision(frozenset(names), threshold, auto_cost=cost)
     overhead = meta_tools_overhead_tokens(
         [*always, *auto], counter, statuses=statuses, descriptions=descriptions
