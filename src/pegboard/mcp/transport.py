@@ -135,7 +135,7 @@ async def _stdio(
     async def read_stdout() -> None:
         assert process.stdout is not None
         buffer = bytearray()
-        async with read_writer:
+        try:
             with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async for chunk in process.stdout:
                     buffer += chunk
@@ -147,10 +147,14 @@ async def _stdio(
                     if len(buffer) > cap:
                         state.close(f"server sent a message larger than {cap} bytes")
                         return
-        with anyio.move_on_after(STDIN_CLOSE_GRACE):  # stdout closed: the exit code is near
-            await process.wait()
-        code = process.returncode
-        state.close("server process exited" + (f" with code {code}" if code is not None else ""))
+            # Say why before the session sees the end, so a failing request can name it.
+            with anyio.move_on_after(STDIN_CLOSE_GRACE):  # stdout closed: the exit is near
+                await process.wait()
+            code = process.returncode
+            exited = "server process exited" + (f" with code {code}" if code is not None else "")
+            state.close(exited)
+        finally:
+            await read_writer.aclose()
 
     async def read_stderr() -> None:
         assert process.stderr is not None
