@@ -1,0 +1,246 @@
+"""Overhead of ``pegboard serve``: the latency it adds per call, and calls/s with 8 clients.
+
+    .venv/bin/python bench/gateway.py [--calls 400] [--clients 8] [--seconds 5]
+
+Upstream: the SDK test server ``tests/mcp/servers/sdk_server.py`` (tool ``echo``).
+
+Table 1, sequential ``tools/call echo`` latency over stdio, one client:
+  * direct: the SDK client talking to the upstream server (baseline, same run);
+  * gateway: the SDK client talking to ``pegboard serve --no-defer``, which proxies to the
+    same upstream server over stdio;
+  * added = gateway - direct (p50 and p95 of the per-call times).
+Also the in-process part: ``RegistrySurface.call_tool`` of the same proxied tool without any
+client transport (pegboard's own share of the added time: lookup, authorise, validate,
+result mapping).
+
+Table 2, throughput with ``--clients`` concurrent clients over streamable HTTP for
+``--seconds``: direct to the upstream's HTTP endpoint vs ``pegboard serve --http`` proxying to
+the upstream over stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types
+import tomli_w
+from anyio.abc import Process
+from anyio.streams.text import TextReceiveStream
+from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from pegboard.config import load_config
+from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
+
+ROOT = Path(__file__).resolve().parents[1]
+SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
+PEGBOARD = str(Path(sys.executable).parent / "pegboard")
+ECHO = {"text": "hello"}
+
+
+def _percentile(samples: list[float], pct: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * pct))]
+
+
+async def _paired(
+    calls: int, first: Callable[[], Awaitable[Any]], second: Callable[[], Awaitable[Any]]
+) -> tuple[list[float], list[float]]:
+    """Per-call times (ms) of two paths, alternating call by call so that load on a shared
+    machine hits both alike."""
+    for _ in range(20):  # warm-up
+        await first()
+        await second()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(calls):
+        for call, out in ((first, times[0]), (second, times[1])):
+            started = time.perf_counter()
+            await call()
+            out.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    return {"PEGBOARD_CONFIG": str(tmp / "config.toml"), "PEGBOARD_DATA_DIR": str(tmp / "data")}
+
+
+def _write_config(tmp: Path) -> None:
+    upstream = {"command": sys.executable, "args": [str(SDK_SERVER), "stdio"]}
+    config = {"data_dir": str(tmp / "data"), "servers": {"up": upstream}}
+    (tmp / "config.toml").write_text(tomli_w.dumps(config))
+
+
+class _Changes:
+    """Signals each ``notifications/tools/list_changed`` (the gateway lists lazily)."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self.event.set()
+
+    async def wait(self) -> None:
+        await self.event.wait()
+        self.event = anyio.Event()
+
+
+async def _wait_listed(client: Client, changes: _Changes, name: str) -> None:
+    with anyio.fail_after(60):
+        while name not in [t.name for t in (await client.list_tools()).tools]:
+            await changes.wait()
+
+
+async def sequential(tmp: Path, calls: int) -> dict[str, list[float]]:
+    direct = StdioServerParameters(command=sys.executable, args=[str(SDK_SERVER), "stdio"])
+    gateway = StdioServerParameters(
+        command=PEGBOARD, args=["serve", "--no-defer"], env=_env(tmp) | {"PATH": "/usr/bin:/bin"}
+    )
+    out: dict[str, list[float]] = {}
+    changes = _Changes()
+    async with (
+        Client(stdio_client(direct), mode="legacy") as plain,
+        Client(stdio_client(gateway), mode="legacy", message_handler=changes) as proxied,
+    ):
+        await _wait_listed(proxied, changes, "mcp__up__echo")
+        (
+            out["direct (SDK client -> upstream)"],
+            out["gateway (SDK client -> pegboard serve)"],
+        ) = await _paired(
+            calls,
+            lambda: plain.call_tool("echo", ECHO),
+            lambda: proxied.call_tool("mcp__up__echo", ECHO),
+        )
+    runtime = ToolRuntime(load_config(tmp / "config.toml"), RuntimeOptions(defer=False))
+    listed = anyio.Event()
+    runtime.surface.subscribe(listed.set)
+    async with runtime.running():
+        with anyio.fail_after(60):
+            if not runtime.surface.list_tools():
+                await listed.wait()
+
+        async def surface() -> Any:
+            return await runtime.surface.call_tool(
+                "mcp__up__echo", ECHO, call_id="bench", approval=None
+            )
+
+        (
+            out["in-process: catalog.call_tool"],
+            out["in-process: gateway surface.call_tool"],
+        ) = await _paired(calls, lambda: runtime.catalog.call_tool("up", "echo", ECHO), surface)
+    return out
+
+
+async def _url_from(process: Process, marker: str) -> str:
+    assert process.stderr is not None
+    assert process.stdout is not None
+    text = ""
+    stream = process.stdout if marker == "PORT " else process.stderr
+    async for chunk in TextReceiveStream(stream):
+        text += chunk
+        for line in text.splitlines():
+            if line.startswith(marker):
+                rest = line.removeprefix(marker).split()[0]
+                return rest if rest.startswith("http") else f"http://127.0.0.1:{rest}/mcp"
+    raise RuntimeError(f"no {marker!r} line; output: {text}")
+
+
+@asynccontextmanager
+async def _http_server(
+    args: list[str], marker: str, env: dict[str, str] | None
+) -> AsyncIterator[str]:
+    async with await anyio.open_process(args, env=env) as process:
+        try:
+            yield await _url_from(process, marker)
+        finally:
+            process.terminate()
+            await process.wait()
+
+
+async def throughput(url: str, tool: str, clients: int, seconds: float) -> tuple[int, float]:
+    count = 0
+
+    async def one() -> None:
+        nonlocal count
+        changes = _Changes()
+        async with (
+            httpx2.AsyncClient() as http,
+            Client(
+                streamable_http_client(url, http_client=http),
+                mode="legacy",
+                message_handler=changes,
+            ) as client,
+        ):
+            await _wait_listed(client, changes, tool)
+            await ready.wait()
+            while time.perf_counter() < deadline:
+                await client.call_tool(tool, ECHO)
+                count += 1
+
+    ready = anyio.Event()
+    deadline = float("inf")
+    async with anyio.create_task_group() as tg:
+        for _ in range(clients):
+            tg.start_soon(one)
+        await anyio.sleep(2)  # let every client connect before the clock starts
+        started = time.perf_counter()
+        deadline = started + seconds
+        ready.set()
+    return count, time.perf_counter() - started
+
+
+async def main(calls: int, clients: int, seconds: float) -> None:
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        _write_config(tmp)
+        seq = await sequential(tmp, calls)
+        direct_args = [sys.executable, str(SDK_SERVER), "http"]
+        async with _http_server(direct_args, "PORT ", None) as url:
+            direct = await throughput(url, "echo", clients, seconds)
+        import os
+
+        env = dict(os.environ) | _env(tmp)
+        gateway_args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
+        async with _http_server(gateway_args, "pegboard serving MCP on ", env) as url:
+            gateway = await throughput(url, "mcp__up__echo", clients, seconds)
+
+    print(f"\nsequential tools/call echo over stdio, {calls} calls each, interleaved (ms)\n")
+    print("| path | p50 | p95 | mean |")
+    print("| --- | ---: | ---: | ---: |")
+    for label, times in seq.items():
+        print(
+            f"| {label} | {statistics.median(times):.3f} | {_percentile(times, 0.95):.3f} "
+            f"| {statistics.fmean(times):.3f} |"
+        )
+    labels = list(seq)
+    for base, over, what in (
+        (labels[0], labels[1], "added by the gateway process"),
+        (labels[2], labels[3], "added by pegboard's call path (no transport)"),
+    ):
+        p50 = statistics.median(seq[over]) - statistics.median(seq[base])
+        p95 = _percentile(seq[over], 0.95) - _percentile(seq[base], 0.95)
+        print(f"| **{what}** | {p50:.3f} | {p95:.3f} | |")
+    print(f"\nthroughput, {clients} concurrent clients over streamable HTTP, {seconds:g} s\n")
+    print("| path | calls | calls/s |")
+    print("| --- | ---: | ---: |")
+    for label, (count, elapsed) in (("direct (upstream HTTP)", direct), ("gateway", gateway)):
+        print(f"| {label} | {count} | {count / elapsed:.0f} |")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=400)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    ns = parser.parse_args()
+    anyio.run(main, ns.calls, ns.clients, ns.seconds)
