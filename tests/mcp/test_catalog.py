@@ -406,3 +406,12 @@ async def test_a_server_exiting_at_start_reports_its_exit_code() -> None:
         with pytest.raises(ServerUnavailable, match=r"server process exited with code 1"):
             await catalog.refresh_tools("gone")
     assert catalog.status("gone").error == "server process exited with code 1"
+
+
+async def test_garbage_lines_unknown_ids_and_stray_notifications_are_tolerated() -> None:
+    catalog = McpCatalog([scripted("noisy", "noisy", tools=2)])
+    async with catalog.running(prewarm=False):
+        assert names(await catalog.refresh_tools("noisy")) == ["tool_0", "tool_1"]
+        output = await catalog.call_tool("noisy", "tool_1", {"q": "x"})
+        assert output.as_text() == 'tool_1:{"q": "x"}'
+        assert catalog.status("noisy").state == "connected"

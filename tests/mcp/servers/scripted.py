@@ -10,7 +10,8 @@ tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first
 the process; a marker file next to --log remembers it), ``extra`` (lists one more tool,
 ``extra_tool``), ``exit`` (exits at once), ``bad-result`` (tools/call answers a result of the
 wrong shape), ``stubborn`` (ignores SIGTERM and outlives its stdin), ``no-tools`` (lists no
-tool). ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
+tool), ``noisy`` (a garbage line, an unknown id and a notification before each answer).
+``--mode-file`` adds modes from a file (read at start and again at each tools/list),
 so a test can change a server's behaviour without changing its command line (fingerprint).
 ``--ref-url`` lists a tool whose schema ``$ref``s that URL. Every message's method (requests
 and notifications) and the process id are appended to ``--log``. Calling ``env`` returns the
@@ -63,7 +64,12 @@ def file_modes(path: str) -> list[str]:
     return Path(path).read_text().split() if path and os.path.exists(path) else []
 
 
-def send(message: dict[str, object]) -> None:
+def send(message: dict[str, object], noise: bool = False) -> None:
+    if noise:  # a garbage line, an answer to an id never sent and a notification first
+        sys.stdout.write("this is not json\n")
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": 987654, "result": {}}) + "\n")
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}}
+        sys.stdout.write(json.dumps(note) + "\n")
     sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
@@ -142,7 +148,7 @@ def main() -> None:
             result: dict[str, object] = {"tools": listing[start : start + size]}
             if start + size < len(listing):
                 result["nextCursor"] = str(start + size)
-            send({"jsonrpc": "2.0", "id": rid, "result": result})
+            send({"jsonrpc": "2.0", "id": rid, "result": result}, "noisy" in ns.mode)
         elif method == "tools/call":
             if "hang-call" in ns.mode and msg["params"]["name"] == "slow":
                 continue
@@ -158,7 +164,7 @@ def main() -> None:
             if msg["params"]["name"] == "env":
                 text = os.environ.get(str(args.get("name")), "<unset>")
             content = [{"type": "text", "text": f"{msg['params']['name']}:{text}"}]
-            send({"jsonrpc": "2.0", "id": rid, "result": {"content": content}})
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": content}}, "noisy" in ns.mode)
         elif method == "prompts/list":
             send({"jsonrpc": "2.0", "id": rid, "result": {"prompts": []}})
         else:
