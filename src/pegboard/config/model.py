@@ -121,10 +121,9 @@ class MetaConfig(_Section):
     """Options of the meta-tools that front deferred tools."""
 
     tool_exec: bool = Field(
-        default=False, description="Offer tool_exec (sandboxed code). Off by default."
-    )
-    search_limit: int = Field(
-        default=8, ge=1, le=50, description="Default result count of tool_search."
+        default=False,
+        description="Offer tool_exec (sandboxed code over the tools). Off by default; "
+        "this version has no tool_exec yet, so turning it on only logs a warning.",
     )
     defer: bool = Field(default=True, description="Defer large tool pools behind the meta-tools.")
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import mcp_types
 
+from pegboard.adapters.mcp import to_mcp_tools
 from pegboard.approval import ApprovalGrants, ApprovalHandler
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
@@ -30,18 +31,6 @@ from pegboard.gateway.surface import ChangeListener
 logger = logging.getLogger("pegboard.gateway")
 
 StatusSource = Callable[[], Mapping[str, NamespaceStatus]]
-
-
-def to_mcp_tool(name: str, tool: Tool) -> mcp_types.Tool:
-    annotations = mcp_types.ToolAnnotations.model_validate(tool.annotations or {})
-    return mcp_types.Tool(
-        name=name,
-        title=tool.title,
-        description=tool.description,
-        input_schema=dict(tool.input_schema),
-        output_schema=dict(tool.output_schema) if tool.output_schema else None,
-        annotations=annotations if tool.annotations else None,
-    )
 
 
 class RegistrySurface:
@@ -98,15 +87,23 @@ class RegistrySurface:
         tools: dict[str, Tool] = {e.name: e.tool for e in active}
         statuses = dict(self._statuses()) if self._statuses else None
         if self.defer:
+            # Sticky: once deferred, a pool hovering around the threshold stays deferred, so
+            # clients do not see the whole list flip in and out as servers warm.
+            was_deferred = bool(self._exposition and self._exposition.deferred)
             exposition = apply_defer_exposition(
-                tools, self.registry, self.context_window, statuses=statuses, policy=self._policy
+                tools,
+                self.registry,
+                self.context_window,
+                statuses=statuses,
+                policy=self._policy,
+                sticky=was_deferred,
             )
         else:
             exposition = Exposition(tools, (), frozenset(tools), "", None)
         entries = {e.name: e for e in active if e.name in exposition.tools}
         for name, tool in exposition.tools.items():
             entries.setdefault(name, ToolEntry(name=name, namespace="meta", tool=tool))
-        listed = [to_mcp_tool(name, tool) for name, tool in sorted(exposition.tools.items())]
+        listed = to_mcp_tools(entries[name] for name in sorted(exposition.tools))
         signature = canonical_json([t.model_dump(mode="json", exclude_none=True) for t in listed])
         self._exposition, self._entries, self._tools = exposition, entries, listed
         if signature == self._signature:

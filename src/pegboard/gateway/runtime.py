@@ -49,6 +49,8 @@ class ToolRuntime:
         self.registry = ToolRegistry()
         self.selected: frozenset[str] = frozenset()
         self.resync(refresh_surface=False)
+        if config.meta.tool_exec:
+            logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
         self.surface = RegistrySurface(
             self.registry,

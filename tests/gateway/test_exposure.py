@@ -1,0 +1,140 @@
+"""The gateway's tool surface and MCP server, in process (no subprocess, no transport)."""
+
+from __future__ import annotations
+
+import anyio
+import mcp_types
+import pytest
+from mcp import Client
+
+from pegboard import Tool, ToolApplyScope, ToolEntry, ToolRegistry
+from pegboard.errors import ApprovalRequired
+from pegboard.gateway.exposure import RegistrySurface
+from pegboard.gateway.server import Gateway
+
+TOPICS = [
+    "weather in a city",
+    "send an email",
+    "book a meeting",
+    "convert currency",
+    "resize a photo",
+]
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def _bulk(registry: ToolRegistry, count: int = 12) -> None:
+    for i in range(count):
+        text = f"Tool {i}: {TOPICS[i % len(TOPICS)]}, with a long explanation of every option. " * 6
+        registry.register(ToolEntry(f"bulk_{i}", "bulk", Tool.from_function(add, description=text)))
+
+
+def _registry() -> ToolRegistry:
+    registry = ToolRegistry()
+    registry.register(ToolEntry("add", "math", Tool.from_function(add)))
+    gated = Tool.from_function(add, description="Add, after asking.", needs_approval=True)
+    registry.register(ToolEntry("guarded_add", "math", gated))
+    return registry
+
+
+def _surface(registry: ToolRegistry, **kwargs: object) -> RegistrySurface:
+    return RegistrySurface(registry, ToolApplyScope, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_small_pool_is_listed_inline_without_instructions() -> None:
+    surface = _surface(_registry())
+
+    assert [t.name for t in surface.list_tools()] == ["add", "guarded_add"]
+    assert surface.instructions() is None
+
+
+def test_a_large_pool_is_deferred_behind_the_meta_tools_but_gated_tools_stay_inline() -> None:
+    registry = _registry()
+    _bulk(registry)
+
+    surface = _surface(registry, context_window=4000)
+
+    assert [t.name for t in surface.list_tools()] == [
+        "guarded_add",
+        "tool_inspect",
+        "tool_invoke",
+        "tool_search",
+    ]
+    assert (surface.instructions() or "").startswith("<deferred-tools>")
+
+
+def test_no_defer_lists_everything() -> None:
+    registry = _registry()
+    _bulk(registry)
+
+    surface = _surface(registry, context_window=4000, defer=False)
+
+    assert len(surface.list_tools()) == 14
+
+
+def test_listeners_hear_only_real_changes() -> None:
+    registry = _registry()
+    surface = _surface(registry)
+    heard: list[int] = []
+    surface.subscribe(lambda: heard.append(1))
+
+    assert surface.refresh() is False
+    registry.register(ToolEntry("add", "math", Tool.from_function(add)))
+    assert surface.refresh() is False
+    registry.deregister("add")
+    assert surface.refresh() is True
+    assert heard == [1]
+
+
+@pytest.mark.anyio
+async def test_calls_run_through_the_shared_execution_path() -> None:
+    surface = _surface(_registry())
+
+    ok = await surface.call_tool("add", {"a": 1, "b": 2}, call_id="c1", approval=None)
+    bad = await surface.call_tool("add", {"a": "x", "b": 2}, call_id="c2", approval=None)
+    unknown = await surface.call_tool("ad", {}, call_id="c3", approval=None)
+
+    assert (ok.as_text(), ok.is_error) == ("3", False)
+    assert bad.is_error is True
+    assert bad.as_text().startswith('Invalid params for "add"')
+    assert unknown.as_text() == "Tool not found: ad. Did you mean: add?"
+
+
+@pytest.mark.anyio
+async def test_a_gated_direct_call_without_a_handler_raises_for_the_transport_to_explain() -> None:
+    surface = _surface(_registry())
+
+    with pytest.raises(ApprovalRequired):
+        await surface.call_tool("guarded_add", {"a": 1, "b": 2}, call_id="c", approval=None)
+
+
+@pytest.mark.anyio
+async def test_the_gateway_notifies_connected_clients_when_the_exposed_list_changes() -> None:
+    registry = _registry()
+    surface = _surface(registry)
+    gateway = Gateway(surface)
+    changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            changed.set()
+
+    with anyio.fail_after(10):
+        async with (
+            anyio.create_task_group() as tg,
+            Client(gateway.server, mode="legacy", message_handler=on_message) as client,
+        ):
+            tg.start_soon(gateway.announce_changes)
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True
+            await client.list_tools()
+            registry.register(ToolEntry("mul", "math", Tool.from_function(add)))
+            surface.refresh()
+            await changed.wait()
+            names = [t.name for t in (await client.list_tools()).tools]
+            tg.cancel_scope.cancel()
+
+    assert names == ["add", "guarded_add", "mul"]
