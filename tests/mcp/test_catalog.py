@@ -81,8 +81,9 @@ async def test_bad_schema_skips_only_that_tool_with_a_warning(
         async with catalog.running(prewarm=False):
             assert names(await catalog.refresh_tools("s1")) == ["tool_0", "tool_1", "tool_2"]
     skipped = sorted(r.getMessage().split("'")[1] for r in caplog.records if "skipping" in r.msg)
-    assert skipped == ["bad_output", "bad_props", "bad_type", "no_schema"]
+    assert skipped == ["bad_output", "bad_props", "bad_subschema", "bad_type", "no_schema"]
     assert "inputSchema.type" in caplog.text
+    assert "inputSchema is not a valid JSON Schema: 7 is not valid" in caplog.text
 
 
 async def test_prompts_only_server_lists_nothing_without_calling_tools_list(

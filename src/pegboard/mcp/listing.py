@@ -18,8 +18,9 @@ from types import TracebackType
 from typing import Any
 
 import mcp_types
+import referencing
 from anyio import ClosedResourceError, EndOfStream
-from jsonschema.exceptions import SchemaError as JsonSchemaError
+from jsonschema.exceptions import best_match
 from jsonschema.validators import Draft7Validator, validator_for
 from mcp.client._transport import TransportStreams
 from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -30,6 +31,7 @@ from pydantic import ValidationError
 from pegboard.core.tool import canonical_json
 
 DEFAULT_PROTOCOL_VERSION = "2025-11-25"
+_LOCAL_ONLY: referencing.Registry[Any] = referencing.Registry()
 
 
 @dataclass
@@ -73,14 +75,15 @@ def _metaschema_problem(schema_json: str) -> str | None:
     Draft-07's metaschema is the default because it checks the same structure (keyword types,
     ``properties`` is an object of schemas, ...) about ten times faster than 2020-12's, whose
     ``$dynamicRef`` resolution costs milliseconds per tool: too slow for a 1,000-tool server.
-    Newer keywords it does not know are allowed by it, as they should be.
+    Newer keywords it does not know are allowed by it, as they should be. The explicit empty
+    registry keeps every ``$ref`` local (the bundled metaschemas still resolve): nothing a
+    server wrote can make us fetch a URL.
     """
     schema = json.loads(schema_json)
-    try:
-        validator_for(schema, default=Draft7Validator).check_schema(schema)
-    except JsonSchemaError as exc:
-        return str(exc.message)
-    return None
+    cls = validator_for(schema, default=Draft7Validator)
+    meta = cls(cls.META_SCHEMA, registry=_LOCAL_ONLY)
+    error = best_match(meta.iter_errors(schema))
+    return None if error is None else str(error.message)
 
 
 def _first_line(exc: Exception) -> str:

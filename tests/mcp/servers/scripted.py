@@ -32,6 +32,7 @@ BAD_TOOLS = [
     {"name": "bad_props", "inputSchema": {"type": "object", "properties": 5}},
     {"name": "bad_output", "inputSchema": {"type": "object"}, "outputSchema": {"type": "nope"}},
     {"name": "no_schema"},
+    {"name": "bad_subschema", "inputSchema": {"type": "object", "properties": {"a": {"type": 7}}}},
 ]
 
 
@@ -52,7 +53,8 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
         out[1:1] = BAD_TOOLS
     if ns.ref_url:
         props = {"x": {"$ref": ns.ref_url}}
-        out.append({"name": "remote_ref", "inputSchema": {"type": "object", "properties": props}})
+        schema = {"$schema": ns.ref_url, "type": "object", "properties": props}
+        out.append({"name": "remote_ref", "inputSchema": schema})
     if "no-tools" in ns.mode:
         out.clear()
     if "extra" in ns.mode:
