@@ -1,0 +1,63 @@
+"""The MCP Inspector's CLI mode (npm ``@modelcontextprotocol/inspector``) as the client."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.gateway.harness import (
+    PEGBOARD,
+    REFSERVERS,
+    STARTUP_BOUND,
+    gateway_env,
+    run_cli,
+    sdk_server,
+    victim_server,
+    write_config,
+)
+
+pytestmark = pytest.mark.anyio
+
+INSPECTOR = REFSERVERS / "npm" / "node_modules" / ".bin" / "mcp-inspector"
+if not INSPECTOR.exists():
+    pytest.skip(
+        "the MCP Inspector is not installed; .ci/run installs it into .refservers/npm",
+        allow_module_level=True,
+    )
+
+
+async def test_the_inspector_cli_calls_a_deferred_tool_through_tool_invoke(tmp_path: Path) -> None:
+    write_config(
+        tmp_path, {"servers": {"toolbox": sdk_server(), "bulk": victim_server("--tools", "30")}}
+    )
+    code, _, _ = await run_cli(tmp_path, "servers", "refresh")
+    assert code == 0
+    command = [
+        str(INSPECTOR),
+        "--cli",
+        PEGBOARD,
+        "serve",
+        "--context-window",
+        "8000",
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "tool_invoke",
+        "--tool-arg",
+        "name=mcp__toolbox__add",
+        "--tool-arg",
+        'params={"a": 2, "b": 3}',
+    ]
+
+    with anyio.fail_after(STARTUP_BOUND):
+        result = await anyio.run_process(command, env=gateway_env(tmp_path), check=False)
+
+    assert result.returncode == 0, result.stderr.decode()
+    assert json.loads(result.stdout) == {
+        "content": [{"type": "text", "text": "5"}],
+        "structuredContent": {"result": 5},
+        "isError": False,
+    }
