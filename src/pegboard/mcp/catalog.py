@@ -280,10 +280,10 @@ class McpCatalog:
                 entry.set_state("connecting")
             raw, skipped = await entry.connection.list_tools()
         except Exception as exc:
+            error = exc if isinstance(exc, McpError) else ServerUnavailable(server_id, str(exc))
+            flight.fail(error)  # first: waiters must never be left hanging
             if not self._stopping:  # a refresh cut short by our own shutdown is no failure
                 await self._record_failure(entry, exc)
-            error = exc if isinstance(exc, McpError) else ServerUnavailable(server_id, str(exc))
-            flight.fail(error)
             if error is exc:
                 raise
             raise error from exc
