@@ -13,6 +13,7 @@ from tests.gateway.harness import (
     REFSERVERS,
     STARTUP_BOUND,
     gateway_env,
+    require_installed,
     run_cli,
     sdk_server,
     victim_server,
@@ -22,11 +23,7 @@ from tests.gateway.harness import (
 pytestmark = pytest.mark.anyio
 
 INSPECTOR = REFSERVERS / "npm" / "node_modules" / ".bin" / "mcp-inspector"
-if not INSPECTOR.exists():
-    pytest.skip(
-        "the MCP Inspector is not installed; .ci/run installs it into .refservers/npm",
-        allow_module_level=True,
-    )
+require_installed([INSPECTOR])
 
 
 async def test_the_inspector_cli_calls_a_deferred_tool_through_tool_invoke(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 from tests.gateway.harness import (
     REFSERVERS,
     STARTUP_BOUND,
+    require_installed,
     run_cli,
     serve_stdio,
     text_of,
@@ -34,13 +35,7 @@ NEEDED = [
     NPM_BIN / "mcp-server-memory",
     NPM_BIN / "mcp-server-filesystem",
 ]
-missing = [p.name for p in NEEDED if not p.exists()]
-if missing:
-    pytest.skip(
-        f"reference servers not installed ({', '.join(missing)}); .ci/run installs them into "
-        ".refservers/",
-        allow_module_level=True,
-    )
+require_installed(NEEDED)
 
 
 def _config(tmp_path: Path) -> dict[str, Any]:
