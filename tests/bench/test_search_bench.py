@@ -41,6 +41,7 @@ def test_bench_search_reports_hand_computed_metrics_for_every_method() -> None:
     filtered = (5, {"1": 0.2, "3": 0.4}, {"1": 0.2, "3": 0.4}, 0.3)
     assert scores(report) == {
         "pegboard": ranked,
+        "pegboard+dense": ranked,
         "bm25": ranked,
         "substring": filtered,
         "regex": filtered,
@@ -74,4 +75,5 @@ def test_bench_search_prints_a_table() -> None:
 def test_unknown_method_is_refused_with_the_choices() -> None:
     result = CliRunner().invoke(app, [*ARGS, "--method", "magic"])
     assert result.exit_code == 2
-    assert "unknown method magic; choose from pegboard, bm25, substring, regex" in result.output
+    choices = "pegboard, pegboard+dense, bm25, substring, regex"
+    assert f"unknown method magic; choose from {choices}" in result.output

@@ -140,10 +140,11 @@ class RegexBaseline:
 
 def available_methods() -> dict[str, Callable[[], Method]]:
     """Every method this install can run, by name, pegboard's first."""
-    from pegboard.meta.ranking import LexicalIndex
+    from pegboard.meta.ranking import default_index
 
     methods: dict[str, Callable[[], Method]] = {
-        "pegboard": lambda: IndexMethod("pegboard", LexicalIndex),
+        "pegboard": lambda: IndexMethod("pegboard", default_index),
+        "pegboard+dense": lambda: IndexMethod("pegboard+dense", lambda: default_index(dense=True)),
     }
     methods["bm25"] = BM25Baseline
     methods["substring"] = SubstringBaseline

@@ -2,15 +2,37 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pegboard.meta.index import SearchIndex
-from pegboard.meta.ranking.index import LexicalIndex
+from pegboard.meta.ranking.dense import Embedder, StaticEmbedder, VectorCache, shared_embedder
+from pegboard.meta.ranking.index import FusionParams, LexicalIndex, ToolIndex
 from pegboard.meta.ranking.lexical import BM25FParams
 from pegboard.meta.ranking.text import tokenize
 
 
-def default_index() -> SearchIndex:
-    """A fresh, empty index with pegboard's default ranking."""
-    return LexicalIndex()
+def default_index(*, dense: bool = False, cache_dir: Path | None = None) -> SearchIndex:
+    """A fresh, empty index with pegboard's default ranking.
+
+    BM25F over tool fields with namespace summaries; ``dense=True`` adds the static-embedding
+    signal (vectors cached under ``cache_dir`` when given).
+    """
+    if not dense:
+        return ToolIndex()
+    embedder: Embedder = shared_embedder()
+    if cache_dir is not None:
+        embedder = VectorCache(cache_dir, embedder)
+    return ToolIndex(embedder=embedder)
 
 
-__all__ = ["BM25FParams", "LexicalIndex", "default_index", "tokenize"]
+__all__ = [
+    "BM25FParams",
+    "Embedder",
+    "FusionParams",
+    "LexicalIndex",
+    "StaticEmbedder",
+    "ToolIndex",
+    "VectorCache",
+    "default_index",
+    "tokenize",
+]

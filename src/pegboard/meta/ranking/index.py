@@ -21,9 +21,11 @@ from pegboard.meta.ranking.lexical import (
     EMPTY_STATE,
     BM25FParams,
     FloatArray,
+    IntArray,
     LexicalState,
     updated_state,
 )
+from pegboard.meta.ranking.namespaces import space_slots, updated_spaces
 from pegboard.meta.ranking.text import tokenize
 
 # How deep each query of a multi-query search is ranked before fusion.
@@ -32,15 +34,25 @@ FUSION_DEPTH = 50
 
 @dataclass(frozen=True, slots=True)
 class FusionParams:
-    """How the dense signal joins BM25F: ``lexical/max(lexical) + dense_weight * cosine``."""
+    """How signals combine; BM25F scores are first scaled to [0, 1] by their maximum.
 
-    dense_weight: float = 0.5
+    ``score = bm25f * (1 + namespace_weight * namespace_bm25f) + dense_weight * cosine``: a
+    tool's own words decide whether it matches, its namespace's words reorder the matches.
+    """
+
+    namespace_weight: float = 0.5
+    dense_weight: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
 class IndexState:
     lexical: LexicalState
+    spaces: LexicalState  # one summary document per namespace
+    space_of: IntArray  # tool slot -> namespace slot (-1 when the slot is free)
     vectors: Vectors | None  # row i belongs to slot i; zero rows for free slots
+
+
+EMPTY_INDEX = IndexState(EMPTY_STATE, EMPTY_STATE, np.empty(0, dtype=np.int64), None)
 
 
 class ToolIndex:
@@ -62,7 +74,7 @@ class ToolIndex:
         self.fusion = fusion or FusionParams()
         self._embedder = embedder
         self._lock = threading.Lock()
-        self._state = IndexState(EMPTY_STATE, None)
+        self._state = EMPTY_INDEX
 
     @property
     def state(self) -> IndexState:
@@ -81,10 +93,17 @@ class ToolIndex:
         with self._lock:
             old = self._state
             lexical = updated_state(old.lexical, upserts, removals, self.params)
+            changed = {d.namespace for d in upserts}
+            for name in [*removals, *(d.name for d in upserts)]:
+                gone = old.lexical.docs.get(name)
+                if gone is not None:
+                    changed.add(gone.doc.namespace)
+            spaces = updated_spaces(old.spaces, lexical.docs, changed)
+            space_of = space_slots(lexical.names, lexical.docs, spaces)
             vectors = None
             if self._embedder is not None:
                 vectors = self._vectors(old, lexical, upserts)
-            self._state = IndexState(lexical, vectors)
+            self._state = IndexState(lexical, spaces, space_of, vectors)
 
     def _vectors(
         self, old: IndexState, lexical: LexicalState, upserts: Sequence[ToolDocument]
@@ -126,15 +145,26 @@ class ToolIndex:
 
     def _scores(self, state: IndexState, query: str) -> FloatArray | None:
         terms = tokenize(query)
-        lexical = state.lexical.score(terms) if terms else None
-        if self._embedder is None or state.vectors is None or not len(state.vectors):
-            return lexical
-        cosine = (state.vectors @ self._embedder.embed([query])[0]).astype(np.float64)
-        dense: FloatArray = np.maximum(cosine, 0.0) * self.fusion.dense_weight
-        if lexical is None or not lexical.any():
-            return dense
-        fused: FloatArray = lexical / lexical.max() + dense
-        return fused
+        total = np.zeros(len(state.lexical.names))
+        if terms:
+            total += _unit_max(state.lexical.score(terms))
+            if self.fusion.namespace_weight and len(state.space_of):
+                spaces = _unit_max(state.spaces.score(terms))
+                per_tool = np.append(spaces, 0.0)[state.space_of]
+                total *= 1.0 + self.fusion.namespace_weight * per_tool
+        embedder, vectors = self._embedder, state.vectors
+        dense = embedder is not None and vectors is not None and len(vectors) > 0
+        if embedder is not None and vectors is not None and dense:
+            cosine = vectors @ embedder.embed([query])[0]
+            total += self.fusion.dense_weight * np.maximum(cosine, 0.0)
+        # A query without index terms (only stopwords) and no dense signal counts as absent.
+        return total if terms or dense else None
+
+
+def _unit_max(scores: FloatArray) -> FloatArray:
+    peak = scores.max() if len(scores) else 0.0
+    scaled: FloatArray = scores / peak if peak > 0 else scores
+    return scaled
 
 
 class LexicalIndex(ToolIndex):
