@@ -7,9 +7,11 @@ import pytest
 from pegboard.adapters import ToolCall
 from pegboard.agent import AgentSession, build_agent_params
 from pegboard.approval import ApprovalRequest, CallbackApprovalHandler, Decision
+from pegboard.core.entry import ToolEntry
+from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
-from pegboard.core.tool import ToolContext
+from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ToolError
 from pegboard.execution import CallRecord
 from tests.exposition.factories import Calls, entry, heavy, recorder
@@ -309,3 +311,52 @@ def test_a_session_keeps_its_pool_deferred_when_it_shrinks_below_the_threshold()
     assert [t["function"]["name"] for t in later.tools] == META
     fresh = build_agent_params(registry, SCOPE, model)
     assert fresh.exposition.deferred == ()
+
+
+@pytest.mark.anyio
+async def test_a_failing_repair_hook_or_formatter_becomes_an_error_result() -> None:
+    async def broken_repair(entry: Any, call: ToolCall, error: ToolError) -> dict[str, Any] | None:
+        raise RuntimeError("model client down")
+
+    def broken_format(result: Any) -> ToolOutput:
+        raise ValueError("cannot render")
+
+    async def run(args: dict[str, Any], ctx: ToolContext) -> str:
+        return "raw"
+
+    odd = ToolEntry("odd", "web", Tool("Odd.", execute=run, to_model_output=broken_format))
+    registry = big_registry([])
+    registry.register(odd)
+    params = build_agent_params(registry, SCOPE, GPT, repair=broken_repair)
+    bad = await params.dispatcher.call(ToolCall("c1", "web_search", {"query": 1}))
+    assert bad.as_text().startswith('Invalid params for "web_search"')
+    unformatted = await params.dispatcher.call(ToolCall("c2", "odd", {}))
+    assert unformatted.is_error is True
+    assert unformatted.as_text() == (
+        "Tool odd ran but its result could not be formatted: cannot render"
+    )
+
+
+@pytest.mark.anyio
+async def test_openai_strict_nulls_for_optional_parameters_are_dropped_before_validation() -> None:
+    calls: Calls = []
+    strict = Tool(
+        "Search strictly.",
+        {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["query"],
+        },
+        execute=recorder(calls),
+        strict=True,
+    )
+    registry = ToolRegistry([ToolEntry("strict_search", "web", strict, defer="never")])
+    params = build_agent_params(registry, SCOPE, GPT)
+    [tool] = params.tools
+    assert tool["function"]["strict"] is True
+    assert tool["function"]["parameters"]["required"] == ["query", "limit"]
+    out = await params.dispatcher.call(
+        ToolCall("c1", "strict_search", {"query": "q", "limit": None})
+    )
+    assert out.as_text() == "ok"
+    assert calls == [("c1", {"query": "q"}, "c1")]

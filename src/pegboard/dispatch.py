@@ -8,6 +8,7 @@ error becomes an error result the model can act on, never an exception.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -29,11 +30,13 @@ from pegboard.core.output import ToolOutput
 from pegboard.core.registry import RegistrySnapshot
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
-from pegboard.errors import InvalidToolArguments, ToolError, ToolNotFound
+from pegboard.errors import InvalidToolArguments, PegboardError, ToolError, ToolNotFound
 from pegboard.execution import CallPolicy, error_output, execute_entry
 from pegboard.meta.definitions import TOOL_SEARCH
 from pegboard.meta.pool import suggest_names
 from pegboard.meta.search import TOOL_REFERENCES
+
+logger = logging.getLogger("pegboard.dispatch")
 
 Api: TypeAlias = Literal["openai_chat", "openai_responses", "anthropic"]
 RepairHook: TypeAlias = Callable[[ToolEntry, ToolCall, ToolError], Awaitable[dict[str, Any] | None]]
@@ -98,13 +101,13 @@ class Dispatcher:
             return error_output(exc)
         try:
             return await self._execute(entry, call, ctx)
-        except ToolError as exc:
+        except PegboardError as exc:
             fixed = await self._repair(entry, call, exc)
             if fixed is None:
                 return error_output(exc, self._lookup)
             try:
                 return await self._execute(entry, ToolCall(call.id, call.name, fixed), ctx)
-            except ToolError as again:
+            except PegboardError as again:
                 return error_output(again, self._lookup)
 
     def format(
@@ -133,13 +136,17 @@ class Dispatcher:
         return await execute_entry(entry, args, ctx, via="direct", policy=self.policy)
 
     async def _repair(
-        self, entry: ToolEntry, call: ToolCall, exc: ToolError
+        self, entry: ToolEntry, call: ToolCall, exc: PegboardError
     ) -> dict[str, Any] | None:
         if self.repair is None or not isinstance(exc, InvalidToolArguments):
             return None
         if exc.tool_name != entry.name:
             return None  # the inner call of tool_invoke: the model retries with the stub
-        return await self.repair(entry, call, exc)
+        try:
+            return await self.repair(entry, call, exc)
+        except Exception:
+            logger.exception("repair of a call to %s failed; the model gets the error", entry.name)
+            return None
 
     def _resolve(self, name: str) -> ToolEntry:
         entry = self.exposed.get(name)

@@ -93,7 +93,13 @@ async def execute_entry(
             raise ToolExecutionError(
                 f"Tool {entry.name} failed: {type(exc).__name__}: {exc}", tool_name=entry.name
             ) from exc
-        output = entry.tool.to_model_output(result)
+        try:
+            output = entry.tool.to_model_output(result)
+        except Exception as exc:
+            raise ToolExecutionError(
+                f"Tool {entry.name} ran but its result could not be formatted: {exc}",
+                tool_name=entry.name,
+            ) from exc
         outcome = "ok"
         return output
     except ToolError as exc:
