@@ -1,5 +1,6 @@
 """pegboard: a tool layer for LLM agents with many tools and MCP servers."""
 
+from pegboard.agent import AgentParams, AgentSession, build_agent_params
 from pegboard.core import (
     Assistant,
     AssistantSettings,
@@ -17,6 +18,8 @@ from pegboard.errors import PegboardError
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentParams",
+    "AgentSession",
     "Assistant",
     "AssistantSettings",
     "ModelInfo",
@@ -27,5 +30,6 @@ __all__ = [
     "ToolEntry",
     "ToolOutput",
     "ToolRegistry",
+    "build_agent_params",
     "default_registry",
 ]

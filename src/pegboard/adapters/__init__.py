@@ -5,13 +5,14 @@ tool definitions, parses its tool calls into :class:`ToolCall`, and (for chat pr
 formats a :class:`~pegboard.core.output.ToolOutput` as its tool-result message.
 """
 
+from typing import Any
+
 from pegboard.adapters.anthropic import (
     anthropic_tool_result,
     parse_anthropic_tool_calls,
     to_anthropic_tools,
 )
 from pegboard.adapters.calls import ToolCall
-from pegboard.adapters.mcp import parse_mcp_tool_call, to_mcp_tool, to_mcp_tools
 from pegboard.adapters.openai import (
     chat_tool_result,
     parse_chat_tool_calls,
@@ -44,3 +45,16 @@ __all__ = [
     "to_mcp_tools",
     "to_responses_tools",
 ]
+
+
+_MCP_NAMES = frozenset({"parse_mcp_tool_call", "to_mcp_tool", "to_mcp_tools"})
+
+
+def __getattr__(name: str) -> Any:
+    # The MCP converters import the MCP SDK's types (~0.8 s); load them only when asked for,
+    # so agents that never touch MCP keep a fast ``import pegboard``.
+    if name in _MCP_NAMES:
+        from pegboard.adapters import mcp
+
+        return getattr(mcp, name)
+    raise AttributeError(f"module 'pegboard.adapters' has no attribute {name!r}")

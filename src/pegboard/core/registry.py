@@ -84,8 +84,7 @@ class ToolRegistry:
         self._snapshot = RegistrySnapshot({}, 0)
         self._listeners: list[RegistryListener] = []
         self.collisions: list[NameCollision] = []
-        for entry in entries:
-            self.register(entry)
+        self.register_many(entries)
 
     # -- writes -------------------------------------------------------------------------------
     def register(self, entry: ToolEntry) -> None:
