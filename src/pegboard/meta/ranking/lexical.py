@@ -119,11 +119,14 @@ def _drifted(old: tuple[float, ...], new: tuple[float, ...], limit: float) -> bo
 
 def updated_state(
     state: LexicalState,
-    upserts: Iterable[ToolDocument],
+    upserts: Iterable[ToolDocument | IndexedDoc],
     removals: Iterable[str],
     params: BM25FParams,
 ) -> LexicalState:
-    """A new state with ``upserts`` added or replaced and ``removals`` dropped."""
+    """A new state with ``upserts`` added or replaced and ``removals`` dropped.
+
+    Upserts may come tokenised already (:class:`IndexedDoc`) or as raw documents.
+    """
     names = list(state.names)
     slots = dict(state.slots)
     docs = dict(state.docs)
@@ -138,8 +141,9 @@ def updated_state(
             names[slot] = None
     free = [i for i, n in enumerate(names) if n is None]
     free.reverse()
-    for document in upserts:
-        new = index_doc(document)
+    for item in upserts:
+        new = item if isinstance(item, IndexedDoc) else index_doc(item)
+        document = new.doc
         existing = slots.get(document.name)
         if existing is None:
             slot = free.pop() if free else len(names)

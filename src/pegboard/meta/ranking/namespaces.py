@@ -7,11 +7,12 @@ namespace rise together, the way a person first picks the right server and then 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from pegboard.meta.ranking.document import ToolDocument
+from pegboard.meta.ranking.document import FIELDS, ToolDocument
 from pegboard.meta.ranking.lexical import (
     BM25FParams,
     IndexedDoc,
@@ -19,6 +20,10 @@ from pegboard.meta.ranking.lexical import (
     LexicalState,
     updated_state,
 )
+from pegboard.meta.ranking.text import tokenize
+
+_NAME = FIELDS.index("name")
+_DESCRIPTION = FIELDS.index("description")
 
 # Name and label weigh most; member descriptions are long, so their length matters little.
 NAMESPACE_PARAMS = BM25FParams(
@@ -26,22 +31,26 @@ NAMESPACE_PARAMS = BM25FParams(
 )
 
 
-def summary(namespace: str, label: str, members: Iterable[ToolDocument]) -> ToolDocument:
-    """The namespace as one document: its label, member names and member descriptions."""
-    members = sorted(members, key=lambda d: d.name)
-    names = {namespace.removeprefix("mcp:"), label.removeprefix("mcp:")}
-    return ToolDocument(
+def summary(namespace: str, label: str, members: Iterable[IndexedDoc]) -> IndexedDoc:
+    """The namespace as one document: its label, member names and member descriptions.
+
+    Built from the members' term counts, so nothing is tokenised twice.
+    """
+    label_text = " ".join(sorted({namespace.removeprefix("mcp:"), label.removeprefix("mcp:")}))
+    label_terms = Counter(tokenize(label_text))
+    names: Counter[str] = Counter()
+    descriptions: Counter[str] = Counter()
+    for member in members:
+        names.update(member.counts[_NAME])
+        descriptions.update(member.counts[_DESCRIPTION])
+    counts: tuple[Counter[str], ...] = (label_terms, Counter(), descriptions, names, Counter())
+    doc = ToolDocument(
         name=namespace,
         namespace=namespace,
         label=label,
-        fields={
-            "name": " ".join(sorted(names)),
-            "label": "",
-            "description": " ".join(d.fields["description"] for d in members),
-            "params": " ".join(d.fields["name"] for d in members),
-            "param_docs": "",
-        },
+        fields={f: "" for f in FIELDS} | {"name": label_text},
     )
+    return IndexedDoc(doc, counts, tuple(sum(c.values()) for c in counts))
 
 
 def updated_spaces(
@@ -52,12 +61,12 @@ def updated_spaces(
     """``spaces`` with the summaries of the ``changed`` namespaces rebuilt from ``docs``."""
     if not changed:
         return spaces
-    members: dict[str, list[ToolDocument]] = {ns: [] for ns in changed}
+    members: dict[str, list[IndexedDoc]] = {ns: [] for ns in changed}
     for indexed in docs.values():
         group = members.get(indexed.doc.namespace)
         if group is not None:
-            group.append(indexed.doc)
-    upserts = [summary(ns, group[0].label, group) for ns, group in members.items() if group]
+            group.append(indexed)
+    upserts = [summary(ns, group[0].doc.label, group) for ns, group in members.items() if group]
     removals = [ns for ns, group in members.items() if not group]
     return updated_state(spaces, upserts, removals, NAMESPACE_PARAMS)
 

@@ -22,7 +22,14 @@ _CJK_RANGES = (
     "\uac00-\ud7af"  # hangul syllables
     "\uf900-\ufaff"  # compatibility ideographs
 )
-_RUN = re.compile(rf"([{_CJK_RANGES}]+)|([^\W_{_CJK_RANGES}]+)", re.UNICODE)
+# One pass: a CJK run, or one Latin word piece: a plural acronym (``URLs``), an acronym not
+# followed by lower case (``HTTP`` in ``HTTPResponse``), a capitalised or lower-case word with
+# trailing digits (``Response``, ``oauth2``), a number, or any other run of letters.
+_RUN = re.compile(
+    rf"([{_CJK_RANGES}]+)"
+    rf"|([A-Z]{{2,}}s(?![a-z])|[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+"
+    rf"|[^\W_A-Za-z0-9{_CJK_RANGES}]+)"
+)
 _CJK = re.compile(rf"[{_CJK_RANGES}]")
 
 # Function words that never tell tools apart; kept tiny so that tool vocabulary ("list", "get",
@@ -48,6 +55,12 @@ def stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
+@lru_cache(maxsize=131072)
+def _term(piece: str) -> str | None:
+    word = piece.lower()
+    return None if word in STOPWORDS else stem(word)
+
+
 def _cjk_grams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
@@ -57,7 +70,7 @@ def _cjk_grams(run: str) -> list[str]:
 def words(text: str) -> list[str]:
     """Lower-cased surface words (no stemming, stopwords kept), CJK runs as bigrams."""
     out: list[str] = []
-    for cjk, latin in _RUN.findall(split_identifier(text)):
+    for cjk, latin in _RUN.findall(text):
         if cjk:
             out.extend(_cjk_grams(cjk))
         else:
@@ -68,11 +81,13 @@ def words(text: str) -> list[str]:
 def tokenize(text: str) -> list[str]:
     """Index terms of ``text``: stopwords dropped, Latin stemmed, CJK as bigrams."""
     out: list[str] = []
-    for word in words(text):
-        if _CJK.match(word):
-            out.append(word)
-        elif word not in STOPWORDS:
-            out.append(stem(word))
+    for cjk, latin in _RUN.findall(text):
+        if cjk:
+            out.extend(_cjk_grams(cjk))
+        else:
+            term = _term(latin)
+            if term is not None:
+                out.append(term)
     return out
 
 
