@@ -13,7 +13,14 @@ Also the in-process part: ``RegistrySurface.call_tool`` of the same proxied tool
 client transport (pegboard's own share of the added time: lookup, authorise, validate,
 result mapping).
 
-Table 2, throughput with ``--clients`` concurrent clients over streamable HTTP for
+Table 2, start-up with ``--servers`` configured stdio servers (tests/mcp/servers/scripted.py,
+15 tools each) of which ``--hanging`` hang (3 never answer ``initialize``, the rest never answer
+``tools/list``), all listed once into the catalog before they started hanging: time from
+spawning ``pegboard serve`` to its ``initialize`` answer and to its ``tools/list`` answer, raw
+JSON-RPC lines on stdio. Baseline in the same run: the same gateway with no server configured
+(process start and imports only).
+
+Table 3, throughput with ``--clients`` concurrent clients over streamable HTTP for
 ``--seconds``: direct to the upstream's HTTP endpoint vs ``pegboard serve --http`` proxying to
 the upstream over stdio.
 """
@@ -21,6 +28,8 @@ the upstream over stdio.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import sys
 import tempfile
@@ -44,6 +53,7 @@ from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
 
 ROOT = Path(__file__).resolve().parents[1]
 SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
+SCRIPTED = ROOT / "tests" / "mcp" / "servers" / "scripted.py"
 PEGBOARD = str(Path(sys.executable).parent / "pegboard")
 ECHO = {"text": "hello"}
 
@@ -141,6 +151,77 @@ async def sequential(tmp: Path, calls: int) -> dict[str, list[float]]:
     return out
 
 
+def _line(msg_id: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if msg_id is not None:
+        message["id"] = msg_id
+    if params is not None:
+        message["params"] = params
+    return (json.dumps(message) + "\n").encode()
+
+
+async def startup(tmp: Path) -> tuple[float, float, int]:
+    """Seconds from spawn to the initialize and tools/list answers, and the tools listed."""
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    }
+    started = time.perf_counter()
+    args = [PEGBOARD, "serve", "--no-defer"]
+    async with await anyio.open_process(args, env=dict(os.environ) | _env(tmp)) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        await process.stdin.send(
+            _line(1, "initialize", init)
+            + _line(None, "notifications/initialized")
+            + _line(2, "tools/list")
+        )
+        answers: dict[int, float] = {}
+        tools = 0
+        buffered = b""
+        with anyio.fail_after(60):
+            async for chunk in process.stdout:
+                buffered += chunk
+                *lines, buffered = buffered.split(b"\n")
+                for raw in lines:
+                    message = json.loads(raw)
+                    if message.get("id") in (1, 2):
+                        answers[message["id"]] = time.perf_counter() - started
+                    if message.get("id") == 2:
+                        tools = len(message["result"]["tools"])
+                if len(answers) == 2:
+                    break
+        await process.stdin.aclose()
+        await process.wait()
+    return answers[1], answers[2], tools
+
+
+async def startup_table(
+    tmp: Path, servers: int, hanging: int
+) -> dict[str, tuple[float, float, int]]:
+    empty = tmp / "empty"
+    empty.mkdir()
+    (empty / "config.toml").write_text(tomli_w.dumps({"data_dir": str(empty / "data")}))
+    many = tmp / "many"
+    many.mkdir()
+    table: dict[str, Any] = {}
+    for i in range(servers):
+        args = [str(SCRIPTED), "--tools", "15", "--mode-file", str(many / f"m{i}")]
+        table[f"s{i}"] = {"command": sys.executable, "args": args}
+    config = {"data_dir": str(many / "data"), "servers": table}
+    (many / "config.toml").write_text(tomli_w.dumps(config))
+    await anyio.run_process(
+        [PEGBOARD, "servers", "refresh", "--json"], env=dict(os.environ) | _env(many)
+    )
+    for i in range(hanging):
+        (many / f"m{i}").write_text("no-init\n" if i < 3 else "hang-list\n")
+    return {
+        "gateway, no server configured (baseline)": await startup(empty),
+        f"gateway, {servers} servers, {hanging} hanging": await startup(many),
+    }
+
+
 async def _url_from(process: Process, marker: str) -> str:
     assert process.stderr is not None
     assert process.stdout is not None
@@ -199,16 +280,15 @@ async def throughput(url: str, tool: str, clients: int, seconds: float) -> tuple
     return count, time.perf_counter() - started
 
 
-async def main(calls: int, clients: int, seconds: float) -> None:
+async def main(calls: int, clients: int, seconds: float, servers: int, hanging: int) -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         _write_config(tmp)
         seq = await sequential(tmp, calls)
+        starts = await startup_table(tmp, servers, hanging)
         direct_args = [sys.executable, str(SDK_SERVER), "http"]
         async with _http_server(direct_args, "PORT ", None) as url:
             direct = await throughput(url, "echo", clients, seconds)
-        import os
-
         env = dict(os.environ) | _env(tmp)
         gateway_args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
         async with _http_server(gateway_args, "pegboard serving MCP on ", env) as url:
@@ -230,6 +310,11 @@ async def main(calls: int, clients: int, seconds: float) -> None:
         p50 = statistics.median(seq[over]) - statistics.median(seq[base])
         p95 = _percentile(seq[over], 0.95) - _percentile(seq[base], 0.95)
         print(f"| **{what}** | {p50:.3f} | {p95:.3f} | |")
+    print("\nstart-up of pegboard serve over stdio (s from spawn)\n")
+    print("| configuration | initialize answered | tools/list answered | tools listed |")
+    print("| --- | ---: | ---: | ---: |")
+    for label, (init_s, list_s, count) in starts.items():
+        print(f"| {label} | {init_s:.3f} | {list_s:.3f} | {count} |")
     print(f"\nthroughput, {clients} concurrent clients over streamable HTTP, {seconds:g} s\n")
     print("| path | calls | calls/s |")
     print("| --- | ---: | ---: |")
@@ -242,5 +327,7 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--servers", type=int, default=20)
+    parser.add_argument("--hanging", type=int, default=5)
     ns = parser.parse_args()
-    anyio.run(main, ns.calls, ns.clients, ns.seconds)
+    anyio.run(main, ns.calls, ns.clients, ns.seconds, ns.servers, ns.hanging)

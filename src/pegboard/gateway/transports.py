@@ -12,11 +12,11 @@ from typing import Any
 import anyio
 import uvicorn
 from mcp.server.runner import serve_loop
-from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pegboard.errors import ConfigError
 from pegboard.gateway.server import Gateway
+from pegboard.gateway.stdio import pipe_stdio_server
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -28,7 +28,7 @@ async def serve_stdio(gateway: Gateway) -> None:
     server = gateway.server
     async with (
         server.lifespan(server) as state,
-        stdio_server() as (read, write),
+        pipe_stdio_server() as (read, write),
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(gateway.announce_changes)
