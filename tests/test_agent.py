@@ -131,7 +131,7 @@ async def test_results_come_back_as_anthropic_tool_result_blocks() -> None:
     }
     assert missing["is_error"] is True
     assert missing["content"][0]["text"].startswith("Tool not found: nope.")
-    assert calls == [("tu1", {"query": "q"}, "tu1")]
+    assert calls == [("tu1", {"query": "q", "limit": 10}, "tu1")]
 
 
 @pytest.mark.anyio
@@ -200,7 +200,7 @@ async def test_a_gated_direct_call_asks_the_handler_and_a_denial_runs_nothing() 
         ("delete_file", {"query": "/etc"}, "direct"),
         ("delete_file", {"query": "/tmp/x"}, "direct"),
     ]
-    assert calls == [("c2", {"query": "/tmp/x"}, "c2")]
+    assert calls == [("c2", {"query": "/tmp/x", "limit": 10}, "c2")]
 
 
 @pytest.mark.anyio
@@ -250,7 +250,7 @@ async def test_a_repair_hook_gets_one_chance_to_fix_invalid_arguments() -> None:
     params = build_agent_params(big_registry(calls), SCOPE, GPT, repair=repair)
     out = await params.dispatcher.call(ToolCall("c1", "web_search", {"query": 42}))
     assert out.as_text() == "found"
-    assert calls == [("c1", {"query": "42"}, "c1")]
+    assert calls == [("c1", {"query": "42", "limit": 10}, "c1")]
     assert seen[0].startswith('Invalid params for "web_search"')
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from pegboard.approval import ApprovalGrants, ApprovalHandler, authorise
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
-from pegboard.core.schema import render_stub, validate_arguments
+from pegboard.core.schema import apply_defaults, render_stub, validate_arguments
 from pegboard.core.tool import ToolContext
 from pegboard.errors import (
     InvalidToolArguments,
@@ -68,6 +68,10 @@ async def execute_entry(
 ) -> ToolOutput:
     """Authorise, validate and run one call; raise a :class:`ToolError` if it cannot run.
 
+    Approval sees the arguments as the model sent them (a grant is bound to those and to the
+    definition hash, which fixes the defaults); then the schema's top-level ``default``s fill
+    missing properties, and the filled arguments are validated and passed to the tool.
+
     ``interactive=False`` never asks the approval handler (``tool_invoke`` refuses gated
     tools instead). Failures of the tool itself become :class:`ToolExecutionError`.
     """
@@ -81,12 +85,13 @@ async def execute_entry(
             )
         handler = policy.approval_handler if interactive else None
         await authorise(entry, args, ctx, via=via, handler=handler, grants=policy.grants)
+        filled = apply_defaults(entry.tool.input_schema, args)
         try:
-            validate_arguments(entry.tool.input_schema, dict(args), tool_name=entry.name)
+            validate_arguments(entry.tool.input_schema, filled, tool_name=entry.name)
         except SchemaError as exc:
             raise ToolExecutionError(str(exc), tool_name=entry.name) from exc
         try:
-            result = await entry.tool.run(dict(args), ctx)
+            result = await entry.tool.run(filled, ctx)
         except PegboardError:
             raise
         except Exception as exc:

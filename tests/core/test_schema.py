@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from pegboard.core.schema import MAX_PROBLEMS, check_schema, validate_arguments
+from pegboard.core.schema import MAX_PROBLEMS, apply_defaults, check_schema, validate_arguments
 from pegboard.errors import InvalidToolArguments, SchemaError
 
 SEARCH: dict[str, Any] = {
@@ -179,3 +179,51 @@ def test_a_huge_invalid_array_is_cut_short() -> None:
         'ids[4]: expected integer, got string "x"',
         "... and more problems",
     )
+
+
+DEFAULTED: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "limit": {"type": "integer", "default": 10},
+        "tags": {"type": "array", "items": {"type": "string"}, "default": ["a"]},
+        "unit": {"type": ["string", "null"], "default": "c"},
+        "nested": {
+            "type": "object",
+            "properties": {"depth": {"type": "integer", "default": 2}},
+            "default": {},
+        },
+        "linked": {"$ref": "#/$defs/n"},
+        "anything": True,
+    },
+    "$defs": {"n": {"type": "integer", "default": 5}},
+}
+
+
+def test_missing_top_level_properties_get_their_schema_defaults() -> None:
+    assert apply_defaults(DEFAULTED, {"query": "x"}) == {
+        "query": "x",
+        "limit": 10,
+        "tags": ["a"],
+        "unit": "c",
+        "nested": {},
+    }
+
+
+def test_sent_values_and_nulls_are_kept_and_the_input_is_not_mutated() -> None:
+    args = {"query": "x", "limit": 3, "unit": None, "tags": []}
+    filled = apply_defaults(DEFAULTED, args)
+    assert filled == {"query": "x", "limit": 3, "unit": None, "tags": [], "nested": {}}
+    assert args == {"query": "x", "limit": 3, "unit": None, "tags": []}
+
+
+def test_defaults_are_copies_so_a_tool_cannot_change_the_schema() -> None:
+    filled = apply_defaults(DEFAULTED, {})
+    filled["tags"].append("b")
+    assert DEFAULTED["properties"]["tags"]["default"] == ["a"]
+    assert apply_defaults(DEFAULTED, {})["tags"] == ["a"]
+
+
+def test_schemas_without_properties_leave_arguments_unchanged() -> None:
+    assert apply_defaults({"type": "object"}, {"a": 1}) == {"a": 1}
+    assert apply_defaults({"type": "object", "properties": True}, {}) == {}

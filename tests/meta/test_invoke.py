@@ -28,11 +28,16 @@ def searcher(calls: Calls, **kw: Any) -> DeferredPool:
 
 
 @pytest.mark.anyio
-async def test_params_are_forwarded_with_a_nested_call_id() -> None:
+async def test_params_are_forwarded_with_a_nested_call_id_and_schema_defaults() -> None:
     calls: Calls = []
-    out = await invoke_tool(searcher(calls), "mcp__s1__t", {"query": "cats"}, CTX)
+    pool = searcher(calls)
+    out = await invoke_tool(pool, "mcp__s1__t", {"query": "cats"}, CTX)
     assert out.as_text() == "ok"
-    assert calls == [("outer-1::mcp__s1__t", {"query": "cats"}, "mcp__s1__t")]
+    await invoke_tool(pool, "mcp__s1__t", {"query": "dogs", "limit": 3}, CTX)
+    assert calls == [
+        ("outer-1::mcp__s1__t", {"query": "cats", "limit": 10}, "mcp__s1__t"),
+        ("outer-1::mcp__s1__t", {"query": "dogs", "limit": 3}, "mcp__s1__t"),
+    ]
 
 
 @pytest.mark.anyio

@@ -9,6 +9,7 @@ Problems come back as short text a model can act on: ``limit: expected integer, 
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping
@@ -25,7 +26,7 @@ from pegboard.core.stub import render_stub
 from pegboard.core.tool import canonical_json
 from pegboard.errors import InvalidToolArguments, SchemaError
 
-__all__ = ["MAX_PROBLEMS", "check_schema", "render_stub", "validate_arguments"]
+__all__ = ["MAX_PROBLEMS", "apply_defaults", "check_schema", "render_stub", "validate_arguments"]
 
 MAX_PROBLEMS = 5
 _MAX_ERRORS = 50  # errors collected before giving up (a 10,000-item array of wrong types)
@@ -82,6 +83,24 @@ def validate_arguments(
         extra = len(problems) - MAX_PROBLEMS
         problems = [*problems[:MAX_PROBLEMS], f"... and {extra} more problem(s)"]
     raise InvalidToolArguments(tool_name, problems)
+
+
+def apply_defaults(schema: Mapping[str, Any], args: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` plus the JSON Schema ``default`` of every missing top-level property.
+
+    Only properties declared directly under the schema's ``properties`` with a ``default``
+    are filled (a ``$ref``'d or boolean property schema is left alone); values the caller
+    sent, ``null`` included, are never replaced. Defaults are deep-copied, so a tool that
+    mutates its arguments cannot change the schema. ``args`` itself is not modified.
+    """
+    filled = dict(args)
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return filled
+    for name, prop in properties.items():
+        if name not in filled and isinstance(prop, Mapping) and "default" in prop:
+            filled[name] = copy.deepcopy(prop["default"])
+    return filled
 
 
 def _key(schema: Mapping[str, Any]) -> str:
