@@ -5,7 +5,7 @@ from typing import Any
 from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.tool import Tool
 from pegboard.meta.index import SearchHit, SearchIndex
-from pegboard.meta.ranking import LexicalIndex, default_index
+from pegboard.meta.ranking import FusionParams, LexicalIndex, ToolIndex, default_index
 
 
 def entry(
@@ -154,3 +154,23 @@ def test_mcp_entries_are_searched_by_their_own_tool_name() -> None:
     )
     assert names(index.search(["create issue"])) == [wire]
     assert names(index.search(["0123456789abcdef"])) == []
+
+
+def test_a_namespace_whose_other_tools_match_lifts_its_tools() -> None:
+    tools = [
+        entry("alpha_search", "Search items.", "tickets"),
+        entry("close_ticket", "Close a ticket.", "tickets"),
+        entry("beta_search", "Search items.", "code"),
+        entry("open_pull_request", "Open a pull request.", "code"),
+    ]
+    with_spaces = ToolIndex()
+    without = ToolIndex(fusion=FusionParams(namespace_weight=0.0))
+    for index in (with_spaces, without):
+        index.upsert(tools)
+    query = ["search pull requests"]
+    assert names(with_spaces.search(query)) == ["open_pull_request", "beta_search", "alpha_search"]
+    assert names(without.search(query)) == ["open_pull_request", "alpha_search", "beta_search"]
+    # The namespace only reorders tools that match on their own words.
+    assert names(with_spaces.search(["pull request"])) == ["open_pull_request"]
+    with_spaces.remove(["open_pull_request"])
+    assert names(with_spaces.search(["pull request"])) == []

@@ -1,0 +1,103 @@
+"""The static-embedding signal: shipped with pegboard, so these run offline everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pegboard.meta.ranking import VectorCache, default_index
+from pegboard.meta.ranking.dense import MODEL_DIR, Vectors, shared_embedder
+from pegboard.meta.ranking.wordpiece import WordPiece
+
+from .test_index import CATALOG, entry, names
+
+
+def test_wordpiece_splits_identifiers_and_unknown_words_into_vocabulary_pieces() -> None:
+    vocab_lines = (MODEL_DIR / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    tokenizer = WordPiece({w: i for i, w in enumerate(vocab_lines)})
+    # 搜 is not in the vocabulary: its word is dropped, never mapped to [UNK].
+    ids = tokenizer.encode("getStockPrice, Café 中文 搜 bake")
+    assert [vocab_lines[i] for i in ids] == [
+        "get", "stock", "price", ",", "cafe", "中", "文", "ba", "##ke"
+    ]  # fmt: skip
+
+
+def test_embeddings_are_unit_vectors_closer_for_related_texts() -> None:
+    vectors = shared_embedder().embed(
+        ["search the web for news", "find recent articles online", "bake a chocolate cake", ""]
+    )
+    assert vectors.shape == (4, 256)
+    assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0, atol=1e-5)
+    assert not vectors[3].any()
+    similar, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
+    assert similar > 0.5 > 0.1 > unrelated
+
+
+def test_dense_index_finds_a_tool_without_shared_words() -> None:
+    lexical = default_index()
+    dense = default_index(dense=True)
+    for index in (lexical, dense):
+        index.upsert(CATALOG)
+    assert names(lexical.search(["is it going to rain tomorrow"])) == []
+    assert names(dense.search(["is it going to rain tomorrow"], limit=1)) == ["get_weather"]
+
+
+def test_dense_index_follows_upserts_and_removals() -> None:
+    index = default_index(dense=True)
+    index.upsert(CATALOG)
+    index.remove(["get_weather"])
+    assert "get_weather" not in names(index.search(["is it going to rain tomorrow"]))
+    index.upsert([entry("rain_radar", "Precipitation radar and rain forecast.", "weather")])
+    assert names(index.search(["is it going to rain tomorrow"], limit=1)) == ["rain_radar"]
+    assert len(index) == len(CATALOG)
+
+
+def test_dense_ranking_keeps_the_namespace_filter() -> None:
+    index = default_index(dense=True)
+    index.upsert(CATALOG)
+    hits = index.search(["is it going to rain tomorrow"], namespaces=["fs"])
+    assert names(hits) == ["write_file", "read_file", "listDirectory"]
+
+
+class CountingEmbedder:
+    """The shipped embedder, counting how many texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        self.inner = shared_embedder()
+        self.model_id = self.inner.model_id
+        self.dims = self.inner.dims
+        self.embedded = 0
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.embedded += len(texts)
+        return self.inner.embed(texts)
+
+
+def test_vector_cache_embeds_each_text_once_across_instances(tmp_path: Path) -> None:
+    counting = CountingEmbedder()
+    first = VectorCache(tmp_path, counting).embed(["alpha tool", "beta tool"])
+    assert counting.embedded == 2
+    second = VectorCache(tmp_path, counting).embed(["beta tool", "gamma tool", "alpha tool"])
+    assert counting.embedded == 3
+    assert np.array_equal(second[0], first[1])
+    assert np.array_equal(second[2], first[0])
+    assert [p.name for p in tmp_path.iterdir()] == [f"{counting.model_id}.npz"]
+
+
+def test_unreadable_vector_cache_is_rebuilt(tmp_path: Path) -> None:
+    counting = CountingEmbedder()
+    (tmp_path / f"{counting.model_id}.npz").write_bytes(b"not a numpy file")
+    vectors = VectorCache(tmp_path, counting).embed(["alpha tool"])
+    assert counting.embedded == 1
+    assert np.array_equal(vectors[0], counting.inner.embed(["alpha tool"])[0])
+    VectorCache(tmp_path, counting).embed(["alpha tool"])
+    assert counting.embedded == 1
+
+
+def test_dense_default_index_uses_the_vector_cache(tmp_path: Path) -> None:
+    index = default_index(dense=True, cache_dir=tmp_path)
+    index.upsert(CATALOG)
+    assert names(index.search(["is it going to rain tomorrow"], limit=1)) == ["get_weather"]
+    assert len(list(tmp_path.glob("*.npz"))) == 1
