@@ -117,9 +117,16 @@ async def serve_stdio(
 
 async def wait_for_tools(client: Client, changes: Notifications, *names: str) -> list[str]:
     """The listed tool names once every one of ``names`` is listed (waits on list_changed)."""
+    return await wait_for_list(client, changes, lambda listed: all(n in listed for n in names))
+
+
+async def wait_for_list(
+    client: Client, changes: Notifications, ready: Callable[[list[str]], bool]
+) -> list[str]:
+    """The listed tool names once ``ready(names)`` holds, re-listing on each list_changed."""
     while True:
         listed = [t.name for t in (await client.list_tools()).tools]
-        if all(name in listed for name in names):
+        if ready(listed):
             return listed
         await changes.wait()
 

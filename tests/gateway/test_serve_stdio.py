@@ -20,6 +20,7 @@ from tests.gateway.harness import (
     serve_stdio,
     text_of,
     victim_server,
+    wait_for_list,
     wait_for_tools,
     write_config,
 )
@@ -124,7 +125,7 @@ async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitat
             assert "The user denied the call to mcp__toolbox__echo" in text_of(denied)
 
 
-async def test_upstream_list_changed_and_a_killed_upstream_reach_the_client_and_serving_goes_on(
+async def test_upstream_list_changed_a_killed_upstream_and_disabling_a_server_reach_the_client(
     tmp_path: Path,
 ) -> None:
     write_config(tmp_path, {"servers": {"toolbox": sdk_server(), "victim": victim_server()}})
@@ -158,6 +159,13 @@ async def test_upstream_list_changed_and_a_killed_upstream_reach_the_client_and_
             assert "MCP server victim is not available" in text_of(results[0])
             still = await client.call_tool("mcp__toolbox__add", {"a": 1, "b": 1})
             assert text_of(still) == "2"
+
+            code, _, _ = await run_cli(tmp_path, "servers", "disable", "victim")
+            assert code == 0
+            after = await wait_for_list(
+                client, changes, lambda names: not any("victim" in n for n in names)
+            )
+            assert "mcp__toolbox__add" in after
 
 
 async def test_a_fresh_install_without_config_serves_an_empty_tool_list(tmp_path: Path) -> None:

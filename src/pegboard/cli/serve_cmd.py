@@ -50,7 +50,9 @@ def serve(
 
     tools/list is answered at once from the catalog cache; servers start in the background.
     Over --http, a non-loopback --host needs a bearer token ([gateway] token or
-    PEGBOARD_TOKEN). Stops every child server on exit (EOF on stdin, SIGTERM, Ctrl-C).
+    PEGBOARD_TOKEN). Enabling or disabling a server, or editing the profile, in the config
+    file takes effect at once (clients get tools/list_changed). Stops every child server on
+    exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
     logging.basicConfig(
         level=log_level.upper(), format="pegboard %(levelname)s %(name)s: %(message)s"
@@ -79,6 +81,7 @@ def serve(
         gateway = Gateway(runtime.surface)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(_until_signal, tg.cancel_scope)
+            tg.start_soon(runtime.watch_config)
             if http:
                 await serve_http(
                     gateway,

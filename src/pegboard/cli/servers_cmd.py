@@ -179,9 +179,7 @@ def _set_enabled(ctx: typer.Context, server_id: str, enabled: bool) -> None:
     raw["servers"] = servers
     write_config(loaded.path, raw)
     word = "enabled" if enabled else "disabled"
-    typer.echo(
-        f"{server_id} {word} in {loaded.path} (a running pegboard serve picks it up on restart)"
-    )
+    typer.echo(f"{server_id} {word} in {loaded.path} (a running pegboard serve follows at once)")
 
 
 @app.command("enable")

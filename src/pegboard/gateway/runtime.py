@@ -14,9 +14,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from pegboard.config import LoadedConfig
+import anyio
+
+from pegboard.config import LoadedConfig, load_config
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
+from pegboard.errors import PegboardError
 from pegboard.execution import CallPolicy
 from pegboard.exposition.prompt import NamespaceStatus
 from pegboard.gateway.exposure import RegistrySurface
@@ -108,6 +111,46 @@ class ToolRuntime:
     def _on_tools_changed(self, server_id: str) -> None:
         logger.info("tools of MCP server %s changed; re-syncing", server_id)
         self.resync()
+
+    # -- config changes ----------------------------------------------------------------------
+    async def apply_config(self, loaded: LoadedConfig) -> None:
+        """Take over what can change while serving: enabled flags and the profile's settings.
+
+        Added or removed servers, or a changed command, need a restart (logged).
+        """
+        old = {sid: s.to_mcp(sid) for sid, s in self.loaded.config.servers.items()}
+        new = {sid: s.to_mcp(sid) for sid, s in loaded.config.servers.items()}
+        if set(old) != set(new) or any(old[k].fingerprint != new[k].fingerprint for k in old):
+            logger.warning("MCP servers were added, removed or redefined: restart pegboard serve")
+        self.loaded = loaded
+        self.settings = loaded.config.profile(self.options.profile).to_settings()
+        for sid, server in new.items():
+            if sid in old and old[sid].enabled != server.enabled:
+                logger.info("MCP server %s %s", sid, "enabled" if server.enabled else "disabled")
+                await self.catalog.set_enabled(sid, server.enabled)
+        self.resync()
+
+    async def watch_config(self, interval: float = 1.0) -> None:
+        """Forever: re-read the config file when it changes and apply it (run in a task)."""
+        path = self.loaded.path
+
+        def stamp() -> float | None:
+            try:
+                return path.stat().st_mtime
+            except OSError:
+                return None
+
+        seen = stamp()
+        while True:
+            await anyio.sleep(interval)
+            current = stamp()
+            if current == seen:
+                continue
+            seen = current
+            try:
+                await self.apply_config(load_config(path))
+            except PegboardError as exc:
+                logger.warning("ignoring the changed config: %s", exc)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ToolRuntime]:
