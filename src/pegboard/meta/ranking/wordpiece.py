@@ -8,6 +8,7 @@ continuation). Words outside the vocabulary are dropped rather than mapped to ``
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
@@ -17,42 +18,19 @@ from pegboard.meta.ranking.text import split_identifier
 MAX_WORD_CHARS = 100
 
 
-def _is_split_char(ch: str) -> bool:
-    code = ord(ch)
-    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
-        return True
-    if unicodedata.category(ch).startswith("P"):
-        return True
-    return (
-        0x4E00 <= code <= 0x9FFF
-        or 0x3400 <= code <= 0x4DBF
-        or 0xF900 <= code <= 0xFAFF
-        or 0x20000 <= code <= 0x2FA1F
-    )
+_CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+# A CJK character alone, a run of letters and digits, or any other visible character alone
+# (BERT splits off every punctuation mark, underscore included).
+_PIECE = re.compile(rf"[{_CJK_CHARS}]|[^\W_{_CJK_CHARS}]+|\S")
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 
 
 def basic_words(text: str) -> list[str]:
     """Accent-stripped lower-case words, each punctuation mark and CJK character on its own."""
-    text = unicodedata.normalize("NFD", split_identifier(text).lower())
-    out: list[str] = []
-    current: list[str] = []
-    for ch in text:
-        if unicodedata.category(ch) == "Mn":
-            continue
-        if ch.isspace() or unicodedata.category(ch).startswith("C"):
-            if current:
-                out.append("".join(current))
-                current = []
-        elif _is_split_char(ch):
-            if current:
-                out.append("".join(current))
-                current = []
-            out.append(ch)
-        else:
-            current.append(ch)
-    if current:
-        out.append("".join(current))
-    return out
+    text = split_identifier(text).lower()
+    if not text.isascii():
+        text = _COMBINING.sub("", unicodedata.normalize("NFD", text))
+    return _PIECE.findall(text)
 
 
 class WordPiece:
