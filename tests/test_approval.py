@@ -1,3 +1,4 @@
+import logging
 from typing import Any
 
 import pytest
@@ -8,10 +9,14 @@ from pegboard.approval import (
     CallbackApprovalHandler,
     Decision,
     authorise,
+    check_gates,
     is_approval_gated,
+    unmatched_gates,
 )
+from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.tool import Tool, ToolContext
-from pegboard.errors import ApprovalDenied, ApprovalRequired
+from pegboard.errors import ApprovalDenied, ApprovalRequired, ConfigError
+from pegboard.mcp.config import McpServerConfig
 from tests.exposition.factories import entry
 
 CTX = ToolContext(call_id="call-7", messages=({"role": "user", "content": "hi"},))
@@ -152,3 +157,75 @@ async def test_a_handler_that_fails_denies_the_call() -> None:
 async def test_a_sync_callback_handler_can_approve() -> None:
     handler = CallbackApprovalHandler(lambda request: "allow_once")
     await authorise(DELETE, {"query": "/x"}, CTX, via="direct", handler=handler)
+
+
+def mcp_entry(server_id: str, tool_name: str, wire: str) -> ToolEntry:
+    return entry(wire, namespace=f"mcp:{server_id}", source=ToolSource(server_id, tool_name))
+
+
+GATE_ENTRIES = [
+    mcp_entry("srv", "delete_file", "mcp__srv__delete_file"),
+    mcp_entry("srv", "read_file", "mcp__srv__read_file"),
+    mcp_entry("git", "push", "mcp__git__push"),
+    entry("web_search"),
+]
+
+
+def server(server_id: str, gates: list[str], disabled: tuple[str, ...] = ()) -> McpServerConfig:
+    return McpServerConfig(
+        id=server_id,
+        command="x",
+        force_prompt_tools=frozenset(gates),
+        disabled_tools=frozenset(disabled),
+    )
+
+
+def test_gates_that_match_registered_tools_raise_nothing() -> None:
+    gates = ["mcp__srv__delete_file", "git/push"]
+    servers = [server("srv", ["delete_file"]), server("git", ["push"])]
+    assert unmatched_gates(GATE_ENTRIES, servers=servers, assistant_gates=gates) == []
+    assert check_gates(GATE_ENTRIES, servers=servers, assistant_gates=gates) == []
+
+
+def test_a_bare_tool_name_in_the_assistant_gates_is_an_error_naming_what_it_meant() -> None:
+    with pytest.raises(ConfigError) as caught:
+        check_gates(GATE_ENTRIES, assistant_gates=["delete_file"])
+    assert str(caught.value) == (
+        "Assistant force_prompt_tools lists 'delete_file', which matches no registered tool, so "
+        "nothing is gated. Did you mean: mcp__srv__delete_file (srv/delete_file)? Use the wire "
+        "name (mcp__<server>__<tool>) or '<server_id>/<tool name>'."
+    )
+
+
+def test_a_misspelt_server_gate_is_an_error_with_suggestions() -> None:
+    problems = unmatched_gates(GATE_ENTRIES, servers=[server("srv", ["delete_fle", "read_file"])])
+    assert problems == [
+        "force_prompt_tools of MCP server srv lists 'delete_fle', but the server has no tool of "
+        "that name, so nothing is gated. Did you mean: delete_file? Use the tool's name exactly "
+        "as the server lists it (`pegboard tools list`)."
+    ]
+
+
+def test_every_problem_is_reported_at_once_and_non_strict_mode_logs_warnings(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    servers = [server("srv", ["wipe"]), server("git", ["force_push"])]
+    with pytest.raises(ConfigError) as caught:
+        check_gates(GATE_ENTRIES, servers=servers, assistant_gates=["MCP__SRV__DELETE_FILE"])
+    assert len(str(caught.value).splitlines()) == 3
+    with caplog.at_level(logging.WARNING, logger="pegboard.approval"):
+        problems = check_gates(GATE_ENTRIES, servers=servers, strict=False)
+    assert [r.getMessage() for r in caplog.records] == problems
+    assert [p.split(",")[0] for p in problems] == [
+        "force_prompt_tools of MCP server srv lists 'wipe'",
+        "force_prompt_tools of MCP server git lists 'force_push'",
+    ]
+
+
+def test_servers_without_registered_tools_and_disabled_tools_are_not_flagged() -> None:
+    servers = [server("cold", ["anything"]), server("srv", ["gone"], disabled=("gone",))]
+    gates = ["cold/anything", "mcp__srv__gone"]
+    problems = unmatched_gates(
+        GATE_ENTRIES, servers=servers, assistant_gates=gates, assistant_disabled={"mcp__srv__gone"}
+    )
+    assert problems == []

@@ -9,11 +9,12 @@ model sends different arguments, the earlier approval no longer applies.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import inspect
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -21,7 +22,7 @@ import anyio.to_thread
 
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import Tool, ToolContext, canonical_json
-from pegboard.errors import ApprovalDenied, ApprovalRequired
+from pegboard.errors import ApprovalDenied, ApprovalRequired, ConfigError
 
 logger = logging.getLogger("pegboard.approval")
 
@@ -187,3 +188,102 @@ def may_need_approval(tool: Tool) -> bool:
     A callable policy may gate some calls, so such a tool counts as gated (never deferred).
     """
     return tool.needs_approval is not None and tool.needs_approval is not False
+
+
+class GatedServer(Protocol):
+    """The parts of an MCP server's config that gate tools (``McpServerConfig`` has them)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def force_prompt_tools(self) -> Collection[str]: ...
+
+    @property
+    def disabled_tools(self) -> Collection[str]: ...
+
+
+def unmatched_gates(
+    entries: Iterable[ToolEntry],
+    *,
+    servers: Iterable[GatedServer] = (),
+    assistant_gates: Iterable[str] = (),
+    assistant_disabled: Collection[str] = (),
+) -> list[str]:
+    """One message per configured approval gate (force-prompt entry) that gates no tool.
+
+    A server's ``force_prompt_tools`` hold original tool names of that server; the
+    assistant's hold wire names or ``"<server_id>/<tool name>"``. A bare name such as
+    ``delete_file`` in the assistant's list matches nothing (the tool is
+    ``mcp__srv__delete_file``), which is exactly the mistake that leaves a tool ungated, so
+    it is reported with the names it probably meant. Servers with no registered tool (not
+    listed yet, failing, disabled) cannot be checked and are skipped; so are gates on tools
+    that are disabled anyway. Empty when every gate matches.
+    """
+    by_server: dict[str, dict[str, str]] = {}  # server id -> original name -> wire name
+    wire_names: set[str] = set()
+    for entry in entries:
+        wire_names.add(entry.name)
+        if entry.source is not None:
+            by_server.setdefault(entry.source.server_id, {})[entry.source.tool_name] = entry.name
+    problems: list[str] = []
+    for server in servers:
+        tools = by_server.get(server.id)
+        if tools is None:
+            continue
+        for name in sorted(set(server.force_prompt_tools) - set(server.disabled_tools)):
+            if name not in tools:
+                near = difflib.get_close_matches(name, sorted(tools), n=3, cutoff=0.6)
+                hint = f" Did you mean: {', '.join(near)}?" if near else ""
+                problems.append(
+                    f"force_prompt_tools of MCP server {server.id} lists {name!r}, but the "
+                    f"server has no tool of that name, so nothing is gated.{hint} Use the "
+                    "tool's name exactly as the server lists it (`pegboard tools list`)."
+                )
+    references = {
+        f"{sid}/{tool}": wire for sid, tools in by_server.items() for tool, wire in tools.items()
+    }
+    for gate in sorted(set(assistant_gates) - set(assistant_disabled)):
+        if gate in wire_names or gate in references:
+            continue
+        server_id, slash, _ = gate.partition("/")
+        if slash and server_id not in by_server:
+            continue
+        meant = sorted(
+            f"{wire} ({ref})"
+            for ref, wire in references.items()
+            if ref.rpartition("/")[2].casefold() == gate.rpartition("/")[2].casefold()
+        )
+        hint = f" Did you mean: {', '.join(meant[:3])}?" if meant else ""
+        problems.append(
+            f"Assistant force_prompt_tools lists {gate!r}, which matches no registered tool, "
+            f"so nothing is gated.{hint} Use the wire name (mcp__<server>__<tool>) or "
+            "'<server_id>/<tool name>'."
+        )
+    return problems
+
+
+def check_gates(
+    entries: Iterable[ToolEntry],
+    *,
+    servers: Iterable[GatedServer] = (),
+    assistant_gates: Iterable[str] = (),
+    assistant_disabled: Collection[str] = (),
+    strict: bool = True,
+) -> list[str]:
+    """Fail loudly on approval gates that gate nothing (see :func:`unmatched_gates`).
+
+    ``strict`` raises :class:`ConfigError` listing every problem (for startup); otherwise
+    each is logged as a warning and the list returned (for a refresh while running).
+    """
+    problems = unmatched_gates(
+        entries,
+        servers=servers,
+        assistant_gates=assistant_gates,
+        assistant_disabled=assistant_disabled,
+    )
+    if problems and strict:
+        raise ConfigError("\n".join(problems))
+    for problem in problems:
+        logger.warning("%s", problem)
+    return problems

@@ -31,7 +31,7 @@ from pegboard.core.registry import RegistrySnapshot
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
 from pegboard.errors import InvalidToolArguments, PegboardError, ToolError, ToolNotFound
-from pegboard.execution import CallPolicy, error_output, execute_entry
+from pegboard.execution import CallPolicy, CallRecord, emit_record, error_output, execute_entry
 from pegboard.meta.definitions import TOOL_SEARCH
 from pegboard.meta.pool import suggest_names
 from pegboard.meta.search import TOOL_REFERENCES
@@ -98,6 +98,9 @@ class Dispatcher:
         try:
             entry = self._resolve(call.name)
         except ToolError as exc:
+            emit_record(
+                self.policy, CallRecord(call.id, call.name, "direct", type(exc).__name__, 0.0)
+            )
             return error_output(exc)
         try:
             return await self._execute(entry, call, ctx)

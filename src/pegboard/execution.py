@@ -111,14 +111,25 @@ async def execute_entry(
         outcome = type(exc).__name__
         raise
     finally:
-        if policy.audit is not None:
-            record = CallRecord(
-                ctx.call_id, entry.name, via, outcome, time.perf_counter() - started
-            )
-            try:
-                policy.audit(record)
-            except Exception:
-                logger.exception("audit sink failed")
+        emit_record(policy, CallRecord(ctx.call_id, entry.name, via, outcome, elapsed(started)))
+
+
+def elapsed(started: float) -> float:
+    return time.perf_counter() - started
+
+
+def emit_record(policy: CallPolicy, record: CallRecord) -> None:
+    """Hand ``record`` to the session's audit sink (a failing sink is logged, not raised).
+
+    Routes that refuse a call before :func:`execute_entry` (an unknown name) call this
+    themselves, so every call leaves exactly one record.
+    """
+    if policy.audit is None:
+        return
+    try:
+        policy.audit(record)
+    except Exception:
+        logger.exception("audit sink failed")
 
 
 def error_output(
