@@ -9,6 +9,7 @@ from mcp import Client
 
 from pegboard import Tool, ToolApplyScope, ToolEntry, ToolRegistry
 from pegboard.errors import ApprovalRequired
+from pegboard.exposition.prompt import NamespaceStatus
 from pegboard.gateway.exposure import RegistrySurface
 from pegboard.gateway.server import Gateway
 
@@ -138,3 +139,32 @@ async def test_the_gateway_notifies_connected_clients_when_the_exposed_list_chan
             tg.cancel_scope.cancel()
 
     assert names == ["add", "guarded_add", "mul"]
+
+
+def test_with_nothing_deferred_the_instructions_name_failing_servers_only() -> None:
+    statuses = {
+        "mcp:gh": NamespaceStatus(label="mcp:GitHub", state="failed", detail="exit code 1"),
+        "mcp:ok": NamespaceStatus(label="mcp:ok", state="connected"),
+    }
+
+    surface = _surface(_registry(), statuses=lambda: statuses)
+
+    assert surface.instructions() == (
+        "<mcp-servers>\n"
+        "These MCP servers are configured but failing; their tools are unavailable:\n"
+        "- mcp:GitHub: failed (exit code 1)\n"
+        "</mcp-servers>"
+    )
+
+
+def test_the_deferred_section_shows_the_servers_state_at_the_time_it_is_asked() -> None:
+    registry = _registry()
+    _bulk(registry)
+    state = {"mcp:gh": NamespaceStatus(label="mcp:GitHub", state="connected")}
+    surface = _surface(registry, context_window=4000, statuses=lambda: state)
+    before = surface.instructions() or ""
+
+    state["mcp:gh"] = NamespaceStatus(label="mcp:GitHub", state="failed", detail="exit code 1")
+
+    assert "mcp:GitHub" not in before
+    assert "mcp:GitHub" in (surface.instructions() or "")

@@ -25,7 +25,7 @@ from pegboard.core.tool import Tool, ToolContext, canonical_json
 from pegboard.errors import ApprovalRequired, PegboardError, ToolNotFound
 from pegboard.execution import CallPolicy, error_output, execute_entry
 from pegboard.exposition.apply import Exposition, apply_defer_exposition
-from pegboard.exposition.prompt import NamespaceStatus
+from pegboard.exposition.prompt import NamespaceStatus, render_deferred_section
 from pegboard.gateway.surface import ChangeListener
 
 logger = logging.getLogger("pegboard.gateway")
@@ -64,8 +64,22 @@ class RegistrySurface:
         return self._tools
 
     def instructions(self) -> str | None:
-        section = self._exposition.prompt_section if self._exposition else ""
-        return section or None
+        """The deferred-tools section, rendered with the servers' state of this moment; with
+        nothing deferred, a note on failing servers (so a model can tell "configured but
+        failing" from "absent"), or None."""
+        statuses = dict(self._statuses()) if self._statuses else {}
+        exposition = self._exposition
+        if exposition is not None and exposition.deferred:
+            section = render_deferred_section(
+                list(exposition.tools), exposition.deferred, statuses=statuses
+            )
+            return section or None
+        failed = sorted((s for s in statuses.values() if s.state == "failed"), key=_label)
+        if not failed:
+            return None
+        lines = [f"- {s.label}: failed ({s.detail or 'no detail'})" for s in failed]
+        head = "These MCP servers are configured but failing; their tools are unavailable:"
+        return "\n".join(["<mcp-servers>", head, *lines, "</mcp-servers>"])
 
     @property
     def exposition(self) -> Exposition | None:
@@ -148,6 +162,10 @@ class RegistrySurface:
             return error_output(exc, self.registry.get_by_name)
         except PegboardError as exc:  # tool errors, and a server that died mid-call
             return error_output(exc, self.registry.get_by_name)
+
+
+def _label(status: NamespaceStatus) -> str:
+    return status.label
 
 
 def _close(name: str, entries: Mapping[str, ToolEntry]) -> list[str]:
