@@ -6,7 +6,8 @@ import pytest
 from pegboard.adapters.calls import ToolCall
 from pegboard.adapters.mcp import parse_mcp_tool_call, to_mcp_tool, to_mcp_tools
 from pegboard.core.entry import ToolEntry
-from pegboard.core.tool import Tool
+from pegboard.core.schema import validate_arguments
+from pegboard.core.tool import Tool, ToolContext
 from tests.adapters.tools import search_entry
 
 OBJECT_OUT = {"type": "object", "properties": {"n": {"type": "integer"}}}
@@ -54,3 +55,20 @@ def test_call_params_parse_from_sdk_objects_and_json() -> None:
         {"name": "mcp__fs__delete", "arguments": {"path": "/x"}}, "req-1"
     ) == (expected)
     assert parse_mcp_tool_call({"name": "kb_list"}) == ToolCall("", "kb_list", {})
+
+
+@pytest.mark.anyio
+async def test_round_trip_definition_over_json_call_execution() -> None:
+    entry = search_entry()
+    wire = to_mcp_tool(entry).model_dump_json(by_alias=True, exclude_none=True)
+    listed = mcp_types.Tool.model_validate_json(wire)
+    assert (listed.name, listed.description) == ("web_search", "Search the web.")
+    assert listed.input_schema == entry.tool.input_schema
+    request = mcp_types.CallToolRequest.model_validate_json(
+        '{"method": "tools/call", "params": {"name": "web_search", "arguments": {"query": "mcp"}}}'
+    )
+    call = parse_mcp_tool_call(request.params, "7")
+    assert call == ToolCall("7", "web_search", {"query": "mcp"})
+    validate_arguments(listed.input_schema, call.arguments, tool_name=call.name)
+    result = await entry.tool.run(call.arguments, ToolContext(call_id=call.id))
+    assert entry.tool.to_model_output(result).as_text() == '["mcp 0", "mcp 1", "mcp 2"]'

@@ -223,6 +223,32 @@ def test_responses_function_calls_parse_by_call_id() -> None:
     assert parse_responses_tool_calls(response.model_dump()["output"]) == expected
 
 
+@pytest.mark.anyio
+async def test_responses_round_trip_definition_call_execution_result() -> None:
+    entry = search_entry()
+    [tool] = to_responses_tools([entry])
+    pydantic.TypeAdapter(FunctionToolParam).validate_python(tool)
+    call_item = {
+        "type": "function_call",
+        "id": "fc_7",
+        "call_id": "call_7",
+        "name": tool["name"],
+        "arguments": '{"query": "go"}',
+        "status": "completed",
+    }
+    [call] = parse_responses_tool_calls(response_with([call_item]))
+    assert call == ToolCall("call_7", "web_search", {"query": "go"}, '{"query": "go"}')
+    validate_arguments(tool["parameters"], call.arguments, tool_name=call.name)
+    result = await entry.tool.run(call.arguments, ToolContext(call_id=call.id))
+    reply = responses_tool_result(call.id, entry.tool.to_model_output(result))
+    assert reply == {
+        "type": "function_call_output",
+        "call_id": "call_7",
+        "output": '["go 0", "go 1", "go 2"]',
+    }
+    pydantic.TypeAdapter(FunctionCallOutput).validate_python(reply)
+
+
 def test_responses_result_is_a_string_or_text_and_image_parts() -> None:
     adapter = pydantic.TypeAdapter(FunctionCallOutput)
     plain = responses_tool_result("call_1", ToolOutput.text("ok"))
