@@ -162,6 +162,20 @@ async def test_the_inner_tools_formatter_shapes_the_result() -> None:
 
 
 @pytest.mark.anyio
+async def test_without_a_formatter_the_result_falls_back_to_json() -> None:
+    async def count(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        return {"call": ctx.call_id, "n": 2, "名": "值"}
+
+    tool = Tool(description="Counts.", execute=count)
+    out = await invoke_tool(
+        pool_of(ToolEntry("count", "web", tool, defer="always")), "count", {}, CTX
+    )
+    assert out.as_text() == '{"call": "outer-1::count", "n": 2, "名": "值"}'
+    assert out.structured == {"call": "outer-1::count", "n": 2, "名": "值"}
+    assert out.is_error is False
+
+
+@pytest.mark.anyio
 async def test_a_failing_tool_becomes_an_execution_error_and_one_audit_record() -> None:
     async def boom(args: dict[str, Any], ctx: ToolContext) -> None:
         raise OSError("disk full")

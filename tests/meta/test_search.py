@@ -208,3 +208,17 @@ def test_a_query_naming_the_namespace_label_finds_its_tools() -> None:
     text = search_pool(pool_of(*catalog()), ["gmail"], limit=3).as_text()
     assert text.splitlines()[0] == "[mcp:Gmail]"
     assert len(text.splitlines()) == 4
+
+
+@pytest.mark.anyio
+async def test_the_default_limit_is_eight_and_limit_raises_it() -> None:
+    many = [
+        entry(f"web_tool_{i:02}", defer="always", description=f"Search the web, variant {i}.")
+        for i in range(12)
+    ]
+    registry = ToolRegistry(many)
+    search = apply_defer_exposition(tools_of(*many), registry, None).tools["tool_search"]
+    default = await search.run({"query": "search the web"}, ToolContext())
+    wider = await search.run({"query": "search the web", "limit": 11}, ToolContext())
+    assert sum(line.startswith("- ") for line in default.as_text().splitlines()) == 8
+    assert sum(line.startswith("- ") for line in wider.as_text().splitlines()) == 11
