@@ -6,6 +6,10 @@ fixed in 3.51.3) that bites when two or more connections use WAL, and several pe
 processes (CLI, gateway) may open the same file. Rollback-journal commits are atomic through a
 crash, writers take ``BEGIN IMMEDIATE`` with a ``busy_timeout`` so contention waits instead of
 failing, and each server's record is replaced in one transaction (never half-written).
+Writers from several processes also queue on an advisory ``flock`` of ``<name>.lock``: SQLite's
+busy handler polls with sleeps of up to 100 ms, so under steady contention one writer could
+starve past any timeout (4 processes x 500 writes: "database is locked" after 10 s); a blocked
+``flock`` is woken as soon as the lock is released.
 
 The cache never breaks pegboard: a corrupt or unreadable file is moved to
 ``<name>.corrupt-<ts>`` and rebuilt with a warning; a location that cannot be written turns
@@ -19,11 +23,18 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from pegboard.errors import CatalogError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: SQLite's busy timeout alone
+    fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger("pegboard.mcp.store")
 
@@ -109,8 +120,11 @@ class SqliteCatalogStore:
         self._lock = threading.Lock()
         self._memory = MemoryCatalogStore()
         self._db: sqlite3.Connection | None = None
+        self._lock_file: Any = None
         try:
             self._db = self._open_or_rebuild()
+            with suppress(OSError):
+                self._lock_file = open(f"{self.path}.lock", "ab")  # noqa: SIM115
         except (OSError, sqlite3.Error) as exc:
             logger.warning(
                 "MCP tool catalog at %s cannot be used (%s); persistence is off for this run. "
@@ -221,9 +235,21 @@ class SqliteCatalogStore:
             return
         self._write("DELETE FROM servers WHERE server_id = ?", (server_id,))
 
+    @contextmanager
+    def _writer_turn(self) -> Iterator[None]:
+        """Queue behind writers of other processes (advisory; SQLite still guards the data)."""
+        if fcntl is None or self._lock_file is None:
+            yield
+            return
+        fcntl.flock(self._lock_file, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         assert self._db is not None
-        with self._lock:
+        with self._lock, self._writer_turn():
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
@@ -243,6 +269,9 @@ class SqliteCatalogStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+            if self._lock_file is not None:
+                self._lock_file.close()
+                self._lock_file = None
 
 
 def _decode(row: tuple[Any, ...]) -> StoredServer | None:
