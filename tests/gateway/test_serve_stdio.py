@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -53,7 +54,11 @@ async def test_cached_tools_are_served_while_a_server_hangs_and_tool_invoke_reac
             assert [t.name for t in listed.tools] == ["tool_inspect", "tool_invoke", "tool_search"]
             assert "- mcp:bulk (32): block, pid, task_0, task_1, …" in instructions
             assert "- mcp:toolbox (8): add, crash, echo, env, …" in instructions
-            assert "- mcp:hang: server not connected yet" in instructions
+            assert re.search(
+                r"^- mcp:hang: server (connecting|not connected yet); its tools may be missing",
+                instructions,
+                re.MULTILINE,
+            )
 
             found = text_of(await client.call_tool("tool_search", {"query": "add two integers"}))
             assert found.splitlines()[:2] == [
