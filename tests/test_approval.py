@@ -14,12 +14,17 @@ from pegboard.approval import (
     unmatched_gates,
 )
 from pegboard.core.entry import ToolEntry, ToolSource
+from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ConfigError
 from pegboard.mcp.config import McpServerConfig
 from tests.exposition.factories import entry
 
-CTX = ToolContext(call_id="call-7", messages=({"role": "user", "content": "hi"},))
+CTX = ToolContext(
+    call_id="call-7",
+    messages=({"role": "user", "content": "hi"},),
+    scope=ToolApplyScope(has_file_attachments=True),
+)
 
 
 @pytest.mark.anyio
@@ -47,6 +52,7 @@ async def test_a_sync_callable_gets_the_arguments_and_the_context() -> None:
     assert seen[0] == ({"path": "/etc/passwd"}, CTX)
     assert seen[0][1].call_id == "call-7"
     assert seen[0][1].messages == ({"role": "user", "content": "hi"},)
+    assert seen[0][1].scope == ToolApplyScope(has_file_attachments=True)
 
 
 @pytest.mark.anyio

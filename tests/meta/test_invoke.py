@@ -75,6 +75,22 @@ async def test_a_tool_without_an_executor_is_refused() -> None:
         await invoke_tool(pool, "display_only", {"query": "x"}, CTX)
 
 
+@pytest.mark.anyio
+async def test_a_missing_executor_is_reported_before_the_approval_gate() -> None:
+    asked: list[str] = []
+
+    def gate(args: dict[str, Any], ctx: ToolContext) -> bool:
+        asked.append(ctx.call_id)
+        return True
+
+    gated = entry("display_only", defer="never", needs_approval=gate)
+    pool = pool_of(entry("other", defer="always"), inline=(gated,))
+    with pytest.raises(ToolExecutionError) as caught:
+        await invoke_tool(pool, "display_only", {"query": "x"}, CTX)
+    assert str(caught.value) == ("Tool display_only has no execute handler; it cannot be called.")
+    assert asked == []
+
+
 async def async_gate(args: dict[str, Any], ctx: ToolContext) -> bool:
     return True
 
