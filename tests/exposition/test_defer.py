@@ -132,3 +132,33 @@ def test_a_sticky_pool_stays_deferred_below_the_threshold_while_it_beats_the_ove
     assert sticky.auto_cost > sticky.overhead
     assert sticky.names == {"t0", "t1", "t2", "t3", "t4"}
     assert should_defer(entries[:4], 100_000, sticky=True).names == frozenset()
+
+
+class FixedCounter:
+    """Every tool costs ``per_tool`` tokens and every text ``per_text``."""
+
+    def __init__(self, per_tool: int, per_text: int = 1) -> None:
+        self.per_tool = per_tool
+        self.per_text = per_text
+
+    def count_text(self, text: str) -> int:
+        return self.per_text
+
+    def count_tool(self, name: str, description: str, input_schema: Mapping[str, Any]) -> int:
+        return self.per_tool
+
+
+def test_a_pool_costing_exactly_the_threshold_stays_inline_and_one_token_more_defers() -> None:
+    entries = [entry(f"t{i}") for i in range(5)]
+    at = should_defer(entries, 32_000, FixedCounter(640))
+    assert (at.auto_cost, at.threshold, at.names) == (3200, 3200, frozenset())
+    over = should_defer([*entries, entry("t5")], 32_000, FixedCounter(641))
+    assert (over.auto_cost, over.overhead) == (3846, 3 * 641 + 1)
+    assert over.names == {"t0", "t1", "t2", "t3", "t4", "t5"}
+
+
+def test_a_pool_over_the_threshold_but_not_over_the_overhead_stays_inline() -> None:
+    entries = [entry(f"t{i}") for i in range(5)]
+    decision = should_defer(entries, 1000, FixedCounter(60, per_text=500))
+    assert (decision.auto_cost, decision.threshold, decision.overhead) == (300, 100, 680)
+    assert decision.names == frozenset()
