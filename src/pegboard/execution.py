@@ -68,9 +68,9 @@ async def execute_entry(
 ) -> ToolOutput:
     """Authorise, validate and run one call; raise a :class:`ToolError` if it cannot run.
 
-    Approval sees the arguments as the model sent them (a grant is bound to those and to the
-    definition hash, which fixes the defaults); then the schema's top-level ``default``s fill
-    missing properties, and the filled arguments are validated and passed to the tool.
+    Approval and validation see the arguments as the model sent them (a grant is bound to
+    those and to the definition hash, which fixes the defaults); then the schema's top-level
+    ``default``s fill missing properties and the tool gets the filled arguments.
 
     ``interactive=False`` never asks the approval handler (``tool_invoke`` refuses gated
     tools instead). Failures of the tool itself become :class:`ToolExecutionError`.
@@ -85,9 +85,8 @@ async def execute_entry(
             )
         handler = policy.approval_handler if interactive else None
         await authorise(entry, args, ctx, via=via, handler=handler, grants=policy.grants)
-        filled = apply_defaults(entry.tool.input_schema, args)
         try:
-            validate_arguments(entry.tool.input_schema, filled, tool_name=entry.name)
+            filled = _validated_with_defaults(entry, args)
         except SchemaError as exc:
             raise ToolExecutionError(str(exc), tool_name=entry.name) from exc
         try:
@@ -112,6 +111,25 @@ async def execute_entry(
         raise
     finally:
         emit_record(policy, CallRecord(ctx.call_id, entry.name, via, outcome, elapsed(started)))
+
+
+def _validated_with_defaults(entry: ToolEntry, args: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate what the model sent, then fill the schema's top-level defaults.
+
+    A default that does not validate (a server declaring ``"type": "string", "default":
+    null``) must not break a valid call: it is logged and the call runs as sent.
+    """
+    schema = entry.tool.input_schema
+    validate_arguments(schema, dict(args), tool_name=entry.name)
+    filled = apply_defaults(schema, args)
+    if len(filled) == len(args):
+        return filled
+    try:
+        validate_arguments(schema, filled, tool_name=entry.name)
+    except InvalidToolArguments as exc:
+        logger.warning("schema defaults of %s are invalid (%s); not applied", entry.name, exc)
+        return dict(args)
+    return filled
 
 
 def elapsed(started: float) -> float:

@@ -1,3 +1,4 @@
+import logging
 from typing import Any
 
 import pytest
@@ -204,4 +205,25 @@ async def test_a_failing_tool_becomes_an_execution_error_and_one_audit_record() 
         await invoke_tool(pool, "save", {"query": "x"}, CTX)
     assert [(r.call_id, r.tool_name, r.via, r.outcome) for r in records] == [
         ("outer-1::save", "save", "tool_invoke", "ToolExecutionError")
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_default_that_breaks_its_own_schema_is_not_applied(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: Calls = []
+    schema = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}, "lang": {"type": "string", "default": None}},
+        "required": ["q"],
+    }
+    pool = pool_of(entry("lookup", defer="always", schema=schema, execute=recorder(calls)))
+    with caplog.at_level(logging.WARNING, logger="pegboard.execution"):
+        out = await invoke_tool(pool, "lookup", {"q": "x"}, CTX)
+    assert out.as_text() == "ok"
+    assert calls == [("outer-1::lookup", {"q": "x"}, "lookup")]
+    assert [r.getMessage() for r in caplog.records] == [
+        'schema defaults of lookup are invalid (Invalid params for "lookup": lang: expected '
+        "string, got null); not applied"
     ]
