@@ -32,7 +32,8 @@ Persistent catalog (``store.py``)::
                             (name -> sha256 of the definition), fetched_at, status, error,
                             error_at, backoff_until
     SqliteCatalogStore(path)  rollback journal (NOT WAL: SQLite 3.40.1 here has the WAL-reset
-                            bug), BEGIN IMMEDIATE + busy_timeout; a corrupt file is moved to
+                            bug), BEGIN IMMEDIATE + busy_timeout, writers of several processes
+                            queue on a flock of ``<path>.lock``; a corrupt file is moved to
                             ``<path>.corrupt-<ts>`` and rebuilt with a warning; an unwritable
                             location turns persistence off with a warning (``.persistent`` False).
     MemoryCatalogStore()    the same contract in memory (the default when no store is given).
@@ -41,7 +42,9 @@ The catalog (``catalog.py``)::
 
     McpCatalog(servers: Iterable[McpServerConfig], store: CatalogStore | None = None, *,
                prewarm_concurrency=3, empty_backoff=300.0, failure_backoff=30.0,
-               refresh_interval=None, max_message_bytes=4 MiB, stderr_log_bytes=64 KiB)
+               refresh_interval=None, max_message_bytes=4 MiB, stderr_log_bytes=64 KiB,
+               clock=time.time)
+        ``clock`` (unix seconds) drives backoffs, fetched_at and status times (tests inject one).
         ``refresh_interval`` (s): a TTL; while running, servers whose list is older are
         re-listed in the background (for servers that never send list_changed).
     async with catalog.running():          # owns the task group of connections and warmers;
@@ -83,6 +86,8 @@ The catalog (``catalog.py``)::
         cancels the request (the server gets notifications/cancelled).
     await catalog.set_enabled(server_id, enabled)   enabling warms; disabling closes the session
     await catalog.restart(server_id)                close, reconnect, refresh
+    await catalog.clear_tools(server_id)            forget the cached list, error and backoff
+                                                    (store too); fires tools-changed if non-empty
     catalog.is_active(server_id) -> bool;  catalog.server(server_id) -> McpServerConfig
     catalog.servers() -> list[McpServerConfig]; catalog.stderr_tail(server_id) -> str
     catalog.tool_hashes(server_id) -> dict[str, str]   tool name -> tool_hash(raw definition)

@@ -51,12 +51,14 @@ class McpCatalog:
         refresh_interval: float | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         stderr_log_bytes: int = DEFAULT_STDERR_LOG_BYTES,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.store: CatalogStore = store if store is not None else MemoryCatalogStore()
         self.prewarm_concurrency = prewarm_concurrency
         self.empty_backoff = empty_backoff
         self.failure_backoff = failure_backoff
         self.refresh_interval = refresh_interval
+        self._clock = clock  # unix time; backoffs, fetched_at and status times use it
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = False
         self._listeners: list[ToolsChangedCallback] = []
@@ -77,7 +79,7 @@ class McpCatalog:
                 max_message_bytes=max_message_bytes,
                 stderr_log=StderrLog(stderr_log_bytes),
             )
-            entry = ServerEntry(config, connection, on_state=self._notify_status)
+            entry = ServerEntry(config, connection, on_state=self._notify_status, clock=clock)
             record = stored.get(config.id)
             if record is not None and record.fingerprint == config.fingerprint:
                 entry.load(record)
@@ -156,7 +158,7 @@ class McpCatalog:
 
         while True:
             await anyio.sleep(interval)
-            now = time.time()
+            now = self._clock()
             async with anyio.create_task_group() as tg:
                 for server_id, entry in self._entries.items():
                     if entry.is_due(now, interval) and self.is_active(server_id):
@@ -236,7 +238,7 @@ class McpCatalog:
         entry = self._entries.get(server_id)
         if entry is None or not entry.enabled or entry.tools:
             return
-        if entry.backoff_until is not None and time.time() < entry.backoff_until:
+        if entry.backoff_until is not None and self._clock() < entry.backoff_until:
             return
         await self._quiet_refresh(server_id)
 
@@ -281,6 +283,7 @@ class McpCatalog:
             raw, skipped = await entry.connection.list_tools()
         except Exception as exc:
             error = exc if isinstance(exc, McpError) else ServerUnavailable(server_id, str(exc))
+            entry.flight = None  # over: a warm after the failure must start a new flight
             flight.fail(error)  # first: waiters must never be left hanging
             if not self._stopping:  # a refresh cut short by our own shutdown is no failure
                 await self._record_failure(entry, exc)
@@ -292,10 +295,11 @@ class McpCatalog:
             flight.fail(ServerUnavailable(server_id, "the refresh was cancelled"))
             raise
         finally:
-            entry.flight = None
+            if entry.flight is flight:  # not one begun while the failure was being recorded
+                entry.flight = None
         for name, why in skipped:
             logger.warning("MCP server %s: skipping tool %r: %s", server_id, name, why)
-        changed = entry.accept(raw, time.time(), self.empty_backoff)
+        changed = entry.accept(raw, self._clock(), self.empty_backoff)
         flight.finish(list(entry.visible))
         await self._persist(entry)
         if changed:
@@ -303,7 +307,7 @@ class McpCatalog:
         return list(entry.visible)
 
     async def _record_failure(self, entry: ServerEntry, exc: Exception) -> None:
-        now = time.time()
+        now = self._clock()
         reason = exc.reason if isinstance(exc, ServerUnavailable) else str(exc)
         entry.fail(reason, now, now + self.failure_backoff)
         await self._persist(entry)
@@ -359,6 +363,18 @@ class McpCatalog:
         if before != (list(entry.visible) if entry.enabled else []):
             self._notify(server_id)
 
+    async def clear_tools(self, server_id: str) -> None:
+        """Forget the server's cached list, error and backoff (on disk too): the next read or
+        warm lists it again. Fires tools-changed when the list was non-empty."""
+        entry = self._entry(server_id)
+        had_tools = entry.forget()
+        try:
+            await anyio.to_thread.run_sync(self.store.delete, server_id)
+        except CatalogError as exc:
+            logger.warning("%s", exc)
+        if had_tools:
+            self._notify(server_id)
+
     async def restart(self, server_id: str) -> list[mcp_types.Tool]:
         """Close the session (stopping a stdio child), reconnect and refresh."""
         entry = self._entry(server_id)
@@ -378,8 +394,12 @@ class McpCatalog:
         entry = self._entries.get(server_id)
         if entry is None or not entry.enabled:
             raise ServerInactive(server_id)
+        known = next((t for t in entry.tools or () if t.name == tool_name), None)
         result = await entry.connection.call_tool(
-            tool_name, arguments or {}, call_timeout=call_timeout
+            tool_name,
+            arguments or {},
+            call_timeout=call_timeout,
+            output_schema=known.output_schema if known is not None else None,
         )
         meta = {"mcp": {"server_id": server_id, "tool": tool_name, "call_id": call_id}}
         return call_result_to_output(result, metadata=meta)

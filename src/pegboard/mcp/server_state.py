@@ -55,8 +55,10 @@ class ServerEntry:
         config: McpServerConfig,
         connection: McpConnection,
         on_state: Callable[[str], None] = lambda server_id: None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
+        self._clock = clock
         self.connection = connection
         self._on_state = on_state
         self.enabled = config.enabled
@@ -117,6 +119,19 @@ class ServerEntry:
         self.set_state("connected" if self.connection.connected else self.state)
         return canonical_json(list(before)) != canonical_json(list(self.raw or ()))
 
+    def forget(self) -> bool:
+        """Drop the cached list, its error and backoff (back to never-warmed); True if the
+        list was non-empty."""
+        had_tools = bool(self.raw)
+        self.raw = self.tools = None
+        self.visible = ()
+        self.tool_hashes = {}
+        self.fetched_at = self.backoff_until = None
+        self.attempted = False
+        self.set_state("connected" if self.connection.connected else "cold")
+        self.error = None
+        return had_tools
+
     def fail(self, error: str, now: float, backoff_until: float) -> None:
         self.attempted = True
         self.error = error
@@ -150,7 +165,7 @@ class ServerEntry:
             error = None
         changed = (state, error) != (self.state, self.error if self.state == "failed" else None)
         if changed:
-            self.at = time.time()
+            self.at = self._clock()
         self.state = state
         if state == "failed":
             self.error = error
