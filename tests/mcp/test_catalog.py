@@ -416,3 +416,37 @@ async def test_garbage_lines_unknown_ids_and_stray_notifications_are_tolerated()
         output = await catalog.call_tool("noisy", "tool_1", {"q": "x"})
         assert output.as_text() == 'tool_1:{"q": "x"}'
         assert catalog.status("noisy").state == "connected"
+
+
+async def test_calls_never_list_tools_behind_the_catalogs_back(tmp_path: Path) -> None:
+    # The SDK's call_tool lists tools first when its session has not listed the called tool
+    # (every call of a tool beyond page one after a reconnect); a hanging listing hung calls.
+    log, modes = tmp_path / "log", tmp_path / "modes"
+    config = scripted("s1", tools=300, page_size=100, log=log, mode_file=modes)
+    path = tmp_path / "c.db"
+    first = McpCatalog([config], SqliteCatalogStore(path))
+    async with first.running(prewarm=False):
+        await first.refresh_tools("s1")
+    modes.write_text("hang-list")
+    second = McpCatalog([config], SqliteCatalogStore(path))  # tools from disk, new session
+    async with second.running(prewarm=False):
+        for _ in range(3):
+            output = await second.call_tool("s1", "tool_250", {"q": "far"})
+            assert output.as_text() == 'tool_250:{"q": "far"}'
+    assert requests_in(log, "tools/list") == 3  # the three pages listed by the first catalog
+    assert requests_in(log, "tools/call") == 3
+
+
+async def test_structured_content_is_checked_against_the_cached_output_schema() -> None:
+    catalog = McpCatalog([scripted("s1", "typed", tools=1)])
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("s1")
+        good = await catalog.call_tool("s1", "typed", {"n": 4})
+        assert good.structured == {"n": 4}
+        match = (
+            r"MCP server s1 answered tool 'typed' with an invalid result: "
+            r"invalid structured content: 'four' is not of type 'integer'"
+        )
+        with pytest.raises(ToolExecutionError, match=match):
+            await catalog.call_tool("s1", "typed", {"n": "four"})
+        assert catalog.status("s1").state == "connected"

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from pegboard.errors import ServerUnavailable, ToolExecutionError
 from pegboard.mcp.config import McpServerConfig
-from pegboard.mcp.listing import ListingLog, filter_tool_listings
+from pegboard.mcp.listing import ListingLog, filter_tool_listings, structured_content_problem
 from pegboard.mcp.transport import (
     DEFAULT_MAX_MESSAGE_BYTES,
     StderrLog,
@@ -216,14 +216,28 @@ class McpConnection:
         return tools, list(self._listing.skipped)
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], *, call_timeout: float | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_timeout: float | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> mcp_types.CallToolResult:
+        """Call a tool; a successful result is checked against ``output_schema`` when given.
+
+        A plain ``tools/call`` request rather than ``ClientSession.call_tool``, which lists the
+        server's tools first whenever this session has not listed the tool (see
+        :func:`~pegboard.mcp.listing.structured_content_problem`).
+        """
         session = await self.session()
         state = self._state
         limit = call_timeout or self.config.call_timeout
+        request = mcp_types.CallToolRequest(
+            params=mcp_types.CallToolRequestParams(name=name, arguments=arguments)
+        )
         try:
             with anyio.fail_after(limit):
-                result = await session.call_tool(name, arguments)
+                result = await session.send_request(request, mcp_types.CallToolResult)
         except TimeoutError as exc:
             raise ServerUnavailable(
                 self.server_id, f"tool {name!r} did not answer within {limit:g}s"
@@ -236,7 +250,14 @@ class McpConnection:
                 f"{_first_line(exc)}",
                 tool_name=name,
             ) from exc
-        assert isinstance(result, mcp_types.CallToolResult)
+        if output_schema is not None and not result.is_error:
+            problem = structured_content_problem(output_schema, result)
+            if problem is not None:
+                raise ToolExecutionError(
+                    f"MCP server {self.server_id} answered tool {name!r} with an invalid "
+                    f"result: {problem}",
+                    tool_name=name,
+                )
         self.failures = 0
         return result
 

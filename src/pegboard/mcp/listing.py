@@ -86,6 +86,30 @@ def _metaschema_problem(schema_json: str) -> str | None:
     return None if error is None else str(error.message)
 
 
+def structured_content_problem(
+    output_schema: dict[str, Any], result: mcp_types.CallToolResult
+) -> str | None:
+    """Why a successful result does not match the tool's ``outputSchema``, or None.
+
+    Done here, from the catalog's cached definition, instead of by the SDK's ``call_tool``: that
+    one issues a hidden ``tools/list`` whenever the session has not listed the tool itself
+    (every first call after a reconnect, every call of a tool beyond the first page), which
+    costs a round trip and hangs the call when the server's listing hangs.
+    """
+    if result.structured_content is None:
+        return "it has an output schema but returned no structured content"
+    error = best_match(
+        _output_validator(canonical_json(output_schema)).iter_errors(result.structured_content)
+    )
+    return None if error is None else f"invalid structured content: {error.message}"
+
+
+@lru_cache(maxsize=1024)
+def _output_validator(schema_json: str) -> Any:
+    schema = json.loads(schema_json)
+    return validator_for(schema, default=Draft7Validator)(schema, registry=_LOCAL_ONLY)
+
+
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 

@@ -10,7 +10,10 @@ tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first
 the process; a marker file next to --log remembers it), ``extra`` (lists one more tool,
 ``extra_tool``), ``exit`` (exits at once), ``bad-result`` (tools/call answers a result of the
 wrong shape), ``stubborn`` (ignores SIGTERM and outlives its stdin), ``no-tools`` (lists no
-tool), ``noisy`` (a garbage line, an unknown id and a notification before each answer).
+tool), ``noisy`` (a garbage line, an unknown id and a notification before each answer),
+``big-result`` (tools/call answers one 50 MiB line), ``typed`` (lists ``typed``, whose
+``outputSchema`` wants an integer ``n``; calling it returns ``{"n": <argument n>}``).
+Calling ``announce`` first sends ``notifications/tools/list_changed``.
 ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
 so a test can change a server's behaviour without changing its command line (fingerprint).
 ``--ref-url`` lists a tool whose schema ``$ref``s that URL. Every message's method (requests
@@ -55,6 +58,9 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
         props = {"x": {"$ref": ns.ref_url}}
         schema = {"$schema": ns.ref_url, "type": "object", "properties": props}
         out.append({"name": "remote_ref", "inputSchema": schema})
+    if "typed" in ns.mode:
+        number = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        out.append({"name": "typed", "inputSchema": {"type": "object"}, "outputSchema": number})
     if "no-tools" in ns.mode:
         out.clear()
     if "extra" in ns.mode:
@@ -88,14 +94,14 @@ def main() -> None:
     ns = parser.parse_args()
     static_modes = list(ns.mode)
     ns.mode = static_modes + file_modes(ns.mode_file)
+    if ns.log:
+        with open(ns.log, "a", encoding="utf-8") as fh:
+            fh.write(f"pid:{os.getpid()}\n")
     if "exit" in ns.mode:
         sys.exit(1)
     if "stubborn" in ns.mode:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     listing = tools(ns)
-    if ns.log:
-        with open(ns.log, "a", encoding="utf-8") as fh:
-            fh.write(f"pid:{os.getpid()}\n")
     if "stderr-flood" in ns.mode:
         chunk = b"x" * 65536 + b"\n"
         for _ in range(128):
@@ -158,6 +164,17 @@ def main() -> None:
             if "crash-once" in ns.mode and marker is not None and not marker.exists():
                 marker.write_text("1")
                 os._exit(7)
+            if "big-result" in ns.mode:  # one 50 MiB line: a result far over any sane cap
+                head = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text"}]}}
+                sys.stdout.write(json.dumps(head)[:-4] + ', "text": "')
+                for _ in range(50):
+                    sys.stdout.write("y" * 1_048_576)
+                sys.stdout.write('"}]}}\n')
+                sys.stdout.flush()
+                continue
+            if msg["params"]["name"] == "announce":  # the listing changes: tell the client
+                note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+                sys.stdout.write(json.dumps(note) + "\n")
             if "bad-result" in ns.mode:
                 send({"jsonrpc": "2.0", "id": rid, "result": {"content": "not-a-list"}})
                 continue
@@ -166,7 +183,10 @@ def main() -> None:
             if msg["params"]["name"] == "env":
                 text = os.environ.get(str(args.get("name")), "<unset>")
             content = [{"type": "text", "text": f"{msg['params']['name']}:{text}"}]
-            send({"jsonrpc": "2.0", "id": rid, "result": {"content": content}}, "noisy" in ns.mode)
+            answer: dict[str, object] = {"content": content}
+            if msg["params"]["name"] == "typed":  # structured content echoing argument n
+                answer["structuredContent"] = {"n": args.get("n")}
+            send({"jsonrpc": "2.0", "id": rid, "result": answer}, "noisy" in ns.mode)
         elif method == "prompts/list":
             send({"jsonrpc": "2.0", "id": rid, "result": {"prompts": []}})
         else:
