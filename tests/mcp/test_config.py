@@ -88,3 +88,11 @@ def test_fingerprint_changes_with_command_args_env_url_or_headers_only() -> None
         != McpServerConfig(id="r", url="http://h/mcp", headers={"A": "2"}).fingerprint
     )
     assert len(base.fingerprint) == 64
+
+
+def test_fingerprint_changes_with_the_url_and_the_working_directory() -> None:
+    remote = McpServerConfig(id="r", url="http://h/mcp")
+    assert remote.fingerprint != McpServerConfig(id="r", url="http://other/mcp").fingerprint
+    local = McpServerConfig(id="s", command="srv")
+    assert local.fingerprint != McpServerConfig(id="s", command="srv", cwd="/srv").fingerprint
+    assert local.fingerprint == McpServerConfig(id="s", command="srv", enabled=False).fingerprint

@@ -274,3 +274,110 @@ async def test_giving_up_the_wait_does_not_abort_the_warm(tmp_path: Path) -> Non
         with anyio.fail_after(5):
             await failed.wait()  # the warm ran on to its own connect timeout
     assert catalog.status("slow").error == "no answer to initialize within 1s"
+
+
+def test_two_servers_exposing_search_get_distinct_names() -> None:
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(
+        registry, seeded({"srvA": [tool("search")], "srvB": [tool("search")]})
+    )
+    assert report.registered == ["mcp__srvA__search", "mcp__srvB__search"]
+    assert registry.resolve_source("mcp__srvA__search") == ToolSource("srvA", "search")
+    assert registry.resolve_source("mcp__srvB__search") == ToolSource("srvB", "search")
+
+
+def test_server_tools_named_like_builtins_or_meta_tools_never_shadow_them() -> None:
+    builtins = [
+        ToolEntry(name=name, namespace=ns, tool=Tool(description="built-in"))
+        for name, ns in (("web_fetch", "web"), ("tool_invoke", "meta"), ("tool_exec", "meta"))
+    ]
+    registry = ToolRegistry(builtins)
+    catalog = seeded({"s1": [tool("web_fetch"), tool("tool_invoke"), tool("tool_exec")]})
+    report = sync_mcp_tools_to_registry(registry, catalog)
+    assert report.registered == ["mcp__s1__tool_exec", "mcp__s1__tool_invoke", "mcp__s1__web_fetch"]
+    assert report.collisions == []
+    for name in ("web_fetch", "tool_invoke", "tool_exec"):
+        entry = registry.get_by_name(name)
+        assert entry is not None
+        assert (entry.namespace in ("web", "meta"), entry.tool.description) == (True, "built-in")
+        assert entry.source is None
+
+
+def test_names_that_mangle_alike_stay_distinct_and_valid() -> None:
+    catalog = seeded({"s1": [tool("a.b"), tool("a_b"), tool("a-b")]})
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(registry, catalog)
+    assert len(report.registered) == 3
+    assert report.collisions == []
+    assert "mcp__s1__a_b" in report.registered
+    assert all(is_valid_wire_name(name) for name in report.registered)
+    sources = sorted(
+        s.tool_name for n in report.registered if (s := registry.resolve_source(n)) is not None
+    )
+    assert sources == ["a-b", "a.b", "a_b"]
+
+
+def test_tools_of_a_server_removed_from_the_config_are_evicted() -> None:
+    registry = ToolRegistry([user_entry("my_tool")])
+    sync_mcp_tools_to_registry(registry, seeded({"s1": [tool("a")], "s2": [tool("b")]}))
+    report = sync_mcp_tools_to_registry(registry, seeded({"s2": [tool("b")]}))
+    assert report.evicted == ["mcp__s1__a"]
+    assert registry.snapshot().names() == ["mcp__s2__b", "my_tool"]
+
+
+def test_different_mcp_tools_claiming_one_name_are_all_excluded_and_others_kept() -> None:
+    # A stale entry from another identity holds the name this server's tool maps to.
+    impostor = ToolEntry(
+        name="mcp__s1__search",
+        namespace="mcp:s9",
+        tool=Tool(description="old"),
+        source=ToolSource("s9", "search"),
+    )
+    registry = ToolRegistry([impostor, user_entry("my_tool")])
+    catalog = seeded({"s1": [tool("search"), tool("fetch")], "s9": [tool("other")]})
+    report = sync_mcp_tools_to_registry(registry, catalog)
+    assert [(c.name, c.sources) for c in report.collisions] == [
+        ("mcp__s1__search", (ToolSource("s1", "search"), ToolSource("s9", "search")))
+    ]
+    assert report.evicted == ["mcp__s1__search"]
+    assert registry.snapshot().names() == ["mcp__s1__fetch", "mcp__s9__other", "my_tool"]
+
+
+def test_a_selection_never_evicts_other_namespaces_or_other_servers() -> None:
+    catalog = seeded({"s1": [tool("a"), tool("b")], "s2": [tool("c")]})
+    registry = ToolRegistry([user_entry("my_tool")])
+    sync_mcp_tools_to_registry(registry, catalog)
+    report = sync_mcp_tools_to_registry(registry, catalog, ["mcp__s1__a"])
+    assert (report.registered, report.evicted) == (["mcp__s1__a"], [])
+    assert registry.snapshot().names() == ["mcp__s1__a", "mcp__s1__b", "mcp__s2__c", "my_tool"]
+
+
+def test_camel_case_and_slugged_ids_register_when_selected() -> None:
+    catalog = seeded({"gitHub": [tool("listRepos")], "my-server": [tool("do.it")]})
+    slugged = mcp_tool_name("my-server", None, "do.it")
+    assert slugged.startswith("mcp__myServer__doIt__")
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(registry, catalog, ["mcp__gitHub__listRepos", slugged])
+    assert report.registered == sorted(["mcp__gitHub__listRepos", slugged])
+    assert registry.resolve_source(slugged) == ToolSource("my-server", "do.it")
+
+
+def test_the_default_mcp_mode_is_manual() -> None:
+    assert AssistantSettings().mcp_mode == "manual"
+
+
+@pytest.mark.anyio
+async def test_disabled_mode_and_an_unlinked_manual_assistant_never_touch_a_server(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log"
+    catalog = McpCatalog([scripted("s1", tools=1, log=log)])
+    async with catalog.running(prewarm=False):
+        disabled = AssistantSettings(mcp_mode="disabled", mcp_server_ids=("s1",))
+        assert await resolve_assistant_mcp_tool_ids(disabled, catalog) == []
+        assert await resolve_assistant_mcp_tool_ids(AssistantSettings(), catalog) == []
+        await anyio.wait_all_tasks_blocked()
+        assert catalog.status("s1").state == "cold"
+        linked = AssistantSettings(mcp_server_ids=("s1",))  # manual, linked: warms and lists
+        assert await resolve_assistant_mcp_tool_ids(linked, catalog) == ["mcp__s1__tool_0"]
+    assert log.read_text().count("pid:") == 1
