@@ -360,3 +360,19 @@ async def test_openai_strict_nulls_for_optional_parameters_are_dropped_before_va
     )
     assert out.as_text() == "ok"
     assert calls == [("c1", {"query": "q"}, "c1")]
+
+
+@pytest.mark.anyio
+async def test_direct_calls_get_schema_defaults_for_missing_parameters_only() -> None:
+    calls: Calls = []
+    params = build_agent_params(big_registry(calls), SCOPE, GPT)
+    message = assistant(
+        chat_call("c1", "web_search", {"query": "a"}),
+        chat_call("c2", "web_search", {"query": "b", "limit": 2}),
+    )
+    results = await params.dispatcher.respond(message)
+    assert [r["content"] for r in results] == ["found", "found"]
+    assert sorted(calls) == [
+        ("c1", {"query": "a", "limit": 10}, "c1"),
+        ("c2", {"query": "b", "limit": 2}, "c2"),
+    ]
