@@ -9,7 +9,8 @@ Table 1, sequential ``tools/call echo`` latency over stdio, one client:
   * gateway: the SDK client talking to ``pegboard serve --no-defer``, which proxies to the
     same upstream server over stdio;
   * added = gateway - direct (p50 and p95 of the per-call times).
-Also the in-process part: ``RegistrySurface.call_tool`` of the same proxied tool without any
+CPU per call is read from /proc for the upstream and gateway processes. Also the in-process
+part: ``RegistrySurface.call_tool`` of the same proxied tool without any
 client transport (pegboard's own share of the added time: lookup, authorise, validate,
 result mapping).
 
@@ -65,19 +66,40 @@ def _percentile(samples: list[float], pct: float) -> float:
 
 async def _paired(
     calls: int, first: Callable[[], Awaitable[Any]], second: Callable[[], Awaitable[Any]]
-) -> tuple[list[float], list[float]]:
-    """Per-call times (ms) of two paths, alternating call by call so that load on a shared
-    machine hits both alike."""
+) -> tuple[list[float], list[float], float, float]:
+    """Per-call wall times (ms) of two paths, alternating call by call so that load on a
+    shared machine hits both alike, plus this process's CPU per call (ms) of each path."""
     for _ in range(20):  # warm-up
         await first()
         await second()
     times: tuple[list[float], list[float]] = ([], [])
+    cpu = [0.0, 0.0]
     for _ in range(calls):
-        for call, out in ((first, times[0]), (second, times[1])):
-            started = time.perf_counter()
+        for i, call in enumerate((first, second)):
+            started, cpu_started = time.perf_counter(), time.process_time()
             await call()
-            out.append((time.perf_counter() - started) * 1000)
-    return times
+            times[i].append((time.perf_counter() - started) * 1000)
+            cpu[i] += time.process_time() - cpu_started
+    return times[0], times[1], cpu[0] * 1000 / calls, cpu[1] * 1000 / calls
+
+
+def _children() -> dict[int, str]:
+    """pid -> command line of this process's children (Linux /proc)."""
+    found = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == os.getpid():
+                cmdline = (stat_file.parent / "cmdline").read_bytes().replace(b"\0", b" ")
+                found[int(stat_file.parent.name)] = cmdline.decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -111,26 +133,35 @@ async def _wait_listed(client: Client, changes: _Changes, name: str) -> None:
             await changes.wait()
 
 
-async def sequential(tmp: Path, calls: int) -> dict[str, list[float]]:
+async def sequential(tmp: Path, calls: int) -> tuple[dict[str, list[float]], dict[str, float]]:
     direct = StdioServerParameters(command=sys.executable, args=[str(SDK_SERVER), "stdio"])
     gateway = StdioServerParameters(
         command=PEGBOARD, args=["serve", "--no-defer"], env=_env(tmp) | {"PATH": "/usr/bin:/bin"}
     )
     out: dict[str, list[float]] = {}
+    cpu: dict[str, float] = {}
     changes = _Changes()
     async with (
         Client(stdio_client(direct), mode="legacy") as plain,
         Client(stdio_client(gateway), mode="legacy", message_handler=changes) as proxied,
     ):
         await _wait_listed(proxied, changes, "mcp__up__echo")
-        (
-            out["direct (SDK client -> upstream)"],
-            out["gateway (SDK client -> pegboard serve)"],
-        ) = await _paired(
+        kids = _children()
+        upstream = next(pid for pid, cmd in kids.items() if "sdk_server" in cmd)
+        gateway_pid = next(pid for pid, cmd in kids.items() if "pegboard" in cmd)
+        before = {pid: _cpu_seconds(pid) for pid in (upstream, gateway_pid)}
+        direct_label, gateway_label = (
+            "direct (SDK client -> upstream)",
+            "gateway (SDK client -> pegboard serve)",
+        )
+        out[direct_label], out[gateway_label], _, _ = await _paired(
             calls,
             lambda: plain.call_tool("echo", ECHO),
             lambda: proxied.call_tool("mcp__up__echo", ECHO),
         )
+        # _paired's 20 warm-up calls per path run after ``before``: they are in the divisor.
+        cpu[direct_label] = (_cpu_seconds(upstream) - before[upstream]) * 1000 / (calls + 20)
+        cpu[gateway_label] = (_cpu_seconds(gateway_pid) - before[gateway_pid]) * 1000 / (calls + 20)
     runtime = ToolRuntime(load_config(tmp / "config.toml"), RuntimeOptions(defer=False))
     listed = anyio.Event()
     runtime.surface.subscribe(listed.set)
@@ -144,11 +175,17 @@ async def sequential(tmp: Path, calls: int) -> dict[str, list[float]]:
                 "mcp__up__echo", ECHO, call_id="bench", approval=None
             )
 
+        catalog_label, surface_label = (
+            "in-process: catalog.call_tool",
+            "in-process: gateway surface.call_tool",
+        )
         (
-            out["in-process: catalog.call_tool"],
-            out["in-process: gateway surface.call_tool"],
+            out[catalog_label],
+            out[surface_label],
+            cpu[catalog_label],
+            cpu[surface_label],
         ) = await _paired(calls, lambda: runtime.catalog.call_tool("up", "echo", ECHO), surface)
-    return out
+    return out, cpu
 
 
 def _line(msg_id: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -284,7 +321,7 @@ async def main(calls: int, clients: int, seconds: float, servers: int, hanging: 
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         _write_config(tmp)
-        seq = await sequential(tmp, calls)
+        seq, cpu = await sequential(tmp, calls)
         starts = await startup_table(tmp, servers, hanging)
         direct_args = [sys.executable, str(SDK_SERVER), "http"]
         async with _http_server(direct_args, "PORT ", None) as url:
@@ -295,12 +332,12 @@ async def main(calls: int, clients: int, seconds: float, servers: int, hanging: 
             gateway = await throughput(url, "mcp__up__echo", clients, seconds)
 
     print(f"\nsequential tools/call echo over stdio, {calls} calls each, interleaved (ms)\n")
-    print("| path | p50 | p95 | mean |")
-    print("| --- | ---: | ---: | ---: |")
+    print("| path | p50 | p95 | mean | CPU per call |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     for label, times in seq.items():
         print(
             f"| {label} | {statistics.median(times):.3f} | {_percentile(times, 0.95):.3f} "
-            f"| {statistics.fmean(times):.3f} |"
+            f"| {statistics.fmean(times):.3f} | {cpu[label]:.3f} |"
         )
     labels = list(seq)
     for base, over, what in (
@@ -309,7 +346,11 @@ async def main(calls: int, clients: int, seconds: float, servers: int, hanging: 
     ):
         p50 = statistics.median(seq[over]) - statistics.median(seq[base])
         p95 = _percentile(seq[over], 0.95) - _percentile(seq[base], 0.95)
-        print(f"| **{what}** | {p50:.3f} | {p95:.3f} | |")
+        print(f"| **{what}** | {p50:.3f} | {p95:.3f} | | |")
+    print(
+        "\nCPU per call: of the upstream server process (direct row), of the pegboard serve "
+        "process (gateway row), of this process (in-process rows)."
+    )
     print("\nstart-up of pegboard serve over stdio (s from spawn)\n")
     print("| configuration | initialize answered | tools/list answered | tools listed |")
     print("| --- | ---: | ---: | ---: |")
