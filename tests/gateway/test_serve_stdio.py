@@ -89,7 +89,7 @@ async def test_cached_tools_are_served_while_a_server_hangs_and_tool_invoke_reac
             assert "no luck" in text_of(failed)
 
 
-async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitation_when_called(
+async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitation_per_arguments(
     tmp_path: Path,
 ) -> None:
     toolbox = sdk_server() | {"force_prompt_tools": ["echo"]}
@@ -97,7 +97,7 @@ async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitat
         tmp_path, {"servers": {"toolbox": toolbox, "bulk": victim_server("--tools", "30")}}
     )
     changes = Notifications()
-    answers = ["allow_once", "deny"]
+    answers = ["allow_always", "deny"]
     asked: list[str] = []
 
     async def elicit(
@@ -125,9 +125,13 @@ async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitat
             assert asked[0].startswith("Allow the tool mcp__toolbox__echo (mcp:toolbox) to run?")
             assert '"text": "hi"' in asked[0]
 
+            repeated = await client.call_tool("mcp__toolbox__echo", {"text": "hi"})
+            assert (text_of(repeated), len(asked)) == ("hi", 1)
+
             denied = await client.call_tool("mcp__toolbox__echo", {"text": "again"})
             assert denied.is_error is True
             assert "The user denied the call to mcp__toolbox__echo" in text_of(denied)
+            assert len(asked) == 2
 
 
 async def test_upstream_list_changed_a_killed_upstream_and_disabling_a_server_reach_the_client(

@@ -23,6 +23,7 @@ from mcp.server.session import ServerSession
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 import pegboard
+from pegboard.approval import ApprovalGrants
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import NO_ELICITATION_MESSAGE, ElicitationApproval, client_can_elicit
 from pegboard.gateway.results import output_to_call_result
@@ -123,9 +124,16 @@ class Gateway:
         can_ask = client_can_elicit(ctx.session)
         approval = ElicitationApproval(ctx.session, ctx.request_id) if can_ask else None
         call_id = f"mcp-{ctx.request_id}"
+        # "Allow for this session" means this client connection, not every client.
+        state = _connection_of(ctx.session).state
+        grants = state.setdefault("pegboard.grants", ApprovalGrants())
         try:
             output = await self.surface.call_tool(
-                params.name, params.arguments or {}, call_id=call_id, approval=approval
+                params.name,
+                params.arguments or {},
+                call_id=call_id,
+                approval=approval,
+                grants=grants,
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import mcp_types
 
-from pegboard.approval import ApprovalHandler
+from pegboard.approval import ApprovalGrants, ApprovalHandler
 from pegboard.core.output import ToolOutput
 
 ChangeListener = Callable[[], None]
@@ -18,6 +18,7 @@ class ToolSurface(Protocol):
 
     ``list_tools`` and ``instructions`` must answer from memory (never wait on an upstream
     server); ``subscribe`` listeners run on the event loop whenever ``list_tools`` changes.
+    ``grants`` holds the approvals one client gave "for this session".
     """
 
     def list_tools(self) -> Sequence[mcp_types.Tool]: ...
@@ -31,6 +32,7 @@ class ToolSurface(Protocol):
         *,
         call_id: str,
         approval: ApprovalHandler | None,
+        grants: ApprovalGrants | None = None,
     ) -> ToolOutput: ...
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]: ...
