@@ -84,12 +84,16 @@ class LexicalState:
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def score(self, terms: Iterable[str]) -> FloatArray:
-        """BM25F score per slot (0 where no query term matches); query terms may repeat."""
+        """BM25F score per slot (0 where no query term matches).
+
+        A repeated query word counts once: in long task descriptions repetition says little
+        about which tool is wanted, and counting it lets one tool crowd out the others.
+        """
         scores = np.zeros(len(self.names))
-        for term, qtf in sorted(Counter(terms).items()):
+        for term in sorted(set(terms)):
             posting = self.postings.get(term)
             if posting is not None:
-                scores[posting.slots] += (self.idf(term) * qtf) * posting.weights
+                scores[posting.slots] += self.idf(term) * posting.weights
         return scores
 
 
