@@ -54,8 +54,11 @@ def _row(e: ToolEntry) -> dict[str, Any]:
 
 def _table(title: str, entries: list[ToolEntry]) -> None:
     table = Table(title=title)
-    for column in ("name", "namespace", "defer", "description"):
-        table.add_column(column, overflow="fold")
+    # Names and namespaces are what a user copies: never cut them; the description wraps.
+    table.add_column("name", no_wrap=True)
+    table.add_column("namespace", no_wrap=True)
+    table.add_column("defer", no_wrap=True)
+    table.add_column("description", ratio=1)
     for e in entries:
         table.add_row(e.name, e.label, e.defer, e.summary)
     Console().print(table)
