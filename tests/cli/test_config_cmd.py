@@ -86,3 +86,21 @@ def test_import_of_a_missing_file_exits_2(invoke: Invoke, tmp_path: Path) -> Non
 
     assert result.exit_code == 2
     assert "nope.json: no such file" in result.stderr
+
+
+def test_config_show_masks_secrets_unless_asked(invoke: Invoke, config_path: Path) -> None:
+    write(
+        config_path,
+        {
+            "servers": {"gh": {"command": "x", "env": {"GITHUB_TOKEN": "ghp_secret"}}},
+            "web_search": {"b": {"type": "brave", "api_key": "k-secret"}},
+            "gateway": {"token": "t-secret"},
+        },
+    )
+
+    masked = invoke("config", "show")
+    shown = as_json(invoke("config", "show", "--json", "--show-secrets"))
+
+    assert "secret" not in masked.stdout
+    assert 'GITHUB_TOKEN = "***"' in masked.stdout
+    assert shown["servers"]["gh"]["env"] == {"GITHUB_TOKEN": "ghp_secret"}

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import tomli_w
 import typer
@@ -38,6 +39,24 @@ def path_cmd(
     typer.echo(f"catalog:  {loaded.catalog_path}")
 
 
+REDACTED = "***"
+
+
+def redact(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy with secrets masked: server env and header values, API keys, the gateway token."""
+    out = copy.deepcopy(data)
+    for server in out.get("servers", {}).values():
+        for key in ("env", "headers"):
+            if isinstance(server.get(key), dict):
+                server[key] = dict.fromkeys(server[key], REDACTED)
+    for provider in out.get("web_search", {}).values():
+        if provider.get("api_key"):
+            provider["api_key"] = REDACTED
+    if out.get("gateway", {}).get("token"):
+        out["gateway"]["token"] = REDACTED
+    return out
+
+
 @app.command("show")
 def show_cmd(
     ctx: typer.Context,
@@ -45,10 +64,18 @@ def show_cmd(
     effective: bool = typer.Option(
         False, "--effective", help="Show every setting with its default, not only the file."
     ),
+    show_secrets: bool = typer.Option(
+        False, "--show-secrets", help="Do not mask env/header values, API keys and the token."
+    ),
 ) -> None:
-    """Print the configuration (the file as written, or --effective with every default)."""
+    """Print the configuration (the file as written, or --effective with every default).
+
+    Secrets (server env and header values, API keys, the gateway token) are masked unless
+    --show-secrets is given.
+    """
     loaded = load(ctx)
     data = loaded.config.model_dump(mode="json", exclude_none=True) if effective else loaded.raw
+    data = data if show_secrets else redact(data)
     if as_json:
         echo_json(data)
         return
@@ -90,7 +117,7 @@ def import_cmd(
         f"{len(plan.unchanged)} unchanged"
     )
     if dry_run:
-        typer.echo(plan.diff(loaded.path) or "# no changes", nl=False)
+        typer.echo(plan.diff(loaded.path, mask=redact) or "# no changes", nl=False)
         console.print(f"dry run: {summary}; nothing written")
         return
     if not plan.has_changes:

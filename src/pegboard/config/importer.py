@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,10 +51,15 @@ class ImportPlan:
     def has_changes(self) -> bool:
         return bool(self.added or self.changed)
 
-    def diff(self, config_path: Path) -> str:
-        """A unified diff of the config file text, before -> after."""
-        old = tomli_w.dumps(self.before).splitlines(keepends=True) if self.before else []
-        new = tomli_w.dumps(self.merged).splitlines(keepends=True)
+    def diff(
+        self, config_path: Path, mask: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> str:
+        """A unified diff of the config file text, before -> after (``mask`` hides secrets)."""
+        before, after = (
+            (mask(self.before), mask(self.merged)) if mask else (self.before, self.merged)
+        )
+        old = tomli_w.dumps(before).splitlines(keepends=True) if before else []
+        new = tomli_w.dumps(after).splitlines(keepends=True)
         return "".join(
             difflib.unified_diff(old, new, fromfile=f"{config_path}", tofile=f"{config_path}")
         )
