@@ -18,7 +18,10 @@ SDK_SERVER = str(SERVERS / "sdk_server.py")
 
 
 def scripted(server_id: str, *modes: str, log: Path | None = None, **kw: Any) -> McpServerConfig:
-    """A raw scripted stdio server (starts in milliseconds) with 1-2 s timeouts."""
+    """A raw scripted stdio server (starts in milliseconds) with 5 s timeouts.
+
+    Generous on purpose: two shared cores can take a second or more to start a Python child.
+    A test that is about a timeout sets that timeout itself."""
     args = [SCRIPTED]
     for mode in modes:
         args += ["--mode", mode]
@@ -27,7 +30,7 @@ def scripted(server_id: str, *modes: str, log: Path | None = None, **kw: Any) ->
     for flag in ("tools", "page_size", "names", "mode_file", "ref_url"):
         if flag in kw:
             args += [f"--{flag.replace('_', '-')}", str(kw.pop(flag))]
-    timeouts = {"connect_timeout": 2.0, "list_timeout": 2.0, "call_timeout": 2.0}
+    timeouts = {"connect_timeout": 5.0, "list_timeout": 5.0, "call_timeout": 5.0}
     return McpServerConfig(id=server_id, command=sys.executable, args=args, **(timeouts | kw))
 
 

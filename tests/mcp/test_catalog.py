@@ -268,7 +268,10 @@ async def test_restart_with_five_hanging_servers_has_every_cached_tool_at_once(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "catalog.db"
-    configs = [scripted(f"s{i:02}", tools=5, mode_file=tmp_path / f"m{i}") for i in range(20)]
+    configs = [
+        scripted(f"s{i:02}", tools=5, mode_file=tmp_path / f"m{i}", connect_timeout=30)
+        for i in range(20)
+    ]
     first = McpCatalog(configs, SqliteCatalogStore(path), prewarm_concurrency=20)
     async with first.running(prewarm=False), anyio.create_task_group() as tg:
         for config in configs:
@@ -279,12 +282,25 @@ async def test_restart_with_five_hanging_servers_has_every_cached_tool_at_once(
     second = McpCatalog(configs, SqliteCatalogStore(path), prewarm_concurrency=20)
     cached = {c.id: names(second.list_tools(c.id)) for c in configs}
     assert cached == {c.id: [f"tool_{j}" for j in range(5)] for c in configs}
+    settled = anyio.Event()
+
+    def on_status(server_id: str) -> None:
+        states = [second.status(c.id).state for c in configs]
+        if states == ["connecting"] * 5 + ["connected"] * 15:
+            settled.set()
+
+    second.on_status_changed(on_status)
     async with second.running():  # pre-warm starts; the five hang on initialize
         assert sum(len(second.list_tools(c.id)) for c in configs) == 100
+        with anyio.fail_after(20):
+            await settled.wait()
+        assert sum(len(second.list_tools(c.id)) for c in configs) == 100  # while five hang
         assert second.list_tools("s00") == first.list_tools("s00")
 
 
-async def test_a_remote_schema_ref_is_never_fetched(tmp_path: Path) -> None:
+async def test_a_remote_schema_ref_is_never_fetched_when_listing_or_checking_a_result(
+    tmp_path: Path,
+) -> None:
     hits: list[bytes] = []
     async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener:
         port = listener.extra(anyio.abc.SocketAttribute.local_port)
@@ -299,6 +315,9 @@ async def test_a_remote_schema_ref_is_never_fetched(tmp_path: Path) -> None:
             tg.start_soon(listener.serve, record)
             async with catalog.running(prewarm=False):
                 tools = await catalog.refresh_tools("s1")
+                match = r"answered tool 'remote_ref' with an invalid result: .*does not resolve"
+                with pytest.raises(ToolExecutionError, match=match):
+                    await catalog.call_tool("s1", "remote_ref", {"x": 1})
             tg.cancel_scope.cancel()
     assert names(tools) == ["tool_0", "remote_ref"]
     assert hits == []
@@ -495,3 +514,29 @@ async def test_a_hand_edited_cached_description_changes_that_tools_hash(tmp_path
     assert after["tool_1"] == before["tool_1"]
     assert after["tool_0"] != before["tool_0"]
     assert after["tool_0"] == tool_hash(tools[0])
+
+
+async def test_a_full_disk_is_a_warning_and_the_catalog_keeps_serving(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SqliteCatalogStore(tmp_path / "c.db")
+    assert store._db is not None  # SQLite's own "disk full" (SQLITE_FULL), via a page limit
+    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+    store._db.execute(f"PRAGMA max_page_count = {pages}")
+    catalog = McpCatalog([scripted("s1", tools=300)], store)
+    with caplog.at_level(logging.WARNING, logger="pegboard.mcp.catalog"):
+        async with catalog.running(prewarm=False):
+            assert len(await catalog.refresh_tools("s1")) == 300
+            assert len(catalog.list_tools("s1")) == 300
+            output = await catalog.call_tool("s1", "tool_299", {"q": "ok"})
+    assert output.as_text() == 'tool_299:{"q": "ok"}'
+    assert "database or disk is full" in caplog.text
+    assert "Check that the disk is writable and not full" in caplog.text
+    assert store.get("s1") is None  # the failed write left nothing behind
+    store._db.execute("PRAGMA max_page_count = 1000000")  # space again: the next write lands
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("s1")
+    stored = store.get("s1")
+    assert stored is not None
+    assert stored.tools is not None
+    assert len(stored.tools) == 300

@@ -213,11 +213,13 @@ async def test_resolve_modes_disabled_manual_and_auto() -> None:
 
 @pytest.mark.anyio
 async def test_resolve_warms_a_cold_server_and_does_not_wait_past_the_bound() -> None:
-    catalog = McpCatalog([scripted("live", tools=2), scripted("dead", "no-init")])
+    dead = scripted("dead", "no-init", connect_timeout=60)
+    catalog = McpCatalog([scripted("live", tools=2), dead])
     auto = AssistantSettings(mcp_mode="auto")
     async with catalog.running(prewarm=False):
-        with anyio.fail_after(1.9):  # "dead" would take its 2 s connect timeout
-            ids = await resolve_assistant_mcp_tool_ids(auto, catalog, wait_timeout=1.0)
+        with anyio.fail_after(10):  # "dead" would take its 60 s connect timeout
+            ids = await resolve_assistant_mcp_tool_ids(auto, catalog, wait_timeout=2.0)
+        assert catalog.status("dead").state == "connecting"
     assert ids == ["mcp__live__tool_0", "mcp__live__tool_1"]
 
 

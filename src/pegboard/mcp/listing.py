@@ -27,6 +27,7 @@ from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from mcp_types.methods import validate_server_result
 from pydantic import ValidationError
+from referencing.exceptions import Unresolvable
 
 from pegboard.core.tool import canonical_json
 
@@ -98,9 +99,16 @@ def structured_content_problem(
     """
     if result.structured_content is None:
         return "it has an output schema but returned no structured content"
-    error = best_match(
-        _output_validator(canonical_json(output_schema)).iter_errors(result.structured_content)
-    )
+    validator = _output_validator(canonical_json(output_schema))
+    try:
+        error = best_match(validator.iter_errors(result.structured_content))
+    except Unresolvable as exc:
+        return (
+            f"its outputSchema has a $ref that does not resolve locally ({exc.ref}); "
+            "remote references are never fetched"
+        )
+    except Exception as exc:  # a pattern that is not a regex, ...: the schema is at fault
+        return f"its outputSchema cannot be checked: {_first_line(exc)}"
     return None if error is None else f"invalid structured content: {error.message}"
 
 

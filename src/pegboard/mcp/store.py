@@ -256,7 +256,9 @@ class SqliteCatalogStore:
                     self._db.execute(sql, params)
                     self._db.execute("COMMIT")
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    if self._db.in_transaction:  # SQLite already rolled back on SQLITE_FULL
+                        with suppress(sqlite3.Error):
+                            self._db.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
                 raise CatalogError(

@@ -16,8 +16,9 @@ tool), ``noisy`` (a garbage line, an unknown id and a notification before each a
 Calling ``announce`` first sends ``notifications/tools/list_changed``.
 ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
 so a test can change a server's behaviour without changing its command line (fingerprint).
-``--ref-url`` lists a tool whose schema ``$ref``s that URL. Every message's method (requests
-and notifications) and the process id are appended to ``--log``. Calling ``env`` returns the
+``--ref-url`` lists a tool ``remote_ref`` whose input and output schemas ``$ref`` that URL.
+Every message's method (requests and notifications) and the process id are appended to
+``--log``. Calling ``env`` returns the
 named environment variable of this process; any other call echoes its arguments.
 """
 
@@ -57,7 +58,7 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
     if ns.ref_url:
         props = {"x": {"$ref": ns.ref_url}}
         schema = {"$schema": ns.ref_url, "type": "object", "properties": props}
-        out.append({"name": "remote_ref", "inputSchema": schema})
+        out.append({"name": "remote_ref", "inputSchema": schema, "outputSchema": schema})
     if "typed" in ns.mode:
         number = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
         out.append({"name": "typed", "inputSchema": {"type": "object"}, "outputSchema": number})
@@ -186,6 +187,8 @@ def main() -> None:
             answer: dict[str, object] = {"content": content}
             if msg["params"]["name"] == "typed":  # structured content echoing argument n
                 answer["structuredContent"] = {"n": args.get("n")}
+            if msg["params"]["name"] == "remote_ref":
+                answer["structuredContent"] = {"x": 1}
             send({"jsonrpc": "2.0", "id": rid, "result": answer}, "noisy" in ns.mode)
         elif method == "prompts/list":
             send({"jsonrpc": "2.0", "id": rid, "result": {"prompts": []}})
