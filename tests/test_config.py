@@ -246,3 +246,25 @@ def test_readme_configuration_reference_matches_the_model() -> None:
         "README configuration reference is stale; regenerate it with "
         "`python -m pegboard.config README.md`"
     )
+
+
+def test_import_reads_vs_code_jsonc_with_comments_and_trailing_commas(tmp_path: Path) -> None:
+    source = tmp_path / "settings.json"
+    source.write_text(
+        """{
+  // editor settings
+  "editor.fontSize": 13, /* block */
+  "mcp": {
+    "servers": {
+      "fs": {"command": "npx", "args": ["-y", "pkg//not-a-comment", "a,]"],},
+    },
+  },
+}""",
+        encoding="utf-8",
+    )
+
+    plan = plan_import(source, {})
+
+    assert plan.merged == {
+        "servers": {"fs": {"command": "npx", "args": ["-y", "pkg//not-a-comment", "a,]"]}}
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,10 +66,20 @@ class ImportPlan:
         )
 
 
+_STRING_OR_COMMENT = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_STRING_OR_TRAILING_COMMA = re.compile(r'("(?:\\.|[^"\\])*")|,(\s*[}\]])')
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON with comments and trailing commas (VS Code's settings.json, mcp.json) as JSON."""
+    text = _STRING_OR_COMMENT.sub(lambda m: m.group(1) or "", text)
+    return _STRING_OR_TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), text)
+
+
 def read_server_map(path: Path) -> dict[str, Any]:
-    """The id -> server object map of a client config file."""
+    """The id -> server object map of a client config file (JSON, or JSONC like VS Code's)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(strip_jsonc(path.read_text(encoding="utf-8")))
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such file") from exc
     except json.JSONDecodeError as exc:
