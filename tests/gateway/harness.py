@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -13,6 +14,7 @@ import anyio
 import mcp_types
 import pytest
 import tomli_w
+from anyio.abc import Process
 from mcp import Client, StdioServerParameters, stdio_client
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,3 +140,38 @@ def text_of(result: mcp_types.CallToolResult) -> str:
 async def run_cli(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     result = await anyio.run_process([PEGBOARD, *args], env=gateway_env(tmp_path), check=False)
     return result.returncode, result.stdout.decode(), result.stderr.decode()
+
+
+class RawRpc:
+    """Line-delimited JSON-RPC over a process's pipes, for tests that own the process."""
+
+    def __init__(self, process: Process) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self._stdin, self._stdout = process.stdin, process.stdout
+        self._buffer = b""
+        self._next_id = 0
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._stdin.send((json.dumps(message) + "\n").encode())
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        while True:
+            while b"\n" not in self._buffer:
+                self._buffer += await self._stdout.receive()
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            answer: dict[str, Any] = json.loads(line)
+            if answer.get("id") == self._next_id:
+                return answer
+
+    async def initialize(self) -> dict[str, Any]:
+        info = {"name": "raw-test", "version": "0"}
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": info}
+        answer = await self.request("initialize", params)
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer

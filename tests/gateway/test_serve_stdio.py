@@ -13,8 +13,12 @@ import pytest
 from mcp.client.session import ClientRequestContext
 
 from tests.gateway.harness import (
+    PEGBOARD,
     STARTUP_BOUND,
     Notifications,
+    RawRpc,
+    gateway_env,
+    process_gone,
     run_cli,
     scripted_server,
     sdk_server,
@@ -184,3 +188,23 @@ async def test_a_fresh_install_without_config_serves_an_empty_tool_list(tmp_path
             instructions = client.instructions
 
     assert (listed.tools, instructions) == ([], None)
+
+
+async def test_eof_on_stdin_stops_the_gateway_and_every_upstream_process(tmp_path: Path) -> None:
+    write_config(tmp_path, {"servers": {"victim": victim_server()}})
+    await run_cli(tmp_path, "servers", "refresh")
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with await anyio.open_process(
+            [PEGBOARD, "serve"], env=gateway_env(tmp_path)
+        ) as process:
+            rpc = RawRpc(process)
+            await rpc.initialize()
+            answer = await rpc.request("tools/call", {"name": "mcp__victim__pid", "arguments": {}})
+            victim_pid = int(answer["result"]["content"][0]["text"])
+            assert process.stdin is not None
+            await process.stdin.aclose()
+            code = await process.wait()
+
+    assert code == 0
+    assert process_gone(victim_pid)
