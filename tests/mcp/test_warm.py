@@ -27,6 +27,10 @@ class Clock:
         self.now += seconds
 
 
+def names(tools: list) -> list[str]:  # type: ignore[type-arg]
+    return [t.name for t in tools]
+
+
 def starts(log: Path) -> int:
     """How many times the scripted server process was started."""
     return log.read_text().count("pid:") if log.exists() else 0
@@ -168,20 +172,24 @@ async def test_warms_refreshes_and_cold_reads_share_one_flight(tmp_path: Path) -
     log = tmp_path / "log"
     catalog = McpCatalog([scripted("s1", tools=1, log=log)])
     results: list[list[str]] = []
+    reads_in_flight: list[list[list[str]]] = []
+
+    def on_status(server_id: str) -> None:
+        if catalog.status(server_id).state == "connecting":  # the flight has begun
+            reads_in_flight.append([names(catalog.list_tools(server_id)) for _ in range(3)])
 
     async def refresh() -> None:
-        results.append([t.name for t in await catalog.refresh_tools("s1")])
+        results.append(names(await catalog.refresh_tools("s1")))
 
+    catalog.on_status_changed(on_status)
     async with catalog.running(prewarm=False):
         async with anyio.create_task_group() as tg:
             for _ in range(3):
                 tg.start_soon(catalog.warm, "s1")
             tg.start_soon(refresh)
-            await anyio.wait_all_tasks_blocked()
-            assert catalog.status("s1").state == "connecting"
-            assert [catalog.list_tools("s1") for _ in range(3)] == [[], [], []]
         assert results == [["tool_0"]]
-        assert [t.name for t in catalog.list_tools("s1")] == ["tool_0"]
+        assert names(catalog.list_tools("s1")) == ["tool_0"]
+    assert reads_in_flight == [[[], [], []]]
     assert requests_in(log, "tools/list") == 1
     assert starts(log) == 1
 
