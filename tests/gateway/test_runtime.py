@@ -1,0 +1,81 @@
+"""ToolRuntime: config -> catalog cache -> registry -> the profile's exposed tools (in process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+
+from pegboard.config import LoadedConfig, load_config
+from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
+from pegboard.mcp import SqliteCatalogStore, StoredServer
+
+pytestmark = pytest.mark.anyio
+
+
+def _tool(name: str) -> dict[str, Any]:
+    return {"name": name, "description": f"{name} things", "inputSchema": {"type": "object"}}
+
+
+def _loaded(tmp_path: Path, **extra: Any) -> LoadedConfig:
+    servers = {"a": {"command": "/nonexistent/a"}, "b": {"command": "/nonexistent/b"}}
+    config = {"data_dir": str(tmp_path / "data"), "servers": servers} | extra
+    path = tmp_path / "config.toml"
+    path.write_text(tomli_w.dumps(config), encoding="utf-8")
+    loaded = load_config(path)
+    store = SqliteCatalogStore(loaded.catalog_path)
+    for sid, names in (("a", ["read", "write"]), ("b", ["search"])):
+        fingerprint = loaded.config.servers[sid].to_mcp(sid).fingerprint
+        tools = tuple(_tool(n) for n in names)
+        store.put(StoredServer(sid, fingerprint=fingerprint, tools=tools, fetched_at=1.0))
+    store.close()
+    return loaded
+
+
+def _names(runtime: ToolRuntime) -> list[str]:
+    return [t.name for t in runtime.surface.list_tools()]
+
+
+def test_the_default_profile_exposes_every_enabled_servers_cached_tools(tmp_path: Path) -> None:
+    runtime = ToolRuntime(_loaded(tmp_path), RuntimeOptions(prewarm=False))
+
+    assert _names(runtime) == ["mcp__a__read", "mcp__a__write", "mcp__b__search"]
+
+
+def test_a_manual_profile_exposes_linked_servers_minus_disabled_tools(tmp_path: Path) -> None:
+    profile = {"mcp_mode": "manual", "mcp_servers": ["a"], "disabled_tools": ["a/write"]}
+    loaded = _loaded(tmp_path, profiles={"work": profile})
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(profile="work", prewarm=False))
+
+    assert _names(runtime) == ["mcp__a__read"]
+
+
+def test_profile_force_prompt_tools_are_gated(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path, profiles={"default": {"force_prompt_tools": ["mcp__b__search"]}})
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    entry = runtime.registry.get_by_name("mcp__b__search")
+
+    assert entry is not None
+    assert (entry.defer, entry.tool.needs_approval) == ("never", True)
+
+
+async def test_disabling_a_server_in_the_config_while_running_removes_its_tools(
+    tmp_path: Path,
+) -> None:
+    loaded = _loaded(tmp_path)
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    heard: list[int] = []
+    runtime.surface.subscribe(lambda: heard.append(1))
+    raw = dict(loaded.raw)
+    raw["servers"] = raw["servers"] | {"b": {"command": "/nonexistent/b", "enabled": False}}
+    loaded.path.write_text(tomli_w.dumps(raw), encoding="utf-8")
+
+    async with runtime.running():
+        await runtime.apply_config(load_config(loaded.path))
+
+    assert _names(runtime) == ["mcp__a__read", "mcp__a__write"]
+    assert heard == [1]
