@@ -437,6 +437,15 @@ async def test_a_server_exiting_at_start_reports_its_exit_code() -> None:
     assert catalog.status("gone").error == "server process exited with code 1"
 
 
+async def test_a_flood_of_notifications_before_an_answer_is_tolerated() -> None:
+    catalog = McpCatalog([scripted("chatty", "note-flood", tools=1)])
+    async with catalog.running(prewarm=False):
+        for q in ("a", "b"):
+            output = await catalog.call_tool("chatty", "tool_0", {"q": q})
+            assert output.as_text() == f'tool_0:{{"q": "{q}"}}'
+        assert catalog.status("chatty").state == "connected"
+
+
 async def test_garbage_lines_unknown_ids_and_stray_notifications_are_tolerated() -> None:
     catalog = McpCatalog([scripted("noisy", "noisy", tools=2)])
     async with catalog.running(prewarm=False):

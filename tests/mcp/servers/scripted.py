@@ -11,7 +11,8 @@ the process; a marker file next to --log remembers it), ``extra`` (lists one mor
 ``extra_tool``), ``exit`` (exits at once), ``bad-result`` (tools/call answers a result of the
 wrong shape), ``stubborn`` (ignores SIGTERM and outlives its stdin), ``no-tools`` (lists no
 tool), ``noisy`` (a garbage line, an unknown id and a notification before each answer),
-``big-result`` (tools/call answers one 50 MiB line), ``typed`` (lists ``typed``, whose
+``big-result`` (tools/call answers one 50 MiB line), ``note-flood`` (5,000 log
+notifications before each tools/call answer), ``typed`` (lists ``typed``, whose
 ``outputSchema`` wants an integer ``n``; calling it returns ``{"n": <argument n>}``).
 Calling ``announce`` first sends ``notifications/tools/list_changed``.
 ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
@@ -173,6 +174,10 @@ def main() -> None:
                 sys.stdout.write('"}]}}\n')
                 sys.stdout.flush()
                 continue
+            if "note-flood" in ns.mode:  # thousands of stray notifications before the answer
+                note = {"jsonrpc": "2.0", "method": "notifications/message"}
+                line = json.dumps(note | {"params": {"level": "info", "data": "x"}}) + "\n"
+                sys.stdout.write(line * 5000)
             if msg["params"]["name"] == "announce":  # the listing changes: tell the client
                 note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
                 sys.stdout.write(json.dumps(note) + "\n")
