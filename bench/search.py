@@ -18,6 +18,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+# One query at a time is a tiny matrix product: BLAS worker threads only add wake-up latency
+# (and contend with everything else on a shared machine). Must be set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from pegboard.cli.app import app
 
 DATASETS = ("livemcpbench", "metatool", "sealtools")

@@ -25,11 +25,9 @@ _CJK_RANGES = (
 # One pass: a CJK run, or one Latin word piece: a plural acronym (``URLs``), an acronym not
 # followed by lower case (``HTTP`` in ``HTTPResponse``), a capitalised or lower-case word with
 # trailing digits (``Response``, ``oauth2``), a number, or any other run of letters.
-_RUN = re.compile(
-    rf"([{_CJK_RANGES}]+)"
-    rf"|([A-Z]{{2,}}s(?![a-z])|[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+"
-    rf"|[^\W_A-Za-z0-9{_CJK_RANGES}]+)"
-)
+_LATIN = r"[A-Z]{2,}s(?![a-z])|[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+"
+_RUN = re.compile(rf"([{_CJK_RANGES}]+)|({_LATIN}|[^\W_A-Za-z0-9{_CJK_RANGES}]+)")
+_ASCII_RUN = re.compile(_LATIN)
 _CJK = re.compile(rf"[{_CJK_RANGES}]")
 
 # Function words that never tell tools apart; kept tiny so that tool vocabulary ("list", "get",
@@ -80,6 +78,8 @@ def words(text: str) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """Index terms of ``text``: stopwords dropped, Latin stemmed, CJK as bigrams."""
+    if text.isascii():
+        return [t for t in map(_term, _ASCII_RUN.findall(text)) if t is not None]
     out: list[str] = []
     for cjk, latin in _RUN.findall(text):
         if cjk:
