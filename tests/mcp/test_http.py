@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import anyio
 import pytest
 
@@ -10,6 +12,7 @@ from pegboard.core.names import is_valid_wire_name, mcp_tool_name
 from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.tool import ToolContext
+from pegboard.errors import ServerUnavailable
 from pegboard.mcp import McpCatalog, McpServerConfig, McpToolError, sync_mcp_tools_to_registry
 
 pytestmark = pytest.mark.anyio
@@ -113,3 +116,18 @@ async def test_a_chinese_named_tool_is_registered_and_called_by_its_wire_name(
         assert registry.resolve_source(wire) == ToolSource("web", "查询天气")
         output = await entry.tool.run({"城市": "北京"}, ToolContext())
     assert output.as_text() == "北京: sunny"
+
+
+async def test_an_unreachable_http_server_fails_alone_and_names_itself(
+    http_server_url: str,
+) -> None:
+    with socket.socket() as sock:  # a port nothing listens on once this socket is closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    gone = McpServerConfig(id="gone", url=f"http://127.0.0.1:{port}/mcp", connect_timeout=10)
+    catalog = McpCatalog([gone, remote(http_server_url)])
+    async with catalog.running(prewarm=False):
+        with anyio.fail_after(8), pytest.raises(ServerUnavailable, match="MCP server gone"):
+            await catalog.refresh_tools("gone")
+        assert [t.name for t in await catalog.refresh_tools("web")][:2] == ["echo", "add"]
+        assert [s.state for s in catalog.statuses()] == ["failed", "connected"]
