@@ -1,7 +1,7 @@
 import pytest
 
 from pegboard.errors import ConfigError
-from pegboard.mcp import McpServerConfig, parse_mcp_servers
+from pegboard.mcp import McpCatalog, McpServerConfig, parse_mcp_servers
 
 
 def test_claude_desktop_config_infers_stdio_and_http_transports() -> None:
@@ -96,3 +96,14 @@ def test_fingerprint_changes_with_the_url_and_the_working_directory() -> None:
     local = McpServerConfig(id="s", command="srv")
     assert local.fingerprint != McpServerConfig(id="s", command="srv", cwd="/srv").fingerprint
     assert local.fingerprint == McpServerConfig(id="s", command="srv", enabled=False).fingerprint
+
+
+def test_default_timeouts_and_catalog_settings() -> None:
+    server = McpServerConfig(id="s", command="srv")
+    assert (server.connect_timeout, server.list_timeout, server.call_timeout) == (10.0, 15.0, 60.0)
+    catalog = McpCatalog([server])
+    assert (catalog.prewarm_concurrency, catalog.empty_backoff, catalog.failure_backoff) == (
+        3,
+        300.0,
+        30.0,
+    )
