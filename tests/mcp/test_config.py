@@ -1,6 +1,6 @@
 import pytest
 
-from pegboard.errors import ConfigError
+from pegboard.errors import ConfigError, McpError
 from pegboard.mcp import McpCatalog, McpServerConfig, parse_mcp_servers
 
 
@@ -107,3 +107,13 @@ def test_default_timeouts_and_catalog_settings() -> None:
         300.0,
         30.0,
     )
+
+
+def test_unknown_and_duplicate_server_ids() -> None:
+    catalog = McpCatalog([McpServerConfig(id="a", command="srv")])
+    assert catalog.list_tools("nope") == []
+    with pytest.raises(McpError, match=r"unknown MCP server 'nope'; configured: a"):
+        catalog.status("nope")
+    twice = [McpServerConfig(id="a", command="srv"), McpServerConfig(id="a", url="http://h/")]
+    with pytest.raises(McpError, match=r"MCP server id 'a' is configured twice"):
+        McpCatalog(twice)
