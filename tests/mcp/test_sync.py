@@ -383,3 +383,14 @@ async def test_disabled_mode_and_an_unlinked_manual_assistant_never_touch_a_serv
         linked = AssistantSettings(mcp_server_ids=("s1",))  # manual, linked: warms and lists
         assert await resolve_assistant_mcp_tool_ids(linked, catalog) == ["mcp__s1__tool_0"]
     assert log.read_text().count("pid:") == 1
+
+
+def test_a_tool_name_over_64_characters_is_shortened_deterministically() -> None:
+    long_name = "fetch_" + "very_" * 25 + "long"
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(registry, seeded({"s1": [tool(long_name)]}))
+    (wire,) = report.registered
+    assert wire == mcp_tool_name("s1", None, long_name)
+    assert len(wire) <= 64
+    assert is_valid_wire_name(wire)
+    assert registry.resolve_source(wire) == ToolSource("s1", long_name)

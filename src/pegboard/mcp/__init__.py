@@ -80,9 +80,12 @@ The catalog (``catalog.py``)::
         -> pegboard.core.output.ToolOutput  (``is_error`` True for an isError result);
         an inactive server raises pegboard.errors.ServerInactive ("MCP server X is not active
         ...") without any call; a crash, a closed connection or the call timeout raise
-        ServerUnavailable (its parent) with the reason; a wrong-shaped result raises
-        ToolExecutionError (model-readable); the next call reconnects (a crashed
-        session is also restarted in the background with backoff). Cancelling the caller
+        ServerUnavailable (its parent) with the reason; a wrong-shaped result, or structured
+        content that fails the tool's cached ``outputSchema`` (checked with a local-only $ref
+        registry), raises ToolExecutionError (model-readable); the call is a plain
+        ``tools/call`` (the SDK's ``call_tool`` would list tools first on a new session);
+        the next call reconnects (a crashed session is also restarted in the background
+        with backoff). Cancelling the caller
         cancels the request (the server gets notifications/cancelled).
     await catalog.set_enabled(server_id, enabled)   enabling warms; disabling closes the session
     await catalog.restart(server_id)                close, reconnect, refresh
