@@ -76,7 +76,7 @@ def test_refresh_caches_a_real_servers_tools(invoke: Invoke, config_path: Path) 
     status = as_json(invoke("servers", "status", "--json"))[0]
 
     assert refreshed.exit_code == 0
-    assert as_json(refreshed)[0]["tools"] == status["tools"] == 8
+    assert as_json(refreshed)[0]["tools"] == status["tools"] >= 8  # the server may gain tools
     assert status["state"] == "cached"
 
 
