@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import sys
 from typing import Annotated
 
 import anyio
@@ -17,6 +18,9 @@ from pegboard.gateway.transports import is_loopback, serve_http, serve_stdio
 
 
 async def _until_signal(scope: anyio.CancelScope) -> None:
+    """Cancel ``scope`` on SIGTERM/SIGINT/SIGHUP, so children are stopped before exit."""
+    if sys.platform == "win32":  # no signal receivers there; Ctrl-C still interrupts
+        return
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         async for _ in signals:
             scope.cancel()
