@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -36,6 +37,8 @@ Streams = tuple[
 
 
 def _is_pipe(fd: int) -> bool:
+    if sys.platform == "win32":  # anyio waits on sockets only there: use the SDK's transport
+        return False
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
