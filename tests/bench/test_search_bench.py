@@ -77,3 +77,13 @@ def test_unknown_method_is_refused_with_the_choices() -> None:
     assert result.exit_code == 2
     choices = "pegboard, pegboard+dense, bm25, substring, regex"
     assert f"unknown method magic; choose from {choices}" in result.output
+
+
+def test_a_malformed_tools_file_is_reported_with_its_line(tmp_path: Path) -> None:
+    broken = tmp_path / "tools.jsonl"
+    broken.write_text('{"id": "a/b", "name": "b", "server": "a"}\n{not json\n', encoding="utf-8")
+    args = ["bench", "search", "--tools", str(broken), "--queries", str(FIXTURE / "queries.jsonl")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert f"error: {broken}:2 is not JSON" in result.output
+    assert "write one object a line." in result.output
