@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from pegboard.core.entry import ToolEntry, ToolSource
@@ -174,3 +175,26 @@ def test_a_namespace_whose_other_tools_match_lifts_its_tools() -> None:
     assert names(with_spaces.search(["pull request"])) == ["open_pull_request"]
     with_spaces.remove(["open_pull_request"])
     assert names(with_spaces.search(["pull request"])) == []
+
+
+def test_postings_stay_exact_through_many_incremental_changes() -> None:
+    rng = random.Random(7)
+    words = ["file", "web", "mail", "weather", "city", "search", "read", "write", "list", "send"]
+    live: dict[str, ToolEntry] = {}
+    index = ToolIndex()
+    for step in range(300):
+        name = f"tool_{rng.randrange(40)}"
+        if rng.random() < 0.3:
+            index.remove([name])
+            live.pop(name, None)
+        else:
+            text = " ".join(rng.choices(words, k=rng.randrange(1, 6)))
+            live[name] = entry(name, text, f"ns{rng.randrange(3)}")
+            index.upsert([live[name]])
+        assert len(index) == len(live), step
+    fresh = ToolIndex()
+    fresh.upsert(live.values())
+    for word in words:
+        assert sorted(names(index.search([word], limit=100))) == sorted(
+            names(fresh.search([word], limit=100))
+        )
