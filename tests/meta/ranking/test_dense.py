@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from pegboard.meta.ranking import VectorCache, default_index
-from pegboard.meta.ranking.dense import MODEL_DIR, Vectors, shared_embedder
+from pegboard.meta.ranking.dense import MODEL_DIR, Vectors, WordWeight, shared_embedder
 from pegboard.meta.ranking.wordpiece import WordPiece
 
 from .test_index import CATALOG, entry, names
@@ -35,6 +35,15 @@ def test_embeddings_are_unit_vectors_closer_for_related_texts() -> None:
     assert similar > 0.5 > 0.1 > unrelated
 
 
+def test_query_vectors_weigh_words_by_the_given_weight() -> None:
+    embedder = shared_embedder()
+    plain = embedder.embed(["weather city"])[0]
+    assert np.allclose(embedder.embed_query("weather city", lambda word: 1.0), plain, atol=1e-6)
+    only_city = embedder.embed_query("weather city", lambda word: float(word == "city"))
+    assert np.allclose(only_city, embedder.embed(["city"])[0], atol=1e-6)
+    assert not embedder.embed_query("weather city", lambda word: 0.0).any()
+
+
 def test_dense_index_finds_a_tool_without_shared_words() -> None:
     lexical = default_index()
     dense = default_index(dense=True)
@@ -58,7 +67,7 @@ def test_dense_ranking_keeps_the_namespace_filter() -> None:
     index = default_index(dense=True)
     index.upsert(CATALOG)
     hits = index.search(["is it going to rain tomorrow"], namespaces=["fs"])
-    assert names(hits) == ["write_file", "read_file", "listDirectory"]
+    assert names(hits) == ["read_file", "write_file", "listDirectory"]
 
 
 class CountingEmbedder:
@@ -73,6 +82,9 @@ class CountingEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         self.embedded += len(texts)
         return self.inner.embed(texts)
+
+    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+        return self.inner.embed_query(text, weight)
 
 
 def test_vector_cache_embeds_each_text_once_across_instances(tmp_path: Path) -> None:

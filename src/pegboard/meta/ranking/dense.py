@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Protocol
@@ -19,12 +19,15 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from pegboard.meta.ranking.wordpiece import WordPiece
+from pegboard.meta.ranking.wordpiece import WordPiece, basic_words
 
 logger = logging.getLogger("pegboard.search")
 
 MODEL_DIR = Path(__file__).resolve().parent / "static_minilm"
 Vectors = npt.NDArray[np.float32]
+
+
+WordWeight = Callable[[str], float]
 
 
 class Embedder(Protocol):
@@ -34,6 +37,10 @@ class Embedder(Protocol):
     dims: int
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+        """One unit vector for ``text``, each word's pieces scaled by ``weight(word)``."""
+        ...
 
 
 class StaticEmbedder:
@@ -58,6 +65,22 @@ class StaticEmbedder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         unit: Vectors = out / norms
+        return unit
+
+    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+        rows: list[int] = []
+        weights: list[float] = []
+        for word in basic_words(text):
+            pieces = self._tokenizer.pieces(word)
+            w = weight(word) if pieces else 0.0
+            if w > 0:
+                rows.extend(pieces)
+                weights.extend([w] * len(pieces))
+        if not rows:
+            return np.zeros(self.dims, dtype=np.float32)
+        vector = np.asarray(weights, dtype=np.float32) @ self._table[rows]
+        norm = float(np.linalg.norm(vector))
+        unit: Vectors = vector / norm if norm > 0 else vector
         return unit
 
 
@@ -92,6 +115,9 @@ class VectorCache:
                 if self._path.exists():
                     logger.warning("ignoring unreadable vector cache %s: %s", self._path, exc)
         return self._rows
+
+    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+        return self._embedder.embed_query(text, weight)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         rows = self._load()

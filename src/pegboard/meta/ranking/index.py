@@ -6,6 +6,7 @@ embedder, one unit vector per slot); searches read whichever state is current, w
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from pegboard.meta.ranking.lexical import (
     updated_state,
 )
 from pegboard.meta.ranking.namespaces import space_slots, updated_spaces
-from pegboard.meta.ranking.text import tokenize
+from pegboard.meta.ranking.text import term_of, tokenize
 
 # How deep each query of a multi-query search is ranked before fusion.
 FUSION_DEPTH = 50
@@ -155,10 +156,27 @@ class ToolIndex:
         embedder, vectors = self._embedder, state.vectors
         dense = embedder is not None and vectors is not None and len(vectors) > 0
         if embedder is not None and vectors is not None and dense:
-            cosine = vectors @ embedder.embed([query])[0]
+            cosine = vectors @ embedder.embed_query(query, _idf_weight(state.lexical))
             total += self.fusion.dense_weight * np.maximum(cosine, 0.0)
         # A query without index terms (only stopwords) and no dense signal counts as absent.
         return total if terms or dense else None
+
+
+def _idf_weight(lexical: LexicalState) -> Callable[[str], float]:
+    """A query word's weight in the dense query vector: its IDF in this catalog.
+
+    Stopwords weigh nothing; a word the catalog lacks gets the rarest word's IDF.
+    """
+    n = len(lexical.docs)
+    rarest = math.log(1.0 + (n + 0.5) / 0.5)
+
+    def weight(word: str) -> float:
+        term = term_of(word) if word.isascii() else word
+        if term is None:
+            return 0.0
+        return lexical.idf(term) or rarest
+
+    return weight
 
 
 def _unit_max(scores: FloatArray) -> FloatArray:

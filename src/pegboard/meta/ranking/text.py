@@ -54,9 +54,13 @@ def stem(word: str) -> str:
 
 
 @lru_cache(maxsize=131072)
-def _term(piece: str) -> str | None:
-    word = piece.lower()
-    return None if word in STOPWORDS else stem(word)
+def term_of(word: str) -> str | None:
+    """The index term of one Latin word (None for a stopword)."""
+    lowered = word.lower()
+    return None if lowered in STOPWORDS else stem(lowered)
+
+
+_term = term_of
 
 
 def _cjk_grams(run: str) -> list[str]:

@@ -34,11 +34,11 @@ def basic_words(text: str) -> list[str]:
 
 
 class WordPiece:
-    """Text -> vocabulary ids."""
+    """Text -> vocabulary ids; ``pieces(word)`` gives one basic word's ids (cached)."""
 
     def __init__(self, vocab: Mapping[str, int]) -> None:
         self._vocab = vocab
-        self._pieces = lru_cache(maxsize=65536)(self._word_pieces)
+        self.pieces = lru_cache(maxsize=65536)(self._word_pieces)
 
     def _word_pieces(self, word: str) -> tuple[int, ...]:
         if len(word) > MAX_WORD_CHARS:
@@ -63,5 +63,5 @@ class WordPiece:
     def encode(self, text: str) -> list[int]:
         ids: list[int] = []
         for word in basic_words(text):
-            ids.extend(self._pieces(word))
+            ids.extend(self.pieces(word))
         return ids
