@@ -19,9 +19,11 @@ from tests.gateway.harness import (
     Notifications,
     gateway_env,
     process_gone,
+    run_cli,
     sdk_server,
     text_of,
     victim_server,
+    wait_for_list,
     wait_for_tools,
     write_config,
 )
@@ -42,14 +44,14 @@ async def _served_url(process: Process) -> str:
     raise AssertionError(f"pegboard serve exited before serving; stderr: {buffered}")
 
 
-async def test_http_serving_requires_the_token_refuses_gated_tools_and_stops_children_on_sigterm(
+async def test_http_serving_needs_the_token_notifies_every_client_and_stops_children_on_sigterm(
     tmp_path: Path,
 ) -> None:
     toolbox = sdk_server() | {"force_prompt_tools": ["echo"]}
     write_config(tmp_path, {"servers": {"toolbox": toolbox, "victim": victim_server()}})
     env = gateway_env(tmp_path) | {"PEGBOARD_TOKEN": TOKEN}
     args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
-    changes = Notifications()
+    changes, other_changes = Notifications(), Notifications()
 
     with anyio.fail_after(STARTUP_BOUND):
         async with await anyio.open_process(args, env=env) as process:
@@ -66,11 +68,24 @@ async def test_http_serving_requires_the_token_refuses_gated_tools_and_stops_chi
                 Client(
                     streamable_http_client(url, http_client=http), message_handler=changes
                 ) as client,
+                Client(
+                    streamable_http_client(url, http_client=http), message_handler=other_changes
+                ) as other,
             ):
                 await wait_for_tools(client, changes, "mcp__toolbox__echo", "mcp__victim__pid")
+                await wait_for_tools(other, other_changes, "mcp__toolbox__echo")
                 gated = await client.call_tool("mcp__toolbox__echo", {"text": "hi"})
                 added = await client.call_tool("mcp__toolbox__add", {"a": 20, "b": 22})
                 victim_pid = int(text_of(await client.call_tool("mcp__victim__pid", {})))
+
+                # Both connected clients hear that a server was disabled in the config.
+                code, _, _ = await run_cli(tmp_path, "servers", "disable", "toolbox")
+                assert code == 0
+                for who, heard in ((client, changes), (other, other_changes)):
+                    names = await wait_for_list(
+                        who, heard, lambda listed: "mcp__toolbox__add" not in listed
+                    )
+                    assert names == ["mcp__victim__block", "mcp__victim__pid"]
 
             assert gated.is_error is True
             assert text_of(gated).startswith(
