@@ -206,18 +206,28 @@ def _rebuild(
     avg: tuple[float, ...],
     p: BM25FParams,
 ) -> LexicalState:
-    lists: dict[str, tuple[list[int], list[float]]] = {}
+    # One flat (term id, slot, weight) triple list, grouped by a single stable sort: far fewer
+    # small allocations than growing one list pair per term.
+    term_ids: dict[str, int] = {}
+    ids: list[int] = []
+    slot_list: list[int] = []
+    weights: list[float] = []
     for slot, name in enumerate(names):
         if name is None:
             continue
         for term, weight in _doc_weights(docs[name], avg, p).items():
-            pair = lists.get(term)
-            if pair is None:
-                pair = lists[term] = ([], [])
-            pair[0].append(slot)
-            pair[1].append(weight)
+            ids.append(term_ids.setdefault(term, len(term_ids)))
+            slot_list.append(slot)
+            weights.append(weight)
+    order = np.argsort(np.array(ids, dtype=np.int64), kind="stable")
+    sorted_slots = np.array(slot_list, dtype=np.int64)[order]
+    sorted_weights = np.array(weights)[order]
+    bounds = np.cumsum(np.bincount(np.array(ids, dtype=np.int64), minlength=len(term_ids)))
+    starts = [0, *bounds[:-1].tolist()]
+    ends = bounds.tolist()
     postings = {
-        term: Posting(np.array(s, dtype=np.int64), np.array(w)) for term, (s, w) in lists.items()
+        term: Posting(sorted_slots[starts[i] : ends[i]], sorted_weights[starts[i] : ends[i]])
+        for term, i in term_ids.items()
     }
     return LexicalState(
         names,
