@@ -41,7 +41,7 @@ class FusionParams:
     tool's own words decide whether it matches, its namespace's words reorder the matches.
     """
 
-    namespace_weight: float = 0.25
+    namespace_weight: float = 0.5
     dense_weight: float = 1.0
 
 
