@@ -3,7 +3,8 @@
 q1 "read file" and q2 "send an email" are clear wins for the ranked methods; q3 needs two tools
 (one found at rank 1, the other at rank 2); q4 "Write.*disk" is also a valid regex; q5 "file"
 ties read_file and write_file (gold), broken by name, so gold is at rank 2. The substring
-filter only matches q2 (rank 1) and q5 (rank 2); the case-sensitive regex only q4 and q5.
+filter only matches q2 (rank 1) and q5 (rank 2); the case-sensitive regex only q4 and q5. The
+content-word baselines rank exactly like the ranked methods here (see test_term_baselines.py).
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ def test_bench_search_reports_hand_computed_metrics_for_every_method() -> None:
         "pegboard+dense": ranked,
         "bm25": ranked,
         "substring": filtered,
+        "substring-terms": ranked,
         "regex": filtered,
+        "regex-terms": ranked,
     }
 
 
@@ -75,7 +78,7 @@ def test_bench_search_prints_a_table() -> None:
 def test_unknown_method_is_refused_with_the_choices() -> None:
     result = CliRunner().invoke(app, [*ARGS, "--method", "magic"])
     assert result.exit_code == 2
-    choices = "pegboard, pegboard+dense, bm25, substring, regex"
+    choices = "pegboard, pegboard+dense, bm25, substring, substring-terms, regex, regex-terms"
     assert f"unknown method magic; choose from {choices}" in result.output
 
 

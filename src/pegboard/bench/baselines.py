@@ -5,7 +5,9 @@
 * ``substring``: the reference design's search: the whole query as a case-insensitive
   substring of the name, description or namespace label, hits sorted by name;
 * ``regex``: Anthropic's regex tool search: the query is a Python regular expression passed to
-  ``re.search`` over name and description (escaped when it does not compile), catalog order.
+  ``re.search`` over name and description (escaped when it does not compile), catalog order;
+* ``substring-terms`` and ``regex-terms``: the same two filters fed the query's content words,
+  as a model writes them (see :mod:`pegboard.bench.term_baselines`).
 """
 
 from __future__ import annotations
@@ -140,6 +142,7 @@ class RegexBaseline:
 
 def available_methods() -> dict[str, Callable[[], Method]]:
     """Every method this install can run, by name, pegboard's first."""
+    from pegboard.bench.term_baselines import RegexTermsBaseline, SubstringTermsBaseline
     from pegboard.meta.ranking import default_index
 
     methods: dict[str, Callable[[], Method]] = {
@@ -148,5 +151,7 @@ def available_methods() -> dict[str, Callable[[], Method]]:
     }
     methods["bm25"] = BM25Baseline
     methods["substring"] = SubstringBaseline
+    methods["substring-terms"] = SubstringTermsBaseline
     methods["regex"] = RegexBaseline
+    methods["regex-terms"] = RegexTermsBaseline
     return methods
