@@ -15,12 +15,14 @@ from typing import Any
 
 import anyio
 import mcp_types
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from opentelemetry import trace
 
 import pegboard
 from pegboard.approval import ApprovalGrants
@@ -32,7 +34,7 @@ from pegboard.gateway.surface import ToolSurface
 logger = logging.getLogger("pegboard.gateway")
 
 
-def _connection_of(session: ServerSession) -> Connection:
+def connection_of(session: ServerSession) -> Connection:
     # ServerRequestContext does not expose the connection yet (SDK TODO L54); the session
     # holds it, and list_changed must go on the connection's standalone channel.
     connection: Connection = session._connection
@@ -46,7 +48,7 @@ class ClientHub:
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
 
     def add(self, session: ServerSession) -> None:
-        self._connections.add(_connection_of(session))
+        self._connections.add(connection_of(session))
 
     def __len__(self) -> int:
         return len(self._connections)
@@ -85,6 +87,7 @@ class Gateway:
         self.surface = surface
         self.hub = ClientHub()
         self._changed = anyio.Event()
+        self._session: ServerSession | None = None
         self.server = _GatewayServer(
             surface,
             name=name,
@@ -94,6 +97,10 @@ class Gateway:
             on_call_tool=self._call_tool,
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
+        if not _tracing_configured():  # the SDK's span middleware would only cost CPU
+            self.server.middleware = [
+                m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)
+            ]
         self.server.middleware.append(self._track_clients)
         self._unsubscribe = surface.subscribe(self._on_surface_changed)
 
@@ -102,6 +109,7 @@ class Gateway:
     ) -> HandlerResult:
         if ctx.method not in ("initialize", "server/discover"):
             self.hub.add(ctx.session)
+            self._session = ctx.session
         return await call_next(ctx)
 
     async def _discover(
@@ -118,26 +126,36 @@ class Gateway:
     ) -> mcp_types.ListToolsResult:
         return mcp_types.ListToolsResult(tools=list(self.surface.list_tools()))
 
+    @property
+    def stdio_session(self) -> ServerSession | None:
+        """The session of the client on stdio (the latest to send a request; stdio has one)."""
+        return self._session
+
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
-        can_ask = client_can_elicit(ctx.session)
-        approval = ElicitationApproval(ctx.session, ctx.request_id) if can_ask else None
-        call_id = f"mcp-{ctx.request_id}"
+        return await self.call(ctx.session, ctx.request_id, params.name, params.arguments or {})
+
+    async def call(
+        self,
+        session: ServerSession,
+        request_id: mcp_types.RequestId | None,
+        name: str,
+        arguments: dict[str, Any],
+    ) -> mcp_types.CallToolResult:
+        """One ``tools/call`` of ``session``'s client, as the MCP result it gets."""
+        can_ask = client_can_elicit(session)
+        approval = ElicitationApproval(session, request_id) if can_ask else None
         # "Allow for this session" means this client connection, not every client.
-        state = _connection_of(ctx.session).state
+        state = connection_of(session).state
         grants = state.setdefault("pegboard.grants", ApprovalGrants())
         try:
             output = await self.surface.call_tool(
-                params.name,
-                params.arguments or {},
-                call_id=call_id,
-                approval=approval,
-                grants=grants,
+                name, arguments, call_id=f"mcp-{request_id}", approval=approval, grants=grants
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
-            message = NO_ELICITATION_MESSAGE.format(name=exc.tool_name or params.name)
+            message = NO_ELICITATION_MESSAGE.format(name=exc.tool_name or name)
             if not can_ask:
                 return _error(message)
             return _error(str(exc))
@@ -158,6 +176,12 @@ class Gateway:
 
     def close(self) -> None:
         self._unsubscribe()
+
+
+def _tracing_configured() -> bool:
+    """Whether an OpenTelemetry tracer provider is installed (else spans are no-ops)."""
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def _error(message: str) -> mcp_types.CallToolResult:

@@ -16,10 +16,11 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
+import anyio.abc
 import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.stdio import stdio_server
@@ -34,6 +35,9 @@ Streams = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception],
     MemoryObjectSendStream[SessionMessage],
 ]
+# Offered every line before it is parsed for the SDK: returns True if it answers the line
+# itself (writing its response to the stream it is given), False to pass the line on.
+LineTaker = Callable[[bytes, MemoryObjectSendStream[SessionMessage], anyio.abc.TaskGroup], bool]
 
 
 def _is_pipe(fd: int) -> bool:
@@ -46,7 +50,11 @@ def _is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-async def _read_lines(fd: int, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+async def _read_lines(
+    fd: int,
+    sink: MemoryObjectSendStream[SessionMessage | Exception],
+    take: Callable[[bytes], bool] = lambda line: False,
+) -> None:
     buffered = b""
     oversized = False
     async with sink:
@@ -63,7 +71,7 @@ async def _read_lines(fd: int, sink: MemoryObjectSendStream[SessionMessage | Exc
                 if oversized:  # the tail of a line already dropped
                     oversized = False
                     continue
-                if line.strip():
+                if line.strip() and not take(line):
                     await sink.send(_parse(line))
             if len(buffered) > MAX_LINE_BYTES:
                 buffered, oversized = b"", True
@@ -100,8 +108,9 @@ def _divert(fd: int, target: int) -> int:
 
 
 @asynccontextmanager
-async def pipe_stdio_server() -> AsyncIterator[Streams]:
-    """Serve MCP on this process's stdin/stdout (see the module docstring)."""
+async def pipe_stdio_server(taker: LineTaker | None = None) -> AsyncIterator[Streams]:
+    """Serve MCP on this process's stdin/stdout (see the module docstring); ``taker`` may
+    answer some lines itself (pipes only)."""
     if not (_is_pipe(0) and _is_pipe(1)):
         async with stdio_server() as streams:
             yield streams
@@ -114,12 +123,16 @@ async def pipe_stdio_server() -> AsyncIterator[Streams]:
     out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](16)
     reading = anyio.CancelScope()
 
-    async def read() -> None:
-        with reading:
-            await _read_lines(wire_in, in_send)
-
     try:
         async with anyio.create_task_group() as tg:
+
+            def take(line: bytes) -> bool:
+                return taker is not None and taker(line, out_send, tg)
+
+            async def read() -> None:
+                with reading:
+                    await _read_lines(wire_in, in_send, take)
+
             tg.start_soon(read)
             tg.start_soon(_write_lines, wire_out, out_receive)
             try:

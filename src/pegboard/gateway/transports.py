@@ -15,6 +15,7 @@ from mcp.server.runner import serve_loop
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pegboard.errors import ConfigError
+from pegboard.gateway.fastpath import FastToolCalls
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.stdio import pipe_stdio_server
 
@@ -28,7 +29,7 @@ async def serve_stdio(gateway: Gateway) -> None:
     server = gateway.server
     async with (
         server.lifespan(server) as state,
-        pipe_stdio_server() as (read, write),
+        pipe_stdio_server(FastToolCalls(gateway)) as (read, write),
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(gateway.announce_changes)

@@ -1,0 +1,126 @@
+"""A fast path for plain ``tools/call`` requests of a stdio client.
+
+Proxying a call through the SDK's server dispatcher (JSON-RPC model validation twice, a
+middleware chain, an OpenTelemetry span, a request clock, a task per request) costs more CPU
+than the call itself. For the common case, a ``tools/call`` with only ``name`` and
+``arguments`` from an initialized client that cannot be asked for approval (no elicitation
+capability), :class:`FastToolCalls` answers the line directly: it runs the same
+:meth:`~pegboard.gateway.server.Gateway.call` as the SDK handler, shapes the result with the
+SDK's own per-version serializer, and writes the response. Everything else (a request with
+``_meta``, e.g. a progress token; a client that can elicit; anything before the handshake) goes
+to the SDK unchanged. ``notifications/cancelled`` for a fast call cancels it (no response is
+sent, as the protocol asks); the notification still reaches the SDK, which ignores the id.
+``PEGBOARD_NO_FAST_CALLS=1`` turns the fast path off (for comparison, or if it misbehaves).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types
+from anyio.streams.memory import MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+from mcp_types.methods import serialize_server_result
+
+from pegboard.gateway.approval import client_can_elicit
+from pegboard.gateway.server import Gateway, connection_of
+
+logger = logging.getLogger("pegboard.gateway")
+
+_CALL = b'"tools/call"'
+_CANCELLED = b'"notifications/cancelled"'
+_PLAIN_PARAMS = frozenset({"name", "arguments"})
+DISABLE_ENV = "PEGBOARD_NO_FAST_CALLS"  # =1: every request goes through the SDK's dispatcher
+
+
+class FastToolCalls:
+    """Takes eligible ``tools/call`` lines off the stdio reader (see the module docstring)."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
+        self.enabled = os.environ.get(DISABLE_ENV, "") not in ("1", "true", "yes")
+        self._running: dict[int | str, anyio.CancelScope] = {}
+
+    def __call__(
+        self,
+        line: bytes,
+        reply: MemoryObjectSendStream[SessionMessage],
+        task_group: anyio.abc.TaskGroup,
+    ) -> bool:
+        """True if this line was taken (a task answers it); False: give it to the SDK."""
+        if not self.enabled or (_CALL not in line and _CANCELLED not in line):
+            return False
+        session = self._gateway.stdio_session
+        if session is None or client_can_elicit(session):
+            return False
+        connection = connection_of(session)
+        if not connection.initialize_accepted:
+            return False
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return False
+        params = message.get("params")
+        if message.get("method") == "notifications/cancelled":
+            if isinstance(params, dict):
+                scope = self._running.get(params.get("requestId"))  # type: ignore[arg-type]
+                if scope is not None:
+                    scope.cancel()
+            return False
+        request_id = message.get("id")
+        if (
+            message.get("method") != "tools/call"
+            or isinstance(request_id, bool)
+            or not isinstance(request_id, int | str)
+            or request_id in self._running
+            or not isinstance(params, dict)
+            or not params.keys() <= _PLAIN_PARAMS
+            or not isinstance(params.get("name"), str)
+            or not isinstance(params.get("arguments") or {}, dict)
+        ):
+            return False
+        args = (request_id, params["name"], params.get("arguments") or {}, reply)
+        self._running[request_id] = anyio.CancelScope()
+        task_group.start_soon(self._answer, *args)
+        return True
+
+    async def _answer(
+        self,
+        request_id: int | str,
+        name: str,
+        arguments: dict[str, Any],
+        reply: MemoryObjectSendStream[SessionMessage],
+    ) -> None:
+        session = self._gateway.stdio_session
+        assert session is not None
+        message: mcp_types.JSONRPCResponse | mcp_types.JSONRPCError | None = None
+        try:
+            with self._running[request_id] as scope:
+                result = await self._gateway.call(session, request_id, name, arguments)
+                version = connection_of(session).protocol_version
+                payload = serialize_server_result(
+                    "tools/call",
+                    version,
+                    result.model_dump(by_alias=True, mode="json", exclude_none=True),
+                )
+                message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
+            if scope.cancelled_caught:
+                return  # cancelled by the client: no response
+        except Exception as exc:
+            logger.exception("tools/call %s failed", name)
+            error = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=str(exc))
+            message = mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+        finally:
+            self._running.pop(request_id, None)
+        assert message is not None
+        # The client may have gone away while the call ran.
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await reply.send(SessionMessage(message))

@@ -1,0 +1,114 @@
+"""The ``tools/call`` fast path of ``pegboard serve`` over stdio, seen on the raw wire."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+
+from tests.gateway.harness import (
+    PEGBOARD,
+    STARTUP_BOUND,
+    gateway_env,
+    run_cli,
+    sdk_server,
+    victim_server,
+    write_config,
+)
+
+pytestmark = pytest.mark.anyio
+
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "v": "0"}}
+
+
+class Wire:
+    """Every line the gateway writes, in order, by request id."""
+
+    def __init__(self, process: Process) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self._stdin, self._stdout = process.stdin, process.stdout
+        self._buffer = b""
+        self.answers: list[dict[str, Any]] = []
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._stdin.send((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+
+    async def answer(self, request_id: int) -> dict[str, Any]:
+        while True:
+            while b"\n" not in self._buffer:
+                self._buffer += await self._stdout.receive()
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            message: dict[str, Any] = json.loads(line)
+            if "id" in message and "method" not in message:
+                self.answers.append(message)
+                if message["id"] == request_id:
+                    return message
+
+    async def start(self) -> None:
+        await self.send({"id": 1, "method": "initialize", "params": INIT})
+        await self.answer(1)
+        await self.send({"method": "notifications/initialized"})
+        await self.send({"id": 2, "method": "tools/list"})
+        await self.answer(2)
+
+
+async def test_a_plain_call_and_one_with_meta_get_the_same_answer(tmp_path: Path) -> None:
+    write_config(tmp_path, {"servers": {"toolbox": sdk_server()}})
+    await run_cli(tmp_path, "servers", "refresh")
+    plain = {"name": "mcp__toolbox__echo", "arguments": {"text": "hi"}}
+    with_meta = {**plain, "_meta": {"progressToken": "p"}}  # not eligible: the SDK answers
+    bad = {"name": "mcp__toolbox__echo", "arguments": {"text": 5}}
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with await anyio.open_process(
+            [PEGBOARD, "serve", "--no-defer"], env=gateway_env(tmp_path)
+        ) as process:
+            wire = Wire(process)
+            await wire.start()
+            answers = []
+            for request_id, params in ((3, plain), (4, with_meta), (5, bad)):
+                await wire.send({"id": request_id, "method": "tools/call", "params": params})
+                answers.append(await wire.answer(request_id))
+            await wire.send({"id": 6, "method": "tools/call", "params": {**bad, "_meta": {}}})
+            slow_bad = await wire.answer(6)
+
+    fast, slow, fast_bad = answers
+    assert fast == {**slow, "id": 3}
+    assert fast["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert fast_bad["result"]["isError"] is True
+    assert fast_bad["result"] == slow_bad["result"]
+
+
+async def test_a_cancelled_call_gets_no_answer_and_the_gateway_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    write_config(tmp_path, {"servers": {"victim": victim_server()}})
+    await run_cli(tmp_path, "servers", "refresh")
+    fifo = tmp_path / "started.fifo"
+    os.mkfifo(fifo)
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with await anyio.open_process(
+            [PEGBOARD, "serve", "--no-defer"], env=gateway_env(tmp_path)
+        ) as process:
+            wire = Wire(process)
+            await wire.start()
+            block = {"name": "mcp__victim__block", "arguments": {"fifo": str(fifo)}}
+            await wire.send({"id": 3, "method": "tools/call", "params": block})
+            await anyio.to_thread.run_sync(fifo.read_text)  # the call reached the upstream
+            cancel = {"requestId": 3, "reason": "user stopped it"}
+            await wire.send({"method": "notifications/cancelled", "params": cancel})
+            pid = {"name": "mcp__victim__pid", "arguments": {}}
+            await wire.send({"id": 4, "method": "tools/call", "params": pid})
+            after = await wire.answer(4)
+            await wire.send({"id": 5, "method": "ping"})
+            await wire.answer(5)
+
+    assert int(after["result"]["content"][0]["text"]) > 0
+    assert [a["id"] for a in wire.answers] == [1, 2, 4, 5]
