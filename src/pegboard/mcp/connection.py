@@ -81,6 +81,9 @@ class McpConnection:
     # -- lifecycle ----------------------------------------------------------------------------
     async def session(self) -> ClientSession:
         """The live session, connecting first if needed (single-flight)."""
+        live, state = self._session, self._state
+        if live is not None and state is not None and not state.closed.is_set():
+            return live  # the common case: no lock (nothing awaited between check and use)
         async with self._lock:
             state, done = self._state, self._done
             if self._session is not None and state is not None and not state.closed.is_set():
