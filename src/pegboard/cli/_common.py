@@ -10,7 +10,6 @@ from typing import Any, NoReturn, TypeVar
 
 import anyio
 import typer
-from rich.console import Console
 
 from pegboard.config import LoadedConfig, load_config
 from pegboard.errors import ConfigError, PegboardError
@@ -23,8 +22,6 @@ EXIT_USAGE = 2
 EXIT_NOT_FOUND = 3
 
 T = TypeVar("T")
-
-err_console = Console(stderr=True)
 
 
 @dataclass(slots=True)
@@ -40,7 +37,9 @@ def state(ctx: typer.Context) -> CliState:
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    from rich.console import Console  # lazy: rich costs start-up time of every command
+
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from pegboard.bench.baselines import available_methods
-from pegboard.bench.runner import SearchBenchmark, run_search_benchmark
 from pegboard.errors import ConfigError
+
+if TYPE_CHECKING:  # imported in the command: pegboard.bench and rich cost every CLI start-up
+    from rich.table import Table
+
+    from pegboard.bench.runner import SearchBenchmark
 
 app = typer.Typer(help="Benchmarks that anyone can rerun.", no_args_is_help=True)
 
@@ -45,6 +46,11 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Rank every query with pegboard's search and the baselines; print hit@k, recall@k, MRR."""
+    from rich.console import Console
+
+    from pegboard.bench.baselines import available_methods
+    from pegboard.bench.runner import run_search_benchmark
+
     ks = _parse_ks(k)
     known = available_methods()
     method = method or []
@@ -65,6 +71,8 @@ def search(
 
 
 def _table(report: SearchBenchmark) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"tool search over {report.tools} tools")
     columns = ["dataset", "method", "queries"]
     columns += [f"hit@{k}" for k in report.ks] + [f"recall@{k}" for k in report.ks]

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import tomli_w
 import typer
-from rich.console import Console
 
 from pegboard.cli._common import EXIT_USAGE, echo_json, fail, load
 from pegboard.config import plan_import, write_config
@@ -108,6 +107,8 @@ def import_cmd(
         plan = plan_import(source, loaded.raw)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
+    from rich.console import Console  # lazy (start-up time)
+
     console = Console(stderr=True, highlight=False)
     for warning in plan.warnings:
         console.print(f"[yellow]warning:[/] {warning}")

@@ -8,9 +8,6 @@ from typing import Annotated
 
 import anyio
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, echo_json, fail, load, run
 from pegboard.config import LoadedConfig, write_config
@@ -81,6 +78,9 @@ def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     if as_json:
         echo_json(rows)
         return
+    from rich.console import Console  # lazy (start-up time)
+    from rich.table import Table
+
     table = Table(title=f"{len(rows)} MCP servers ({loaded.path})")
     for column in ("id", "name", "transport", "command / url", "enabled"):
         table.add_column(column)
@@ -106,6 +106,9 @@ def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False)
     if as_json:
         echo_json([_status_row(st) for st in statuses])
         return
+    from rich.console import Console  # lazy (start-up time)
+    from rich.table import Table
+
     table = Table(title="MCP server status")
     for column in ("id", "state", "tools", "last refresh", "last error"):
         table.add_column(column)
@@ -129,6 +132,15 @@ def refresh_cmd(
     results: dict[str, dict[str, object]] = {}
 
     async def body() -> None:
+        from rich.console import Console  # lazy (start-up time)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         limiter = anyio.CapacityLimiter(max(1, concurrency))
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
         with Progress(

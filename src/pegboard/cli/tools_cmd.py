@@ -9,8 +9,6 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from pegboard.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
@@ -53,6 +51,9 @@ def _row(e: ToolEntry) -> dict[str, Any]:
 
 
 def _table(title: str, entries: list[ToolEntry]) -> None:
+    from rich.console import Console  # lazy (start-up time)
+    from rich.table import Table
+
     table = Table(title=title)
     # Names and namespaces are what a user copies: never cut them; the description wraps.
     table.add_column("name", no_wrap=True)

@@ -7,17 +7,18 @@ import ipaddress
 import logging
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import uvicorn
 from mcp.server.runner import serve_loop
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pegboard.errors import ConfigError
 from pegboard.gateway.fastpath import FastToolCalls
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.stdio import pipe_stdio_server
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -96,6 +97,8 @@ async def serve_http(
 
     The bound URL is printed to stderr (``port=0`` picks a free port).
     """
+    import uvicorn  # lazy: only --http needs it (start-up time of stdio serving)
+
     app = http_app(gateway, host=host, token=token)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
