@@ -1,6 +1,6 @@
 """Overhead of ``pegboard serve``: the latency it adds per call, and calls/s with 8 clients.
 
-    .venv/bin/python bench/gateway.py [--calls 400] [--clients 8] [--seconds 5]
+    .venv/bin/python bench/gateway.py [--calls 400] [--clients 8] [--seconds 5] [--before-src DIR]
 
 Upstream: the SDK test server ``tests/mcp/servers/sdk_server.py`` (tool ``echo``).
 
@@ -8,7 +8,9 @@ Table 1, sequential ``tools/call echo`` latency over stdio, one client:
   * direct: the SDK client talking to the upstream server (baseline, same run);
   * gateway: the SDK client talking to ``pegboard serve --no-defer``, which proxies to the
     same upstream server over stdio;
-  * added = gateway - direct (p50 and p95 of the per-call times).
+  * gateway with its ``tools/call`` fast path off (``PEGBOARD_NO_FAST_CALLS=1``), and with
+    ``--before-src DIR`` the gateway of an older checkout (run with ``PYTHONPATH=DIR``);
+  * added = gateway - direct (p50 and p95 of the per-call times), and the p50 ratio.
 CPU per call is read from /proc for the upstream and gateway processes. Also the in-process
 part: ``RegistrySurface.call_tool`` of the same proxied tool without any
 client transport (pegboard's own share of the added time: lookup, authorise, validate,
@@ -36,7 +38,8 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -64,23 +67,23 @@ def _percentile(samples: list[float], pct: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * pct))]
 
 
-async def _paired(
-    calls: int, first: Callable[[], Awaitable[Any]], second: Callable[[], Awaitable[Any]]
-) -> tuple[list[float], list[float], float, float]:
-    """Per-call wall times (ms) of two paths, alternating call by call so that load on a
-    shared machine hits both alike, plus this process's CPU per call (ms) of each path."""
+async def _interleaved(
+    calls: int, paths: dict[str, Callable[[], Awaitable[Any]]]
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Per-call wall times (ms) of each path, alternating call by call so that load on a
+    shared machine hits all alike, plus this process's CPU per call (ms) of each path."""
     for _ in range(20):  # warm-up
-        await first()
-        await second()
-    times: tuple[list[float], list[float]] = ([], [])
-    cpu = [0.0, 0.0]
+        for call in paths.values():
+            await call()
+    times: dict[str, list[float]] = {label: [] for label in paths}
+    cpu = dict.fromkeys(paths, 0.0)
     for _ in range(calls):
-        for i, call in enumerate((first, second)):
+        for label, call in paths.items():
             started, cpu_started = time.perf_counter(), time.process_time()
             await call()
-            times[i].append((time.perf_counter() - started) * 1000)
-            cpu[i] += time.process_time() - cpu_started
-    return times[0], times[1], cpu[0] * 1000 / calls, cpu[1] * 1000 / calls
+            times[label].append((time.perf_counter() - started) * 1000)
+            cpu[label] += time.process_time() - cpu_started
+    return times, {label: total * 1000 / calls for label, total in cpu.items()}
 
 
 def _children() -> dict[int, str]:
@@ -133,35 +136,50 @@ async def _wait_listed(client: Client, changes: _Changes, name: str) -> None:
             await changes.wait()
 
 
-async def sequential(tmp: Path, calls: int) -> tuple[dict[str, list[float]], dict[str, float]]:
+GATEWAY = "gateway (SDK client -> pegboard serve)"
+NO_FAST = "gateway, fast path off (PEGBOARD_NO_FAST_CALLS=1)"
+BEFORE = "gateway, code before (--before-src)"
+DIRECT = "direct (SDK client -> upstream)"
+
+
+def _gateway_params(tmp: Path, extra: dict[str, str]) -> StdioServerParameters:
+    env = _env(tmp) | {"PATH": "/usr/bin:/bin"} | extra
+    return StdioServerParameters(command=PEGBOARD, args=["serve", "--no-defer"], env=env)
+
+
+async def sequential(
+    tmp: Path, calls: int, before_src: str | None
+) -> tuple[dict[str, list[float]], dict[str, float]]:
     direct = StdioServerParameters(command=sys.executable, args=[str(SDK_SERVER), "stdio"])
-    gateway = StdioServerParameters(
-        command=PEGBOARD, args=["serve", "--no-defer"], env=_env(tmp) | {"PATH": "/usr/bin:/bin"}
-    )
-    out: dict[str, list[float]] = {}
+    gateways = {GATEWAY: {}, NO_FAST: {"PEGBOARD_NO_FAST_CALLS": "1"}}
+    if before_src:
+        gateways[BEFORE] = {"PYTHONPATH": before_src}
     cpu: dict[str, float] = {}
-    changes = _Changes()
-    async with (
-        Client(stdio_client(direct), mode="legacy") as plain,
-        Client(stdio_client(gateway), mode="legacy", message_handler=changes) as proxied,
-    ):
-        await _wait_listed(proxied, changes, "mcp__up__echo")
-        kids = _children()
-        upstream = next(pid for pid, cmd in kids.items() if "sdk_server" in cmd)
-        gateway_pid = next(pid for pid, cmd in kids.items() if "pegboard" in cmd)
-        before = {pid: _cpu_seconds(pid) for pid in (upstream, gateway_pid)}
-        direct_label, gateway_label = (
-            "direct (SDK client -> upstream)",
-            "gateway (SDK client -> pegboard serve)",
-        )
-        out[direct_label], out[gateway_label], _, _ = await _paired(
-            calls,
-            lambda: plain.call_tool("echo", ECHO),
-            lambda: proxied.call_tool("mcp__up__echo", ECHO),
-        )
-        # _paired's 20 warm-up calls per path run after ``before``: they are in the divisor.
-        cpu[direct_label] = (_cpu_seconds(upstream) - before[upstream]) * 1000 / (calls + 20)
-        cpu[gateway_label] = (_cpu_seconds(gateway_pid) - before[gateway_pid]) * 1000 / (calls + 20)
+    async with AsyncExitStack() as stack:
+        plain = await stack.enter_async_context(Client(stdio_client(direct), mode="legacy"))
+        upstream = next(pid for pid, cmd in _children().items() if "sdk_server" in cmd)
+        paths: dict[str, Callable[[], Awaitable[Any]]] = {
+            DIRECT: lambda: plain.call_tool("echo", ECHO)
+        }
+        pids = {DIRECT: upstream}
+        for label, extra in gateways.items():
+            known = set(_children())
+            changes = _Changes()
+            client = await stack.enter_async_context(
+                Client(
+                    stdio_client(_gateway_params(tmp, extra)),
+                    mode="legacy",
+                    message_handler=changes,
+                )
+            )
+            pids[label] = next(pid for pid in _children() if pid not in known)
+            await _wait_listed(client, changes, "mcp__up__echo")
+            paths[label] = partial(client.call_tool, "mcp__up__echo", ECHO)
+        before = {label: _cpu_seconds(pid) for label, pid in pids.items()}
+        out, _ = await _interleaved(calls, paths)
+        # _interleaved's 20 warm-up calls per path run after ``before``: in the divisor.
+        for label, pid in pids.items():
+            cpu[label] = (_cpu_seconds(pid) - before[label]) * 1000 / (calls + 20)
     runtime = ToolRuntime(load_config(tmp / "config.toml"), RuntimeOptions(defer=False))
     listed = anyio.Event()
     runtime.surface.subscribe(listed.set)
@@ -175,17 +193,16 @@ async def sequential(tmp: Path, calls: int) -> tuple[dict[str, list[float]], dic
                 "mcp__up__echo", ECHO, call_id="bench", approval=None
             )
 
-        catalog_label, surface_label = (
-            "in-process: catalog.call_tool",
-            "in-process: gateway surface.call_tool",
+        in_process, in_cpu = await _interleaved(
+            calls,
+            {
+                "in-process: catalog.call_tool": lambda: runtime.catalog.call_tool(
+                    "up", "echo", ECHO
+                ),
+                "in-process: gateway surface.call_tool": surface,
+            },
         )
-        (
-            out[catalog_label],
-            out[surface_label],
-            cpu[catalog_label],
-            cpu[surface_label],
-        ) = await _paired(calls, lambda: runtime.catalog.call_tool("up", "echo", ECHO), surface)
-    return out, cpu
+    return out | in_process, cpu | in_cpu
 
 
 def _line(msg_id: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -197,7 +214,7 @@ def _line(msg_id: int | None, method: str, params: dict[str, Any] | None = None)
     return (json.dumps(message) + "\n").encode()
 
 
-async def startup(tmp: Path) -> tuple[float, float, int]:
+async def startup(tmp: Path, extra: dict[str, str] | None = None) -> tuple[float, float, int]:
     """Seconds from spawn to the initialize and tools/list answers, and the tools listed."""
     init = {
         "protocolVersion": "2025-11-25",
@@ -206,7 +223,8 @@ async def startup(tmp: Path) -> tuple[float, float, int]:
     }
     started = time.perf_counter()
     args = [PEGBOARD, "serve", "--no-defer"]
-    async with await anyio.open_process(args, env=dict(os.environ) | _env(tmp)) as process:
+    env = dict(os.environ) | _env(tmp) | (extra or {})
+    async with await anyio.open_process(args, env=env) as process:
         assert process.stdin is not None
         assert process.stdout is not None
         await process.stdin.send(
@@ -234,9 +252,15 @@ async def startup(tmp: Path) -> tuple[float, float, int]:
     return answers[1], answers[2], tools
 
 
+def _median_run(runs: list[tuple[float, float, int]]) -> tuple[float, float, int]:
+    return sorted(runs)[len(runs) // 2]
+
+
 async def startup_table(
-    tmp: Path, servers: int, hanging: int
+    tmp: Path, servers: int, hanging: int, repeats: int, before_src: str | None
 ) -> dict[str, tuple[float, float, int]]:
+    """Each row: the run with the median ``initialize`` time of ``repeats`` spawns, the
+    configurations alternating spawn by spawn."""
     empty = tmp / "empty"
     empty.mkdir()
     (empty / "config.toml").write_text(tomli_w.dumps({"data_dir": str(empty / "data")}))
@@ -253,10 +277,20 @@ async def startup_table(
     )
     for i in range(hanging):
         (many / f"m{i}").write_text("no-init\n" if i < 3 else "hang-list\n")
-    return {
-        "gateway, no server configured (baseline)": await startup(empty),
-        f"gateway, {servers} servers, {hanging} hanging": await startup(many),
+    rows: dict[str, tuple[Path, dict[str, str]]] = {
+        "gateway, no server configured (baseline)": (empty, {}),
+        f"gateway, {servers} servers, {hanging} hanging": (many, {}),
     }
+    if before_src:
+        rows["code before (--before-src), no server configured"] = (
+            empty,
+            {"PYTHONPATH": before_src},
+        )
+    runs: dict[str, list[tuple[float, float, int]]] = {label: [] for label in rows}
+    for _ in range(repeats):
+        for label, (directory, extra) in rows.items():
+            runs[label].append(await startup(directory, extra))
+    return {label: _median_run(found) for label, found in runs.items()}
 
 
 async def _url_from(process: Process, marker: str) -> str:
@@ -317,12 +351,13 @@ async def throughput(url: str, tool: str, clients: int, seconds: float) -> tuple
     return count, time.perf_counter() - started
 
 
-async def main(calls: int, clients: int, seconds: float, servers: int, hanging: int) -> None:
+async def main(ns: argparse.Namespace) -> None:
+    calls, clients, seconds = ns.calls, ns.clients, ns.seconds
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         _write_config(tmp)
-        seq, cpu = await sequential(tmp, calls)
-        starts = await startup_table(tmp, servers, hanging)
+        seq, cpu = await sequential(tmp, calls, ns.before_src)
+        starts = await startup_table(tmp, ns.servers, ns.hanging, ns.starts, ns.before_src)
         direct_args = [sys.executable, str(SDK_SERVER), "http"]
         async with _http_server(direct_args, "PORT ", None) as url:
             direct = await throughput(url, "echo", clients, seconds)
@@ -340,16 +375,17 @@ async def main(calls: int, clients: int, seconds: float, servers: int, hanging: 
             f"| {statistics.fmean(times):.3f} | {cpu[label]:.3f} |"
         )
     labels = list(seq)
-    for base, over, what in (
-        (labels[0], labels[1], "added by the gateway process"),
-        (labels[2], labels[3], "added by pegboard's call path (no transport)"),
-    ):
+    pairs = [(DIRECT, label, f"added: {label.split(' (')[0]}") for label in labels[1:-2]]
+    pairs.append((labels[-2], labels[-1], "added by pegboard's call path (no transport)"))
+    for base, over, what in pairs:
         p50 = statistics.median(seq[over]) - statistics.median(seq[base])
         p95 = _percentile(seq[over], 0.95) - _percentile(seq[base], 0.95)
-        print(f"| **{what}** | {p50:.3f} | {p95:.3f} | | |")
+        ratio = statistics.median(seq[over]) / statistics.median(seq[base])
+        print(f"| **{what}** | {p50:.3f} | {p95:.3f} | x{ratio:.2f} of p50 | |")
     print(
-        "\nCPU per call: of the upstream server process (direct row), of the pegboard serve "
-        "process (gateway row), of this process (in-process rows)."
+        "\nCPU per call: of the upstream server process (direct row), of each pegboard serve "
+        "process (gateway rows), of this process (in-process rows). 'xN of p50': the row's "
+        "p50 over its baseline's p50 (direct, or catalog.call_tool)."
     )
     print("\nstart-up of pegboard serve over stdio (s from spawn)\n")
     print("| configuration | initialize answered | tools/list answered | tools listed |")
@@ -370,5 +406,10 @@ if __name__ == "__main__":
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--servers", type=int, default=20)
     parser.add_argument("--hanging", type=int, default=5)
-    ns = parser.parse_args()
-    anyio.run(main, ns.calls, ns.clients, ns.seconds, ns.servers, ns.hanging)
+    parser.add_argument("--starts", type=int, default=3, help="spawns per start-up row")
+    parser.add_argument(
+        "--before-src",
+        help="a src/ directory of an older pegboard (git archive REV src | tar -x -C DIR): "
+        "adds its gateway as rows of the latency and start-up tables",
+    )
+    anyio.run(main, parser.parse_args())
