@@ -66,8 +66,22 @@ def test_dense_index_follows_upserts_and_removals() -> None:
 def test_dense_ranking_keeps_the_namespace_filter() -> None:
     index = default_index(dense=True)
     index.upsert(CATALOG)
-    hits = index.search(["is it going to rain tomorrow"], namespaces=["fs"])
-    assert names(hits) == ["read_file", "write_file", "listDirectory"]
+    query = ["show me what is in my documents"]
+    assert names(index.search(query)) == ["read_file", "write_file", "listDirectory", "web_search"]
+    assert names(index.search(query, namespaces=["fs"])) == [
+        "read_file",
+        "write_file",
+        "listDirectory",
+    ]
+
+
+def test_dense_signal_counts_only_tools_closer_than_the_catalog_average() -> None:
+    # Cosines are standardised per query: a tool at or below the mean similarity adds nothing,
+    # so a namespace with nothing related to the query yields no hits at all.
+    index = default_index(dense=True)
+    index.upsert(CATALOG)
+    assert names(index.search(["is it going to rain tomorrow"])) == ["get_weather"]
+    assert names(index.search(["is it going to rain tomorrow"], namespaces=["fs"])) == []
 
 
 class CountingEmbedder:

@@ -10,7 +10,7 @@ from pegboard.meta.ranking.index import FusionParams, LexicalIndex, ToolIndex
 from pegboard.meta.ranking.lexical import BM25FParams
 from pegboard.meta.ranking.text import tokenize
 
-DENSE_FUSION = FusionParams(namespace_weight=0.0, dense_weight=1.0)
+DENSE_FUSION = FusionParams(namespace_weight=0.0, dense_weight=0.1)
 
 
 def default_index(*, dense: bool = False, cache_dir: Path | None = None) -> SearchIndex:

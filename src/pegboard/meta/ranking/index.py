@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from pegboard.core.entry import ToolEntry
 from pegboard.meta.index import SearchHit
@@ -37,12 +38,16 @@ FUSION_DEPTH = 50
 class FusionParams:
     """How signals combine; BM25F scores are first scaled to [0, 1] by their maximum.
 
-    ``score = bm25f * (1 + namespace_weight * namespace_bm25f) + dense_weight * cosine``: a
+    ``score = bm25f * (1 + namespace_weight * namespace_bm25f) + dense_weight * z+(cosine)``: a
     tool's own words decide whether it matches, its namespace's words reorder the matches.
+    ``z+`` is the cosine's z-score over the catalog for this query, negatives cut to 0: raw
+    cosines of static embeddings sit in a narrow, query-dependent band, so standardising them
+    makes one weight mean the same for every query (measured on the eval sets: it beat raw
+    cosine, max-scaled cosine and reciprocal-rank fusion at every weight tried).
     """
 
     namespace_weight: float = 0.5
-    dense_weight: float = 1.0
+    dense_weight: float = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +162,9 @@ class ToolIndex:
         dense = embedder is not None and vectors is not None and len(vectors) > 0
         if embedder is not None and vectors is not None and dense:
             cosine = vectors @ embedder.embed_query(query, _idf_weight(state.lexical))
-            total += self.fusion.dense_weight * np.maximum(cosine, 0.0)
+            total += self.fusion.dense_weight * _positive_z(
+                cosine.astype(np.float64), state.space_of >= 0
+            )
         # A query without index terms (only stopwords) and no dense signal counts as absent.
         return total if terms or dense else None
 
@@ -177,6 +184,16 @@ def _idf_weight(lexical: LexicalState) -> Callable[[str], float]:
         return lexical.idf(term) or rarest
 
     return weight
+
+
+def _positive_z(values: FloatArray, live: npt.NDArray[np.bool_]) -> FloatArray:
+    """How many standard deviations above the mean of the live slots, at least 0."""
+    sample = values[live]
+    spread = float(sample.std()) if len(sample) else 0.0
+    if spread <= 0.0:
+        return np.zeros(len(values))
+    z: FloatArray = np.maximum((values - float(sample.mean())) / spread, 0.0) * live
+    return z
 
 
 def _unit_max(scores: FloatArray) -> FloatArray:
