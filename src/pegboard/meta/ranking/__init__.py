@@ -1,4 +1,23 @@
-"""Rankers behind ``tool_search``; :func:`default_index` picks the best one installed."""
+"""Rankers behind ``tool_search``; :func:`default_index` picks the best one installed.
+
+Why the default stays lexical (BM25F + namespace summaries) and dense fusion is opt-in
+(``default_index(dense=True)``), measured with ``bench/search.py`` on 2026-11-30:
+
+* quality: dense fusion is better alone (hit@5 livemcpbench 0.670 vs 0.574, metatool 0.700
+  vs 0.652, sealtools 0.997 vs 0.994) but not pooled (metatool queries over 4,802 tools 0.396
+  vs 0.407);
+* speed: it meets the 2 ms p50 budget at 4,802 tools (0.6-1.5 ms), yet its p99 reaches 2-3 ms,
+  its cold build is ~0.8 s slower, and the first search loads a 31 MB table (~0.4 s);
+* behaviour: a dense signal scores every tool, so a query of nonsense or of a missing
+  capability still returns "matches" instead of the "nothing matches, rephrase" answer that
+  ``tool_search`` gives the model (the standardised cosine keeps only above-average tools, but
+  some tool is always above average).
+
+Tried and not kept (no gain on every dataset): RRF of lexical and dense at k 20/60, raw,
+max-scaled and top-50 min-max cosine at several weights, IDF-weighted query-term coverage,
+namespace relevance from the best tool score of each namespace, per-namespace diversity in the
+top results, pseudo-relevance feedback, and per-field BM25 ``b``/weights/``k1`` variations.
+"""
 
 from __future__ import annotations
 
