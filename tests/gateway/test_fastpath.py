@@ -85,7 +85,7 @@ async def test_a_plain_call_and_one_with_meta_get_the_same_answer(tmp_path: Path
     assert fast_bad["result"] == slow_bad["result"]
 
 
-async def test_a_cancelled_call_gets_no_answer_and_the_gateway_keeps_serving(
+async def test_a_cancelled_call_gets_no_answer_and_odd_lines_do_not_stop_the_gateway(
     tmp_path: Path,
 ) -> None:
     write_config(tmp_path, {"servers": {"victim": victim_server()}})
@@ -102,6 +102,10 @@ async def test_a_cancelled_call_gets_no_answer_and_the_gateway_keeps_serving(
             block = {"name": "mcp__victim__block", "arguments": {"fifo": str(fifo)}}
             await wire.send({"id": 3, "method": "tools/call", "params": block})
             await anyio.to_thread.run_sync(fifo.read_text)  # the call reached the upstream
+            odd = {"requestId": [3], "reason": "an id that cannot be one"}
+            await wire.send({"method": "notifications/cancelled", "params": odd})
+            assert process.stdin is not None
+            await process.stdin.send(b'{"method": "tools/call", "x": ' + b"[" * 100_000 + b"\n")
             cancel = {"requestId": 3, "reason": "user stopped it"}
             await wire.send({"method": "notifications/cancelled", "params": cancel})
             pid = {"name": "mcp__victim__pid", "arguments": {}}

@@ -64,16 +64,15 @@ class FastToolCalls:
             return False
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # the SDK reports what is wrong with the line
             return False
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return False
         params = message.get("params")
         if message.get("method") == "notifications/cancelled":
-            if isinstance(params, dict):
-                scope = self._running.get(params.get("requestId"))  # type: ignore[arg-type]
-                if scope is not None:
-                    scope.cancel()
+            cancelled = params.get("requestId") if isinstance(params, dict) else None
+            if isinstance(cancelled, int | str) and cancelled in self._running:
+                self._running[cancelled].cancel()
             return False
         request_id = message.get("id")
         if (
