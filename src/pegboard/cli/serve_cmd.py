@@ -81,6 +81,8 @@ def serve(
     except PegboardError as exc:
         fail(str(exc), EXIT_USAGE)
 
+    _announce(loaded.path, runtime, "streamable HTTP" if http else "stdio")
+
     async def body() -> None:
         gateway = Gateway(runtime.surface)
         async with runtime.running(), anyio.create_task_group() as tg:
@@ -98,3 +100,22 @@ def serve(
             tg.cancel_scope.cancel()
 
     run(body)
+
+
+def _announce(config_path: object, runtime: ToolRuntime, transport: str) -> None:
+    """One line on stderr, so a person who starts ``serve`` by hand sees what it serves.
+
+    MCP clients show a server's stderr in their logs; stdout stays the JSON-RPC stream.
+    """
+    servers = runtime.loaded.config.servers
+    enabled = sum(1 for server in servers.values() if server.enabled)
+    line = (
+        f"pegboard serve: MCP over {transport}; {enabled} of {len(servers)} MCP servers "
+        f"enabled, {len(runtime.registry)} cached tools (config: {config_path})"
+    )
+    if not servers:
+        line += (
+            ". No MCP servers yet: add some with "
+            "`pegboard config import claude_desktop_config.json`"
+        )
+    print(line, file=sys.stderr, flush=True)
