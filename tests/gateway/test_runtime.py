@@ -79,3 +79,30 @@ async def test_disabling_a_server_in_the_config_while_running_removes_its_tools(
 
     assert _names(runtime) == ["mcp__a__read", "mcp__a__write"]
     assert heard == [1]
+
+
+def test_a_profile_gate_that_matches_no_tool_is_reported_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loaded = _loaded(tmp_path, profiles={"default": {"force_prompt_tools": ["search"]}})
+
+    with caplog.at_level("WARNING", logger="pegboard.gateway"):
+        runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+        runtime.resync()
+
+    expected = (
+        "Assistant force_prompt_tools lists 'search', which matches no registered tool, so "
+        "nothing is gated. Did you mean: mcp__b__search (b/search)? Use the wire name "
+        "(mcp__<server>__<tool>) or '<server_id>/<tool name>'."
+    )
+    assert runtime.gate_problems == (expected,)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"approval gate matches no tool: {expected}"]
+
+
+def test_gates_that_all_match_report_nothing(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path, profiles={"default": {"force_prompt_tools": ["b/search"]}})
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+
+    assert runtime.gate_problems == ()

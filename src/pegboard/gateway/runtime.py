@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from pegboard.approval import unmatched_gates
 from pegboard.config import LoadedConfig, load_config
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
@@ -51,6 +52,7 @@ class ToolRuntime:
         self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
         self.registry = ToolRegistry()
         self.selected: frozenset[str] = frozenset()
+        self.gate_problems: tuple[str, ...] = ()
         self.resync(refresh_surface=False)
         if config.meta.tool_exec:
             logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
@@ -105,8 +107,29 @@ class ToolRuntime:
                 continue
             selected.add(entry.name)
         self.selected = frozenset(selected)
+        self._check_gates()
         if refresh_surface:
             self.surface.refresh()
+
+    def _check_gates(self) -> None:
+        """Warn about approval gates (force-prompt entries) that gate no registered tool.
+
+        A gate that matches nothing leaves the tool it was meant for ungated, silently; it is
+        reported whenever the set of such gates changes (not on every re-sync). Servers whose
+        tools are not known yet are skipped until they are.
+        """
+        problems = tuple(
+            unmatched_gates(
+                self.registry.get_all(),
+                servers=self.catalog.servers(),
+                assistant_gates=self.settings.force_prompt_tools,
+                assistant_disabled=self.settings.disabled_tools,
+            )
+        )
+        if problems != self.gate_problems:
+            for problem in problems:
+                logger.warning("approval gate matches no tool: %s", problem)
+        self.gate_problems = problems
 
     def _on_tools_changed(self, server_id: str) -> None:
         logger.info("tools of MCP server %s changed; re-syncing", server_id)
