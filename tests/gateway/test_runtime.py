@@ -106,3 +106,31 @@ def test_gates_that_all_match_report_nothing(tmp_path: Path) -> None:
     runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
 
     assert runtime.gate_problems == ()
+
+
+def test_meta_search_dense_ranks_tool_search_with_the_dense_index(tmp_path: Path) -> None:
+    from pegboard.meta.ranking import ToolIndex
+    from pegboard.meta.sync import registry_index
+
+    loaded = _loaded(tmp_path, meta={"search": "dense"})
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+
+    index = registry_index(runtime.registry)
+    assert isinstance(index, ToolIndex)
+    assert index.dense
+    hits = [hit.name for hit in index.search(["look something up"], limit=3)]
+    assert set(hits) <= {"mcp__a__read", "mcp__a__write", "mcp__b__search"}
+    assert "mcp__b__search" in hits
+    assert any((loaded.data_dir / "vectors").iterdir())  # catalog vectors cached on disk
+
+
+def test_meta_search_defaults_to_the_lexical_index(tmp_path: Path) -> None:
+    from pegboard.meta.ranking import ToolIndex
+    from pegboard.meta.sync import registry_index
+
+    runtime = ToolRuntime(_loaded(tmp_path), RuntimeOptions(prewarm=False))
+
+    index = registry_index(runtime.registry)
+    assert isinstance(index, ToolIndex)
+    assert not index.dense

@@ -27,6 +27,7 @@ from pegboard.execution import CallPolicy, error_output, execute_entry
 from pegboard.exposition.apply import Exposition, apply_defer_exposition
 from pegboard.exposition.prompt import NamespaceStatus, render_deferred_section
 from pegboard.gateway.surface import ChangeListener
+from pegboard.meta.index import SearchIndex
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -45,8 +46,10 @@ class RegistrySurface:
         defer: bool = True,
         statuses: StatusSource | None = None,
         audit: CallPolicy | None = None,
+        index: SearchIndex | None = None,
     ) -> None:
         self.registry = registry
+        self._index = index
         self._scope = scope
         self.context_window = context_window
         self.defer = defer
@@ -111,6 +114,7 @@ class RegistrySurface:
                 statuses=statuses,
                 policy=self._policy,
                 sticky=was_deferred,
+                index=self._index,
             )
         else:
             exposition = Exposition(tools, (), frozenset(tools), "", None)

@@ -25,6 +25,9 @@ from pegboard.execution import CallPolicy
 from pegboard.exposition.prompt import NamespaceStatus
 from pegboard.gateway.exposure import RegistrySurface
 from pegboard.mcp import McpCatalog, SqliteCatalogStore, sync_mcp_tools_to_registry
+from pegboard.meta.index import SearchIndex
+from pegboard.meta.ranking import default_index
+from pegboard.meta.sync import registry_index
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -64,7 +67,15 @@ class ToolRuntime:
             defer=defer,
             statuses=self.namespace_statuses,
             audit=CallPolicy(),
+            index=self._search_index(),
         )
+
+    def _search_index(self) -> SearchIndex | None:
+        """The registry's shared index with the ranker ``[meta] search`` names."""
+        if self.loaded.config.meta.search != "dense":
+            return None  # the registry's default (lexical) index
+        cache = self.loaded.data_dir / "vectors"
+        return registry_index(self.registry, lambda: default_index(dense=True, cache_dir=cache))
 
     # -- scope -------------------------------------------------------------------------------
     def scope(self) -> ToolApplyScope:

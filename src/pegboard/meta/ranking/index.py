@@ -86,6 +86,11 @@ class ToolIndex:
     def state(self) -> IndexState:
         return self._state
 
+    @property
+    def dense(self) -> bool:
+        """Whether the static-embedding signal is fused into the scores."""
+        return self._embedder is not None
+
     def upsert(self, entries: Iterable[ToolEntry]) -> None:
         self._apply([document_for(e) for e in entries], ())
 
