@@ -104,6 +104,9 @@ async def serve_http(
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    # Listen before announcing the URL: a client that connects as soon as it reads the line
+    # then waits in the backlog for uvicorn instead of being refused.
+    sock.listen(2048)
     bound: Any = sock.getsockname()
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2)
