@@ -19,6 +19,7 @@ on purpose. Every message says what is wrong and, where there is one, how to fix
     │   ├── ServerUnavailable        the server is not active, failed to start or crashed
     │   │   └── ServerInactive       the server is disabled or not configured (no call made)
     │   └── CatalogError             the persistent catalog could not be read or written
+    ├── SearchModelError             a tool-search model's files are missing or unreadable
     └── OptionalDependencyMissing    an extra is not installed (ImportError too)
 """
 
@@ -114,6 +115,10 @@ class ServerInactive(ServerUnavailable):
 
 class CatalogError(McpError):
     """The persistent tool catalog could not be read or written."""
+
+
+class SearchModelError(PegboardError):
+    """A tool-search embedding model's files are missing or unreadable (reinstall its extra)."""
 
 
 class OptionalDependencyMissing(PegboardError, ImportError):

@@ -42,7 +42,8 @@ def test_bench_search_reports_hand_computed_metrics_for_every_method() -> None:
     filtered = (5, {"1": 0.2, "3": 0.4}, {"1": 0.2, "3": 0.4}, 0.3)
     assert scores(report) == {
         "pegboard": ranked,
-        "pegboard+dense": ranked,
+        "pegboard-minilm": ranked,
+        "pegboard-lexical": ranked,
         "bm25": ranked,
         "substring": filtered,
         "substring-terms": ranked,
@@ -78,7 +79,10 @@ def test_bench_search_prints_a_table() -> None:
 def test_unknown_method_is_refused_with_the_choices() -> None:
     result = CliRunner().invoke(app, [*ARGS, "--method", "magic"])
     assert result.exit_code == 2
-    choices = "pegboard, pegboard+dense, bm25, substring, substring-terms, regex, regex-terms"
+    choices = (
+        "pegboard, pegboard-minilm, pegboard-lexical, bm25, substring, substring-terms, regex, "
+        "regex-terms"
+    )
     assert f"unknown method magic; choose from {choices}" in result.output
 
 

@@ -30,7 +30,7 @@ def test_the_global_config_option_wins_over_the_environment(invoke: Invoke, tmp_
 def test_config_show_effective_includes_defaults(invoke: Invoke) -> None:
     shown = as_json(invoke("config", "show", "--effective", "--json"))
 
-    assert shown["meta"] == {"tool_exec": False, "defer": True, "search": "lexical"}
+    assert shown["meta"] == {"tool_exec": False, "defer": True, "search": "dense"}
     assert shown["gateway"] == {"host": "127.0.0.1", "port": 8765}
 
 

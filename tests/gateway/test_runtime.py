@@ -108,11 +108,11 @@ def test_gates_that_all_match_report_nothing(tmp_path: Path) -> None:
     assert runtime.gate_problems == ()
 
 
-def test_meta_search_dense_ranks_tool_search_with_the_dense_index(tmp_path: Path) -> None:
-    from pegboard.meta.ranking import ToolIndex
+def test_meta_search_defaults_to_the_dense_index_with_cached_vectors(tmp_path: Path) -> None:
+    from pegboard.meta.ranking import ToolIndex, dense_signals
     from pegboard.meta.sync import registry_index
 
-    loaded = _loaded(tmp_path, meta={"search": "dense"})
+    loaded = _loaded(tmp_path)
 
     runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
 
@@ -122,15 +122,18 @@ def test_meta_search_dense_ranks_tool_search_with_the_dense_index(tmp_path: Path
     hits = [hit.name for hit in index.search(["look something up"], limit=3)]
     assert set(hits) <= {"mcp__a__read", "mcp__a__write", "mcp__b__search"}
     assert "mcp__b__search" in hits
-    assert any((loaded.data_dir / "vectors").iterdir())  # catalog vectors cached on disk
+    cached = {p.name for p in (loaded.data_dir / "vectors").iterdir()}
+    assert cached == {f"{s.embedder.model_id}.npz" for s in dense_signals()}
 
 
-def test_meta_search_defaults_to_the_lexical_index(tmp_path: Path) -> None:
+def test_meta_search_lexical_uses_the_index_without_models(tmp_path: Path) -> None:
     from pegboard.meta.ranking import ToolIndex
     from pegboard.meta.sync import registry_index
 
-    runtime = ToolRuntime(_loaded(tmp_path), RuntimeOptions(prewarm=False))
+    loaded = _loaded(tmp_path, meta={"search": "lexical"})
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
 
     index = registry_index(runtime.registry)
     assert isinstance(index, ToolIndex)
     assert not index.dense
+    assert not (loaded.data_dir / "vectors").exists()

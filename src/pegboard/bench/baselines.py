@@ -143,11 +143,17 @@ class RegexBaseline:
 def available_methods() -> dict[str, Callable[[], Method]]:
     """Every method this install can run, by name, pegboard's first."""
     from pegboard.bench.term_baselines import RegexTermsBaseline, SubstringTermsBaseline
-    from pegboard.meta.ranking import default_index
+    from pegboard.meta.ranking import DENSE_FUSION, ToolIndex, default_index, dense_signals
+
+    def builtin_model_only() -> ToolIndex:
+        return ToolIndex(dense=dense_signals(semantic=False), fusion=DENSE_FUSION)
 
     methods: dict[str, Callable[[], Method]] = {
         "pegboard": lambda: IndexMethod("pegboard", default_index),
-        "pegboard+dense": lambda: IndexMethod("pegboard+dense", lambda: default_index(dense=True)),
+        "pegboard-minilm": lambda: IndexMethod("pegboard-minilm", builtin_model_only),
+        "pegboard-lexical": lambda: IndexMethod(
+            "pegboard-lexical", lambda: default_index(dense=False)
+        ),
     }
     methods["bm25"] = BM25Baseline
     methods["substring"] = SubstringBaseline

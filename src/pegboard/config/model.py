@@ -126,11 +126,12 @@ class MetaConfig(_Section):
         "this version has no tool_exec yet, so turning it on only logs a warning.",
     )
     defer: bool = Field(default=True, description="Defer large tool pools behind the meta-tools.")
-    search: Literal["lexical", "dense"] = Field(
-        default="lexical",
-        description="tool_search ranker: lexical (BM25F + namespace summaries) or dense "
-        "(adds static embeddings; better on paraphrased needs, see bench/RESULTS.md; vectors "
-        "cached in the data directory).",
+    search: Literal["dense", "lexical"] = Field(
+        default="dense",
+        description="tool_search ranker: dense (BM25F fused with static embeddings: the "
+        "built-in MiniLM table, plus WordLlama when the semantic extra is installed; vectors "
+        "cached in the data directory) or lexical (BM25F + namespace summaries only). See "
+        "bench/RESULTS.md.",
     )
 
 

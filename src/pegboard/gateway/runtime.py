@@ -70,12 +70,12 @@ class ToolRuntime:
             index=self._search_index(),
         )
 
-    def _search_index(self) -> SearchIndex | None:
+    def _search_index(self) -> SearchIndex:
         """The registry's shared index with the ranker ``[meta] search`` names."""
-        if self.loaded.config.meta.search != "dense":
-            return None  # the registry's default (lexical) index
+        if self.loaded.config.meta.search == "lexical":
+            return registry_index(self.registry, lambda: default_index(dense=False))
         cache = self.loaded.data_dir / "vectors"
-        return registry_index(self.registry, lambda: default_index(dense=True, cache_dir=cache))
+        return registry_index(self.registry, lambda: default_index(cache_dir=cache))
 
     # -- scope -------------------------------------------------------------------------------
     def scope(self) -> ToolApplyScope:

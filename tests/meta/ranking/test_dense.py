@@ -7,7 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-from pegboard.meta.ranking import VectorCache, default_index
+from pegboard.meta.ranking import (
+    DENSE_FUSION,
+    ToolIndex,
+    VectorCache,
+    default_index,
+    dense_signals,
+)
 from pegboard.meta.ranking.dense import MODEL_DIR, Vectors, WordWeight, shared_embedder
 from pegboard.meta.ranking.wordpiece import WordPiece
 
@@ -44,9 +50,13 @@ def test_query_vectors_weigh_words_by_the_given_weight() -> None:
     assert not embedder.embed_query("weather city", lambda word: 0.0).any()
 
 
+def builtin_model_only() -> ToolIndex:
+    return ToolIndex(dense=dense_signals(semantic=False), fusion=DENSE_FUSION)
+
+
 def test_dense_index_finds_a_tool_without_shared_words() -> None:
-    lexical = default_index()
-    dense = default_index(dense=True)
+    lexical = default_index(dense=False)
+    dense = default_index()
     for index in (lexical, dense):
         index.upsert(CATALOG)
     assert names(lexical.search(["is it going to rain tomorrow"])) == []
@@ -78,7 +88,7 @@ def test_dense_ranking_keeps_the_namespace_filter() -> None:
 def test_dense_signal_counts_only_tools_closer_than_the_catalog_average() -> None:
     # Cosines are standardised per query: a tool at or below the mean similarity adds nothing,
     # so a namespace with nothing related to the query yields no hits at all.
-    index = default_index(dense=True)
+    index = builtin_model_only()
     index.upsert(CATALOG)
     assert names(index.search(["is it going to rain tomorrow"])) == ["get_weather"]
     assert names(index.search(["is it going to rain tomorrow"], namespaces=["fs"])) == []
@@ -122,8 +132,18 @@ def test_unreadable_vector_cache_is_rebuilt(tmp_path: Path) -> None:
     assert counting.embedded == 1
 
 
-def test_dense_default_index_uses_the_vector_cache(tmp_path: Path) -> None:
-    index = default_index(dense=True, cache_dir=tmp_path)
+def test_dense_default_index_caches_the_vectors_of_every_model(tmp_path: Path) -> None:
+    index = default_index(cache_dir=tmp_path)
     index.upsert(CATALOG)
     assert names(index.search(["is it going to rain tomorrow"], limit=1)) == ["get_weather"]
-    assert len(list(tmp_path.glob("*.npz"))) == 1
+    models = {f"{signal.embedder.model_id}.npz" for signal in dense_signals()}
+    assert {p.name for p in tmp_path.glob("*.npz")} == models
+    assert len(models) == 2  # the built-in table and WordLlama (the dev install has the extra)
+
+
+def test_a_query_of_noise_words_matches_nothing_even_with_dense_signals() -> None:
+    index = default_index()
+    index.upsert(CATALOG)
+    assert index.search(["xyzzy plugh"]) == []
+    # A dictionary word the catalog lacks still finds tools by meaning.
+    assert names(index.search(["umbrella"], limit=1)) == ["get_weather"]

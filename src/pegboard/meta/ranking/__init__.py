@@ -1,22 +1,29 @@
 """Rankers behind ``tool_search``; :func:`default_index` picks the best one installed.
 
-Why the default stays lexical (BM25F + namespace summaries) and dense fusion is opt-in
-(``default_index(dense=True)``), measured with ``bench/search.py`` on 2026-11-30:
+Three rankers, measured with ``bench/search.py`` (figures in ``bench/RESULTS.md``):
 
-* quality: dense fusion is better alone (hit@5 livemcpbench 0.670 vs 0.574, metatool 0.700
-  vs 0.652, sealtools 0.997 vs 0.994) but not pooled (metatool queries over 4,802 tools 0.396
-  vs 0.407);
-* speed: it meets the 2 ms p50 budget at 4,802 tools (0.6-1.5 ms), yet its p99 reaches 2-3 ms,
-  its cold build is ~0.8 s slower, and the first search loads a 31 MB table (~0.4 s);
-* behaviour: a dense signal scores every tool, so a query of nonsense or of a missing
-  capability still returns "matches" instead of the "nothing matches, rephrase" answer that
-  ``tool_search`` gives the model (the standardised cosine keeps only above-average tools, but
-  some tool is always above average).
+* ``lexical``: BM25F over tool fields with namespace summaries reordering the matches. No
+  model at all; the only choice that returns nothing for a query of nonsense words *and* for
+  a query whose words no tool uses.
+* ``dense`` without the semantic extra: BM25F fused with the static word-piece embeddings
+  distilled from all-MiniLM-L6-v2 that ship inside pegboard (7.8 MB).
+* ``dense`` with the semantic extra (``pip install 'pegboard[semantic]'``, part of the README
+  install): BM25F fused with both the distilled MiniLM table and WordLlama's token embeddings.
+  The two models see different things (WordLlama is much better on short, vague requests;
+  MiniLM on long task descriptions), and their standardised cosines add up.
+
+``default_index()`` uses ``dense`` (both models when the extra is installed). Dense signals
+score every tool, so a query whose only words are unknown to the catalog and to the models'
+dictionary (``xyzzy``) still gets "nothing matches"; a real word the catalog lacks ("rain"
+for a weather tool) finds tools by meaning, which is the point.
 
 Tried and not kept (no gain on every dataset): RRF of lexical and dense at k 20/60, raw,
 max-scaled and top-50 min-max cosine at several weights, IDF-weighted query-term coverage,
 namespace relevance from the best tool score of each namespace, per-namespace diversity in the
-top results, pseudo-relevance feedback, and per-field BM25 ``b``/weights/``k1`` variations.
+top results, pseudo-relevance feedback, per-field BM25 ``b``/weights/``k1`` variations, query
+expansion with each word's nearest vocabulary neighbours, rewriting file paths in queries, a
+transformer (multilingual-e5-small, 4-bit) as the dense signal, and per-clause search of
+multi-step requests.
 """
 
 from __future__ import annotations
@@ -25,31 +32,55 @@ from pathlib import Path
 
 from pegboard.meta.index import SearchIndex
 from pegboard.meta.ranking.dense import Embedder, StaticEmbedder, VectorCache, shared_embedder
-from pegboard.meta.ranking.index import FusionParams, LexicalIndex, ToolIndex
+from pegboard.meta.ranking.index import DenseSignal, FusionParams, LexicalIndex, ToolIndex
 from pegboard.meta.ranking.lexical import BM25FParams
 from pegboard.meta.ranking.text import tokenize
+from pegboard.meta.ranking.wordllama import semantic_available, shared_wordllama
 
-DENSE_FUSION = FusionParams(namespace_weight=0.0, dense_weight=0.1)
+# Weights of each model's standardised cosine; the namespace signal is off with dense signals
+# (together they concentrate results on too few namespaces).
+MINILM_ONLY_WEIGHT = 0.1
+MINILM_WEIGHT = 0.15
+WORDLLAMA_WEIGHT = 0.15
+DENSE_FUSION = FusionParams(namespace_weight=0.0)
 
 
-def default_index(*, dense: bool = False, cache_dir: Path | None = None) -> SearchIndex:
+def dense_signals(
+    cache_dir: Path | None = None, *, semantic: bool | None = None
+) -> list[DenseSignal]:
+    """The embedding signals of the ``dense`` ranker, with on-disk vector caches if asked.
+
+    ``semantic`` chooses whether WordLlama joins the built-in model (default: when the
+    semantic extra is installed; ``True`` without it raises ``OptionalDependencyMissing``).
+    """
+
+    def cached(embedder: Embedder) -> Embedder:
+        return embedder if cache_dir is None else VectorCache(cache_dir, embedder)
+
+    if not (semantic_available() if semantic is None else semantic):
+        return [DenseSignal(cached(shared_embedder()), MINILM_ONLY_WEIGHT)]
+    return [
+        DenseSignal(cached(shared_embedder()), MINILM_WEIGHT),
+        DenseSignal(cached(shared_wordllama()), WORDLLAMA_WEIGHT),
+    ]
+
+
+def default_index(*, dense: bool = True, cache_dir: Path | None = None) -> SearchIndex:
     """A fresh, empty index with pegboard's default ranking.
 
-    BM25F over tool fields, with namespace summaries reordering the matches. ``dense=True``
-    adds the static-embedding signal instead of the namespace one (on the eval data the two
-    together concentrate results on too few namespaces); vectors are cached under
-    ``cache_dir`` when given.
+    ``dense=True`` (the default): BM25F fused with the embedding signals installed (see the
+    module docstring); ``dense=False``: BM25F with namespace summaries only. Catalog vectors
+    are cached under ``cache_dir`` when given, so an unchanged tool is embedded once.
     """
     if not dense:
         return ToolIndex()
-    embedder: Embedder = shared_embedder()
-    if cache_dir is not None:
-        embedder = VectorCache(cache_dir, embedder)
-    return ToolIndex(embedder=embedder, fusion=DENSE_FUSION)
+    return ToolIndex(dense=dense_signals(cache_dir), fusion=DENSE_FUSION)
 
 
 __all__ = [
+    "DENSE_FUSION",
     "BM25FParams",
+    "DenseSignal",
     "Embedder",
     "FusionParams",
     "LexicalIndex",
@@ -57,5 +88,7 @@ __all__ = [
     "ToolIndex",
     "VectorCache",
     "default_index",
+    "dense_signals",
+    "semantic_available",
     "tokenize",
 ]

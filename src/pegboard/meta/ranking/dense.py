@@ -85,6 +85,14 @@ class StaticEmbedder:
 
 
 @cache
+def dictionary() -> frozenset[str]:
+    """The whole (lower-case) words of the static model's vocabulary: words a person might
+    type, as opposed to noise such as ``xyzzy`` that only splits into fragments."""
+    lines = (MODEL_DIR / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    return frozenset(w for w in lines if w.isalpha() and not w.startswith("##"))
+
+
+@cache
 def shared_embedder() -> StaticEmbedder:
     """The process-wide embedder (the table is loaded once)."""
     return StaticEmbedder()

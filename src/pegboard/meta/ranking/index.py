@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from pegboard.core.entry import ToolEntry
 from pegboard.meta.index import SearchHit
-from pegboard.meta.ranking.dense import Embedder, Vectors
+from pegboard.meta.ranking.dense import Embedder, Vectors, dictionary
 from pegboard.meta.ranking.document import ToolDocument, document_for
 from pegboard.meta.ranking.fusion import rrf, top, top_slots
 from pegboard.meta.ranking.lexical import (
@@ -36,18 +36,26 @@ FUSION_DEPTH = 50
 
 @dataclass(frozen=True, slots=True)
 class FusionParams:
-    """How signals combine; BM25F scores are first scaled to [0, 1] by their maximum.
+    """How the lexical signals combine; BM25F scores are first scaled to [0, 1] by their maximum.
 
-    ``score = bm25f * (1 + namespace_weight * namespace_bm25f) + dense_weight * z+(cosine)``: a
-    tool's own words decide whether it matches, its namespace's words reorder the matches.
-    ``z+`` is the cosine's z-score over the catalog for this query, negatives cut to 0: raw
-    cosines of static embeddings sit in a narrow, query-dependent band, so standardising them
-    makes one weight mean the same for every query (measured on the eval sets: it beat raw
+    ``score = bm25f * (1 + namespace_weight * namespace_bm25f) + sum(weight_i * z+(cosine_i))``
+    over the dense signals: a tool's own words decide whether it matches, its namespace's words
+    reorder the matches, each embedding model adds its view of meaning. ``z+`` is the cosine's
+    z-score over the catalog for this query, negatives cut to 0: raw cosines of static
+    embeddings sit in a narrow, query-dependent band, so standardising them makes one weight
+    mean the same for every query and every model (measured on the eval sets: it beat raw
     cosine, max-scaled cosine and reciprocal-rank fusion at every weight tried).
     """
 
     namespace_weight: float = 0.5
-    dense_weight: float = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class DenseSignal:
+    """One embedding model and the weight of its standardised cosine in the fused score."""
+
+    embedder: Embedder
+    weight: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,30 +63,30 @@ class IndexState:
     lexical: LexicalState
     spaces: LexicalState  # one summary document per namespace
     space_of: IntArray  # tool slot -> namespace slot (-1 when the slot is free)
-    vectors: Vectors | None  # row i belongs to slot i; zero rows for free slots
+    vectors: tuple[Vectors, ...]  # per dense signal: row i belongs to slot i, 0 when free
 
 
-EMPTY_INDEX = IndexState(EMPTY_STATE, EMPTY_STATE, np.empty(0, dtype=np.int64), None)
+EMPTY_INDEX = IndexState(EMPTY_STATE, EMPTY_STATE, np.empty(0, dtype=np.int64), ())
 
 
 class ToolIndex:
     """Ranked tool search over name, label, description and parameters.
 
-    With an ``embedder`` the BM25F scores are fused with the cosine similarity of static
-    embeddings. Safe to search from any thread or task while another updates it. Results are
-    deterministic: equal scores are ordered by name.
+    With ``dense`` signals the BM25F scores are fused with the cosine similarity of each
+    model's embeddings. Safe to search from any thread or task while another updates it.
+    Results are deterministic: equal scores are ordered by name.
     """
 
     def __init__(
         self,
         params: BM25FParams | None = None,
         *,
-        embedder: Embedder | None = None,
+        dense: Sequence[DenseSignal] = (),
         fusion: FusionParams | None = None,
     ) -> None:
         self.params = params or BM25FParams()
         self.fusion = fusion or FusionParams()
-        self._embedder = embedder
+        self.signals = tuple(dense)
         self._lock = threading.Lock()
         self._state = EMPTY_INDEX
 
@@ -88,8 +96,8 @@ class ToolIndex:
 
     @property
     def dense(self) -> bool:
-        """Whether the static-embedding signal is fused into the scores."""
-        return self._embedder is not None
+        """Whether any embedding signal is fused into the scores."""
+        return bool(self.signals)
 
     def upsert(self, entries: Iterable[ToolEntry]) -> None:
         self._apply([document_for(e) for e in entries], ())
@@ -111,27 +119,12 @@ class ToolIndex:
                     changed.add(gone.doc.namespace)
             spaces = updated_spaces(old.spaces, lexical.docs, changed)
             space_of = space_slots(lexical.names, lexical.docs, spaces)
-            vectors = None
-            if self._embedder is not None:
-                vectors = self._vectors(old, lexical, upserts)
+            previous: Sequence[Vectors | None] = old.vectors or [None] * len(self.signals)
+            vectors = tuple(
+                _vectors(signal.embedder, rows, old.lexical, lexical, upserts)
+                for signal, rows in zip(self.signals, previous, strict=True)
+            )
             self._state = IndexState(lexical, spaces, space_of, vectors)
-
-    def _vectors(
-        self, old: IndexState, lexical: LexicalState, upserts: Sequence[ToolDocument]
-    ) -> Vectors:
-        assert self._embedder is not None
-        rows = np.zeros((len(lexical.names), self._embedder.dims), dtype=np.float32)
-        if old.vectors is not None:
-            kept = min(len(old.vectors), len(rows))
-            rows[:kept] = old.vectors[:kept]
-            for slot, name in enumerate(lexical.names):
-                if name is None or old.lexical.slots.get(name) != slot:
-                    rows[slot] = 0.0
-        if upserts:
-            fresh = self._embedder.embed([doc.text for doc in upserts])
-            for doc, row in zip(upserts, fresh, strict=True):
-                rows[lexical.slots[doc.name]] = row
-        return rows
 
     def search(
         self,
@@ -163,30 +156,57 @@ class ToolIndex:
                 spaces = _unit_max(state.spaces.score(terms))
                 per_tool = np.append(spaces, 0.0)[state.space_of]
                 total *= 1.0 + self.fusion.namespace_weight * per_tool
-        embedder, vectors = self._embedder, state.vectors
-        dense = embedder is not None and vectors is not None and len(vectors) > 0
-        if embedder is not None and vectors is not None and dense:
-            cosine = vectors @ embedder.embed_query(query, _idf_weight(state.lexical))
-            total += self.fusion.dense_weight * _positive_z(
-                cosine.astype(np.float64), state.space_of >= 0
-            )
-        # A query without index terms (only stopwords) and no dense signal counts as absent.
+        dense = False
+        if self.signals and len(state.space_of):
+            weight, live = _idf_weight(state.lexical), state.space_of >= 0
+            for signal, vectors in zip(self.signals, state.vectors, strict=True):
+                query_vector = signal.embedder.embed_query(query, weight)
+                if query_vector.any():
+                    dense = True
+                    cosine = (vectors @ query_vector).astype(np.float64)
+                    total += signal.weight * _positive_z(cosine, live)
+        # A query with no index term and no word a model knows (only stopwords, or noise such
+        # as "xyzzy") counts as absent: tool_search then says that nothing matches.
         return total if terms or dense else None
 
 
-def _idf_weight(lexical: LexicalState) -> Callable[[str], float]:
-    """A query word's weight in the dense query vector: its IDF in this catalog.
+def _vectors(
+    embedder: Embedder,
+    old_rows: Vectors | None,
+    old: LexicalState,
+    lexical: LexicalState,
+    upserts: Sequence[ToolDocument],
+) -> Vectors:
+    """One model's vectors for the new slot layout: kept rows copied, upserts embedded."""
+    rows = np.zeros((len(lexical.names), embedder.dims), dtype=np.float32)
+    if old_rows is not None:
+        kept = min(len(old_rows), len(rows))
+        rows[:kept] = old_rows[:kept]
+        for slot, name in enumerate(lexical.names):
+            if name is None or old.slots.get(name) != slot:
+                rows[slot] = 0.0
+    if upserts:
+        fresh = embedder.embed([doc.text for doc in upserts])
+        for doc, row in zip(upserts, fresh, strict=True):
+            rows[lexical.slots[doc.name]] = row
+    return rows
 
-    Stopwords weigh nothing; a word the catalog lacks gets the rarest word's IDF.
+
+def _idf_weight(lexical: LexicalState) -> Callable[[str], float]:
+    """A query word's weight in the dense query vectors: its IDF in this catalog.
+
+    Stopwords weigh nothing; a word the catalog lacks gets the rarest word's IDF when it is a
+    dictionary word, and nothing when it is not (a typo, an id, keyboard noise).
     """
     n = len(lexical.docs)
     rarest = math.log(1.0 + (n + 0.5) / 0.5)
+    known = dictionary()
 
     def weight(word: str) -> float:
         term = term_of(word) if word.isascii() else word
         if term is None:
             return 0.0
-        return lexical.idf(term) or rarest
+        return lexical.idf(term) or (rarest if word in known else 0.0)
 
     return weight
 
