@@ -228,7 +228,7 @@ def _unit_max(scores: FloatArray) -> FloatArray:
 
 
 class LexicalIndex(ToolIndex):
-    """The dependency-light default: BM25F only."""
+    """The lexical ranker: BM25F with namespace summaries, no embedding model."""
 
     def __init__(self, params: BM25FParams | None = None) -> None:
         super().__init__(params)
