@@ -43,6 +43,14 @@ class Embedder(Protocol):
         ...
 
 
+def unit_rows(rows: Vectors) -> Vectors:
+    """``rows`` scaled to unit length (all-zero rows, texts with no known word, stay zero)."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    unit: Vectors = rows / norms
+    return unit
+
+
 class StaticEmbedder:
     """Mean of static word-piece vectors, normalised to unit length."""
 
@@ -62,10 +70,7 @@ class StaticEmbedder:
             ids = self._tokenizer.encode(text)
             if ids:
                 out[row] = self._table[ids].mean(0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        unit: Vectors = out / norms
-        return unit
+        return unit_rows(out)
 
     def embed_query(self, text: str, weight: WordWeight) -> Vectors:
         rows: list[int] = []

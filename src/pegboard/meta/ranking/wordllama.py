@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from pegboard.errors import OptionalDependencyMissing, SearchModelError
-from pegboard.meta.ranking.dense import Vectors, WordWeight
+from pegboard.meta.ranking.dense import Vectors, WordWeight, unit_rows
 from pegboard.meta.ranking.wordpiece import basic_words
 
 WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
@@ -78,10 +78,7 @@ class WordLlamaEmbedder:
         for row, encoding in enumerate(encodings):
             if encoding.ids:
                 out[row] = self._table[encoding.ids].mean(0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        unit: Vectors = out / norms
-        return unit
+        return unit_rows(out)
 
     def embed_query(self, text: str, weight: WordWeight) -> Vectors:
         """The whole query as a text, or zeros when ``weight`` keeps none of its words.
