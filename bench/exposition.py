@@ -35,6 +35,7 @@ from pegboard.core.tool import Tool, ToolContext
 from pegboard.exposition import apply_defer_exposition, should_defer
 from pegboard.meta import registry_index, search_pool
 from pegboard.meta.definitions import DEFINITIONS, INJECTED_META_TOOLS
+from pegboard.meta.ranking import default_index
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "livemcpbench"
 
@@ -115,7 +116,7 @@ def latency_table(rows: list[dict[str, Any]], sizes: list[int], repeat: int) -> 
         registry = ToolRegistry()
         registry.register_many(entries)
         started = time.perf_counter()
-        registry_index(registry)
+        registry_index(registry, lambda: default_index(cache=False))  # a cold build
         build = time.perf_counter() - started
         pool = apply_defer_exposition({e.name: e.tool for e in entries}, registry, 128_000).pool
         assert pool is not None

@@ -1,6 +1,19 @@
+from collections.abc import Iterator
+
 import pytest
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _vector_cache_in_a_temporary_directory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """``default_index()`` caches catalog vectors in the user cache directory; tests keep
+    theirs in a temporary one instead (tests of that default set their own value)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PEGBOARD_CACHE_DIR", str(tmp_path_factory.mktemp("vector-cache")))
+        yield

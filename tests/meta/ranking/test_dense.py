@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from pegboard.meta.ranking import (
+    CACHE_DIR_ENV,
     DENSE_FUSION,
     ToolIndex,
     VectorCache,
+    default_cache_dir,
     default_index,
     dense_signals,
 )
@@ -148,3 +152,59 @@ def test_a_query_of_noise_words_matches_nothing_even_with_dense_signals() -> Non
     assert index.search(["xyzzy plugh"]) == []
     # A dictionary word the catalog lacks still finds tools by meaning.
     assert names(index.search(["umbrella"], limit=1)) == ["get_weather"]
+
+
+def test_default_index_caches_vectors_in_the_cache_directory_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    default_index().upsert(CATALOG)
+    models = {f"{signal.embedder.model_id}.npz" for signal in dense_signals()}
+    assert {p.name for p in (tmp_path / "cache").iterdir()} == models
+
+
+def test_an_empty_cache_directory_setting_turns_the_default_cache_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache_dir() is None
+    index = default_index()
+    assert isinstance(index, ToolIndex)
+    assert not any(isinstance(s.embedder, VectorCache) for s in index.signals)
+    index.upsert(CATALOG)
+    assert names(index.search(["is it going to rain tomorrow"], limit=1)) == ["get_weather"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_a_setting_vectors_go_to_the_user_cache_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(CACHE_DIR_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache_dir() == tmp_path / "pegboard" / "vectors"
+    default_index().upsert(CATALOG)
+    assert len(list((tmp_path / "pegboard" / "vectors").glob("*.npz"))) == len(dense_signals())
+    uncached = default_index(cache=False)
+    assert isinstance(uncached, ToolIndex)
+    assert not any(isinstance(s.embedder, VectorCache) for s in uncached.signals)
+
+
+def test_an_unwritable_vector_cache_warns_and_still_embeds(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    counting = CountingEmbedder()
+    with caplog.at_level(logging.WARNING, logger="pegboard.search"):
+        vectors = VectorCache(blocker / "vectors", counting).embed(["alpha tool"])
+    assert np.array_equal(vectors[0], counting.inner.embed(["alpha tool"])[0])
+    assert "cannot write the vector cache" in caplog.text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_saving_the_vector_cache_leaves_no_temporary_file(tmp_path: Path) -> None:
+    VectorCache(tmp_path, CountingEmbedder()).embed(["alpha tool", "beta tool"])
+    VectorCache(tmp_path, CountingEmbedder()).embed(["gamma tool"])
+    assert [p.suffix for p in tmp_path.iterdir()] == [".npz"]
+    assert len(VectorCache(tmp_path, CountingEmbedder())._load()) == 3

@@ -30,7 +30,10 @@ multi-step requests, and maximal-marginal-relevance diversification of the top r
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import platformdirs
 
 from pegboard.meta.index import SearchIndex
 from pegboard.meta.ranking.dense import Embedder, StaticEmbedder, VectorCache, shared_embedder
@@ -45,6 +48,21 @@ MINILM_ONLY_WEIGHT = 0.1
 MINILM_WEIGHT = 0.15
 WORDLLAMA_WEIGHT = 0.15
 DENSE_FUSION = FusionParams(namespace_weight=0.0)
+
+# Where catalog vectors are cached by default; set it empty to turn the default cache off.
+CACHE_DIR_ENV = "PEGBOARD_CACHE_DIR"
+
+
+def default_cache_dir() -> Path | None:
+    """The directory of the on-disk vector cache :func:`default_index` uses unless told.
+
+    ``$PEGBOARD_CACHE_DIR`` when set (empty: no cache), else ``vectors`` in the user cache
+    directory (``~/.cache/pegboard/vectors`` on Linux).
+    """
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env is not None:
+        return Path(env).expanduser() if env.strip() else None
+    return Path(platformdirs.user_cache_dir("pegboard", appauthor=False)) / "vectors"
 
 
 def dense_signals(
@@ -67,19 +85,24 @@ def dense_signals(
     ]
 
 
-def default_index(*, dense: bool = True, cache_dir: Path | None = None) -> SearchIndex:
+def default_index(
+    *, dense: bool = True, cache_dir: Path | None = None, cache: bool = True
+) -> SearchIndex:
     """A fresh, empty index with pegboard's default ranking.
 
     ``dense=True`` (the default): BM25F fused with the embedding signals installed (see the
     module docstring); ``dense=False``: BM25F with namespace summaries only. Catalog vectors
-    are cached under ``cache_dir`` when given, so an unchanged tool is embedded once.
+    are cached on disk (under ``cache_dir``, else :func:`default_cache_dir`), so an unchanged
+    tool is embedded once across processes; ``cache=False`` embeds in memory only.
     """
     if not dense:
         return ToolIndex()
-    return ToolIndex(dense=dense_signals(cache_dir), fusion=DENSE_FUSION)
+    directory = (cache_dir or default_cache_dir()) if cache else None
+    return ToolIndex(dense=dense_signals(directory), fusion=DENSE_FUSION)
 
 
 __all__ = [
+    "CACHE_DIR_ENV",
     "DENSE_FUSION",
     "BM25FParams",
     "DenseSignal",
@@ -89,6 +112,7 @@ __all__ = [
     "StaticEmbedder",
     "ToolIndex",
     "VectorCache",
+    "default_cache_dir",
     "default_index",
     "dense_signals",
     "semantic_available",

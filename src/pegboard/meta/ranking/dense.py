@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import tempfile
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -147,11 +149,16 @@ class VectorCache:
         return out
 
     def _save(self, rows: dict[str, Vectors]) -> None:
+        tmp: Path | None = None
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self._path.with_suffix(".tmp")
-            with tmp.open("wb") as f:
+            # A file of our own, so processes saving at once never interleave their writes.
+            fd, name = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
+            tmp = Path(name)
+            with os.fdopen(fd, "wb") as f:
                 np.savez(f, keys=np.array(list(rows)), vectors=np.stack(list(rows.values())))
             tmp.replace(self._path)
         except OSError as exc:
             logger.warning("cannot write the vector cache %s: %s", self._path, exc)
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
