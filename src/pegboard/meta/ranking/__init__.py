@@ -25,7 +25,11 @@ namespace relevance from the best tool score of each namespace, per-namespace di
 top results, pseudo-relevance feedback, per-field BM25 ``b``/weights/``k1`` variations, query
 expansion with each word's nearest vocabulary neighbours, rewriting file paths in queries, a
 transformer (multilingual-e5-small, 4-bit) as the dense signal, per-clause search of
-multi-step requests, and maximal-marginal-relevance diversification of the top results.
+multi-step requests, maximal-marginal-relevance diversification of the top results, removing
+the catalog's top principal components from the vectors, other weights for query words the
+catalog lacks, and soft word matching (each query word's best cosine to a tool's words).
+``bench/search_ceiling.py`` shows why tuning these signals further cannot reach the issue's
+livemcpbench and pooled targets: even choosing the best of them per query falls short.
 """
 
 from __future__ import annotations
