@@ -208,3 +208,26 @@ def test_saving_the_vector_cache_leaves_no_temporary_file(tmp_path: Path) -> Non
     VectorCache(tmp_path, CountingEmbedder()).embed(["gamma tool"])
     assert [p.suffix for p in tmp_path.iterdir()] == [".npz"]
     assert len(VectorCache(tmp_path, CountingEmbedder())._load()) == 3
+
+
+def test_the_vector_cache_keeps_at_most_max_rows_dropping_the_least_recent(
+    tmp_path: Path,
+) -> None:
+    counting = CountingEmbedder()
+    VectorCache(tmp_path, counting, max_rows=3).embed(["alpha", "beta", "gamma"])
+    # beta comes back with a new text: the order is now alpha, gamma, beta, delta, and the
+    # oldest, alpha, goes.
+    VectorCache(tmp_path, counting, max_rows=3).embed(["beta", "delta"])
+    assert counting.embedded == 4
+    VectorCache(tmp_path, counting, max_rows=3).embed(["beta", "delta", "gamma"])
+    assert counting.embedded == 4  # all three still cached
+    VectorCache(tmp_path, counting, max_rows=3).embed(["alpha"])
+    assert counting.embedded == 5  # alpha had been dropped for delta: embedded again
+    cache = VectorCache(tmp_path, counting, max_rows=3)
+    assert len(cache._load()) == 3
+    # A read that embeds nothing does not rewrite the file, so gamma was still the oldest
+    # row and made room for alpha; beta and delta stay.
+    cache.embed(["beta", "delta"])
+    assert counting.embedded == 5
+    cache.embed(["gamma"])
+    assert counting.embedded == 6

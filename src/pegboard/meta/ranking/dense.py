@@ -105,15 +105,24 @@ def shared_embedder() -> StaticEmbedder:
     return StaticEmbedder()
 
 
+# Vectors kept per model in a vector cache (about 100 MB at 256 float32 dimensions).
+MAX_CACHED_ROWS = 100_000
+
+
 class VectorCache:
     """An :class:`Embedder` that keeps catalog vectors on disk, keyed by text hash.
 
     One ``<model_id>.npz`` file per model under ``directory``; it is rewritten atomically when
-    new texts were embedded, so an unchanged tool is embedded once across processes.
+    new texts were embedded, so an unchanged tool is embedded once across processes. It keeps
+    at most ``max_rows`` vectors (1 KiB each for the shipped models): when it would hold more,
+    the rows that the fewest recent catalogs asked for go first.
     """
 
-    def __init__(self, directory: Path, embedder: Embedder) -> None:
+    def __init__(
+        self, directory: Path, embedder: Embedder, *, max_rows: int = MAX_CACHED_ROWS
+    ) -> None:
         self._path = directory / f"{embedder.model_id}.npz"
+        self._max_rows = max_rows
         self._embedder = embedder
         self.model_id = embedder.model_id
         self.dims = embedder.dims
@@ -142,10 +151,15 @@ class VectorCache:
             fresh = self._embedder.embed([texts[i] for i in missing])
             for i, row in zip(missing, fresh, strict=True):
                 rows[keys[i]] = row
-            self._save(rows)
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for i, key in enumerate(keys):
             out[i] = rows[key]
+        if missing:
+            for key in keys:  # this catalog's rows move to the young end of the order
+                rows[key] = rows.pop(key)
+            for key in list(rows)[: max(0, len(rows) - self._max_rows)]:
+                del rows[key]
+            self._save(rows)
         return out
 
     def _save(self, rows: dict[str, Vectors]) -> None:
