@@ -20,8 +20,9 @@ INJECTED_META_TOOLS = (TOOL_SEARCH, TOOL_INSPECT, TOOL_INVOKE)
 
 SEARCH_DESCRIPTION = (
     "Find deferred tools (tool discovery, NOT web search), ranked by relevance. `query`: what "
-    "the tool should do, or a list of phrasings; omit it to browse. `namespace`: one namespace "
-    "only. Returns names and one-line summaries; `verbose` adds input schemas."
+    "the tool should do, or a list (one per step of a task, or other phrasings); omit it to "
+    "browse. `namespace`: one namespace only. Returns names and one-line summaries; `verbose` "
+    "adds input schemas."
 )
 SEARCH_SCHEMA: Mapping[str, Any] = {
     "type": "object",

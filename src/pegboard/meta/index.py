@@ -42,7 +42,8 @@ class SearchIndex(Protocol):
         namespaces: Sequence[str] | None = None,
         allowed: frozenset[str] | None = None,
     ) -> list[SearchHit]:
-        """Best hits first for the merged ``queries``.
+        """Best hits first for ``queries``; several queries (phrasings of one need, or
+        different needs) are merged so that each query's best hits come first.
 
         ``namespaces`` restricts to entries whose namespace or label is listed; ``allowed``
         restricts to those wire names. Results are deterministic for equal inputs.

@@ -7,6 +7,7 @@ from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.tool import Tool
 from pegboard.meta.index import SearchHit, SearchIndex
 from pegboard.meta.ranking import FusionParams, LexicalIndex, ToolIndex, default_index
+from pegboard.meta.ranking.fusion import interleave
 
 
 def entry(
@@ -119,10 +120,30 @@ def test_readers_keep_the_state_they_started_with() -> None:
     assert "read_file" not in index.state.lexical.docs
 
 
-def test_several_queries_are_merged_by_reciprocal_rank() -> None:
+def test_several_queries_are_interleaved_round_by_round() -> None:
     hits = built().search(["weather forecast", "send email"], limit=2)
     assert names(hits) == ["get_weather", "send_email"]
-    assert hits[0].score == hits[1].score == 1 / 61
+    assert hits[0].score == hits[1].score == 1.0
+
+
+def test_each_query_gets_its_best_hit_before_any_query_gets_a_second() -> None:
+    index = built()
+    assert names(index.search(["read file"])) == ["read_file", "write_file"]
+    assert names(index.search(["weather"])) == ["get_weather"]
+    hits = index.search(["read file", "weather"], limit=4)
+    assert names(hits) == ["read_file", "get_weather", "write_file"]
+    assert [h.score for h in hits] == [1.0, 1.0, 0.5]
+
+
+def test_a_tool_found_by_several_queries_appears_once_at_its_first_place() -> None:
+    hits = built().search(["read file", "read the file", "weather"], limit=3)
+    assert names(hits) == ["read_file", "get_weather", "write_file"]
+
+
+def test_interleave_stops_at_the_limit_and_handles_uneven_rankings() -> None:
+    assert interleave([["a", "b", "c"], ["d"], []], 3) == [("a", 1.0), ("d", 1.0), ("b", 0.5)]
+    assert interleave([["a", "b"], ["b", "a"]], 5) == [("a", 1.0), ("b", 1.0)]
+    assert interleave([], 5) == []
 
 
 def test_equal_scores_are_ordered_by_name() -> None:

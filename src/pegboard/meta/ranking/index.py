@@ -18,7 +18,7 @@ from pegboard.core.entry import ToolEntry
 from pegboard.meta.index import SearchHit
 from pegboard.meta.ranking.dense import Embedder, Vectors, dictionary
 from pegboard.meta.ranking.document import ToolDocument, document_for
-from pegboard.meta.ranking.fusion import rrf, top, top_slots
+from pegboard.meta.ranking.fusion import interleave, top_slots
 from pegboard.meta.ranking.lexical import (
     EMPTY_STATE,
     BM25FParams,
@@ -29,9 +29,6 @@ from pegboard.meta.ranking.lexical import (
 )
 from pegboard.meta.ranking.namespaces import space_slots, updated_spaces
 from pegboard.meta.ranking.text import term_of, tokenize
-
-# How deep each query of a multi-query search is ranked before fusion.
-FUSION_DEPTH = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +141,8 @@ class ToolIndex:
             return [SearchHit(name, 0.0) for name in browse[:limit]]
         if len(scored) == 1:
             return [SearchHit(n, s) for n, s in top_slots(scored[0], names, limit, keep)]
-        rankings = [[n for n, _ in top_slots(s, names, FUSION_DEPTH, keep)] for s in scored]
-        return [SearchHit(n, s) for n, s in top(rrf(rankings), limit)]
+        rankings = [[n for n, _ in top_slots(s, names, limit, keep)] for s in scored]
+        return [SearchHit(n, s) for n, s in interleave(rankings, limit)]
 
     def _scores(self, state: IndexState, query: str) -> FloatArray | None:
         terms = tokenize(query)
