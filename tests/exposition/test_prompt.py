@@ -20,7 +20,7 @@ GOLDEN = """\
 <deferred-tools>
 More tools are available than are loaded. Find and call them with:
 - tool_search({query?, namespace?, limit?, verbose?}): ranked search over these tools; \
-no query browses
+for a task of several steps, pass one query per step; no query browses
 - tool_inspect({name}): a tool's signature (JSDoc stub)
 - tool_invoke({name, params}): call a tool; inspect first unless you know its params
 <namespaces>

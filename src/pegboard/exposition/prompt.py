@@ -23,7 +23,7 @@ PROBLEM_STATES = frozenset({"cold", "connecting", "failed"})
 
 USAGE: Mapping[str, str] = {
     "tool_search": "tool_search({query?, namespace?, limit?, verbose?}): ranked search over "
-    "these tools; no query browses",
+    "these tools; for a task of several steps, pass one query per step; no query browses",
     "tool_inspect": "tool_inspect({name}): a tool's signature (JSDoc stub)",
     "tool_invoke": "tool_invoke({name, params}): call a tool; inspect first unless you know "
     "its params",
