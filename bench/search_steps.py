@@ -27,7 +27,8 @@ from typing import Any
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from pegboard.bench.baselines import BM25Baseline
-from pegboard.bench.data import Catalog, build_catalog, load_tools
+from pegboard.bench.data import Catalog, QueryRecord, build_catalog, load_tools
+from pegboard.bench.runner import Tally
 from pegboard.meta.index import SearchIndex
 from pegboard.meta.ranking import default_index
 
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     lines = (args.eval / "livemcpbench" / "queries.jsonl").read_text(encoding="utf-8").splitlines()
     tasks = [task for line in lines if line.strip() and (task := json.loads(line))["gold"]]
+    records = [QueryRecord.model_validate(task) for task in tasks]
     tools = {name: load_tools(args.eval / name / "tools.jsonl") for name in DATASETS}
     pools = {
         "livemcpbench (527 tools)": tools["livemcpbench"],
@@ -101,17 +103,12 @@ def main(argv: list[str] | None = None) -> None:
             rankers |= index_rankers(label, index)
         rankers |= bm25_rankers(catalog)
         for name, rank in rankers.items():
-            hit = {k: 0.0 for k in KS}
-            recall = {k: 0.0 for k in KS}
-            for task in tasks:
-                ranked = [catalog.ids[n] for n in rank(task["query"], steps_of(task), max(KS))]
-                groups = task["gold_groups"]
-                for k in KS:
-                    top = set(ranked[:k])
-                    hit[k] += bool(top & set(task["gold"]))
-                    recall[k] += sum(bool(top & set(g)) for g in groups) / len(groups)
-            cells = [f"{hit[k] / len(tasks):.3f}" for k in KS]
-            cells += [f"{recall[k] / len(tasks):.3f}" for k in KS]
+            tally = Tally(KS)
+            for task, record in zip(tasks, records, strict=True):
+                ranked = rank(task["query"], steps_of(task), max(KS))
+                tally.add([catalog.ids[n] for n in ranked], record, 0.0)
+            result = tally.result(name, "livemcpbench", 0.0)
+            cells = [f"{result.hit[k]:.3f}" for k in KS] + [f"{result.recall[k]:.3f}" for k in KS]
             print(f"| {pool_name} | {name} | {' | '.join(cells)} |")
 
 

@@ -36,7 +36,9 @@ class SearchBenchmark:
 
 
 @dataclass
-class _Tally:
+class Tally:
+    """Running hit@k, recall@k, reciprocal rank and latency over the queries added."""
+
     ks: tuple[int, ...]
     n: int = 0
     rr: float = 0.0
@@ -97,9 +99,9 @@ def run_search_benchmark(
         started = time.perf_counter()
         method.build(entries)
         build_s = time.perf_counter() - started
-        pooled = _Tally(report.ks)
+        pooled = Tally(report.ks)
         for dataset in datasets:
-            tally = _Tally(report.ks)
+            tally = Tally(report.ks)
             for query in dataset.queries:
                 started = time.perf_counter()
                 ranked = method.rank(query.query, depth)

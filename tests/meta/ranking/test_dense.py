@@ -18,7 +18,13 @@ from pegboard.meta.ranking import (
     default_index,
     dense_signals,
 )
-from pegboard.meta.ranking.dense import MODEL_DIR, Vectors, WordWeight, shared_embedder
+from pegboard.meta.ranking.dense import (
+    MODEL_DIR,
+    Embedder,
+    Vectors,
+    WordWeight,
+    shared_embedder,
+)
 from pegboard.meta.ranking.wordpiece import WordPiece
 
 from .test_index import CATALOG, entry, names
@@ -34,13 +40,20 @@ def test_wordpiece_splits_identifiers_and_unknown_words_into_vocabulary_pieces()
     ]  # fmt: skip
 
 
-def test_embeddings_are_unit_vectors_closer_for_related_texts() -> None:
-    vectors = shared_embedder().embed(
+def probe_vectors(embedder: Embedder) -> Vectors:
+    """Embeddings of two related texts, an unrelated one and an empty one, checked for shape
+    and unit length (the empty text's vector is all zeros)."""
+    vectors = embedder.embed(
         ["search the web for news", "find recent articles online", "bake a chocolate cake", ""]
     )
     assert vectors.shape == (4, 256)
     assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0, atol=1e-5)
     assert not vectors[3].any()
+    return vectors
+
+
+def test_embeddings_are_unit_vectors_closer_for_related_texts() -> None:
+    vectors = probe_vectors(shared_embedder())
     similar, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
     assert similar > 0.5 > 0.1 > unrelated
 
