@@ -30,6 +30,10 @@ from pegboard.sandbox.result import ImageSink, ToolCallRecord
 
 SandboxTool = Callable[..., Awaitable[Any]]
 
+# How long the end of a run waits for cancelled tool calls to unwind (a tool that shields
+# itself from cancellation is not waited for longer).
+_DRAIN_SECONDS = 5.0
+
 
 def sandbox_exception(name: str, exc: BaseException) -> Exception:
     """The Python exception the code sees when the tool ``name`` fails.
@@ -62,6 +66,7 @@ class RunState:
     # Monty runs gathered tool coroutines as tasks of its own, which outlive a cancelled run;
     # each call's scope is kept here so the end of the run cancels whatever is still running.
     call_scopes: set[anyio.CancelScope] = field(default_factory=set)
+    drained: anyio.Event = field(default_factory=anyio.Event)
     finished: bool = False
 
     def stop(self, reason: str) -> None:
@@ -86,10 +91,15 @@ class RunState:
         self.printed.append(text)
         self.printed_bytes += size
 
-    def finish(self) -> None:
+    async def finish(self) -> None:
+        """Cancel the tool calls still running and wait (bounded) until they have stopped."""
         self.finished = True
+        if not self.call_scopes:
+            return
         for scope in tuple(self.call_scopes):
             scope.cancel()
+        with anyio.move_on_after(_DRAIN_SECONDS):
+            await self.drained.wait()
 
     def host_function(self, name: str, alias: str, tool: SandboxTool) -> SandboxTool:
         """The sandbox-side face of ``tool`` (wire name ``name``, called as ``alias``)."""
@@ -126,6 +136,8 @@ class RunState:
                 raise error from None
             finally:
                 self.call_scopes.discard(scope)
+                if self.finished and not self.call_scopes:
+                    self.drained.set()
         if scope.cancelled_caught:
             self._log(name, kwargs, started, "cancelled: the run ended")
             raise RuntimeError("the run has ended")

@@ -105,7 +105,7 @@ class Sandbox:
                 error = f"the sandbox worker died and was replaced ({exc}); the run was stopped"
             except MontyError as exc:
                 error = state.stop_reason or _describe(exc)
-        state.finish()
+        await state.finish()
         if scope.cancelled_caught:
             error = state.stop_reason or f"wall time limit of {limits.wall_seconds:g} s exceeded"
         elif error is None:

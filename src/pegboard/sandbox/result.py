@@ -77,5 +77,5 @@ class ImageSink:
 
 
 def json_size(value: Any) -> int:
-    """Bytes of ``value`` as compact JSON (what the model would be sent)."""
+    """Bytes of ``value`` as JSON (what the model would be sent)."""
     return len(json.dumps(value, ensure_ascii=False, default=repr).encode("utf-8"))
