@@ -150,7 +150,15 @@ async def test_a_print_flood_is_cut_at_the_output_limit() -> None:
 
 async def test_ten_thousand_tool_calls_stop_at_the_call_limit() -> None:
     tool = Counter()
-    code = "n = 0\nfor i in range(10000):\n    try:\n        await t(i=i)\n    except BaseException:\n        n += 1\nn"
+    code = (
+        "n = 0\n"
+        "for i in range(10000):\n"
+        "    try:\n"
+        "        await t(i=i)\n"
+        "    except BaseException:\n"
+        "        n += 1\n"
+        "n"
+    )
     result = await run_code(code, {"t": tool}, ExecLimits(max_tool_calls=50))
     assert result.error == "tool-call limit of 50 calls exceeded"
     assert tool.calls == 50
@@ -194,8 +202,11 @@ async def test_a_slow_tool_is_cut_by_the_host_deadline_and_cancelled() -> None:
 async def test_a_killed_worker_becomes_an_error_and_the_pool_recovers() -> None:
     sandbox = Sandbox()
     try:
+        killed: list[int] = []
+
         async def kill() -> str:
-            for pid in monty_workers():
+            killed.extend(monty_workers())
+            for pid in killed:
                 os.kill(pid, signal.SIGKILL)
             return "killed"
 
@@ -203,6 +214,7 @@ async def test_a_killed_worker_becomes_an_error_and_the_pool_recovers() -> None:
         assert result.error is not None
         assert result.error.startswith("the sandbox worker died and was replaced")
         assert "SIGKILL" in result.error
+        assert killed
         await assert_next_run_works(sandbox)
     finally:
         await sandbox.aclose()
@@ -211,8 +223,11 @@ async def test_a_killed_worker_becomes_an_error_and_the_pool_recovers() -> None:
 async def test_a_frozen_worker_is_killed_and_the_pool_recovers() -> None:
     sandbox = Sandbox(worker_timeout=1.0)
     try:
+        frozen: list[int] = []
+
         async def freeze() -> str:
-            for pid in monty_workers():
+            frozen.extend(monty_workers())
+            for pid in frozen:
                 os.kill(pid, signal.SIGSTOP)
             return "frozen"
 
@@ -220,6 +235,8 @@ async def test_a_frozen_worker_is_killed_and_the_pool_recovers() -> None:
         result = await run_code("await freeze()\n1", {"freeze": freeze}, limits, sandbox=sandbox)
         assert result.error is not None
         assert result.error.startswith("the sandbox worker died and was replaced")
+        assert "request timeout" in result.error
+        assert frozen
         await assert_next_run_works(sandbox)
     finally:
         for pid in monty_workers():

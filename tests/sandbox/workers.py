@@ -7,15 +7,19 @@ from pathlib import Path
 
 
 def monty_workers() -> list[int]:
-    """Pids of the live ``monty`` children of this process."""
+    """Pids of the live ``monty`` children of this process (read from /proc/*/stat)."""
+    me = os.getpid()
     pids: list[int] = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        children = (task / "children").read_text().split()
-        for pid in children:
-            try:
-                name = Path(f"/proc/{pid}/comm").read_text().strip()
-            except OSError:
-                continue
-            if name.startswith("monty"):
-                pids.append(int(pid))
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces, so split after the last ")".
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        if ppid == me and comm.startswith("monty"):
+            pids.append(int(proc.name))
     return pids

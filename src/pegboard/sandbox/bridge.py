@@ -144,8 +144,6 @@ class RunState:
         self._log(name, kwargs, started, None)
         return value
 
-    def _log(
-        self, name: str, kwargs: Mapping[str, Any], started: float, error: str | None
-    ) -> None:
+    def _log(self, name: str, kwargs: Mapping[str, Any], started: float, error: str | None) -> None:
         seconds = time.perf_counter() - started
         self.calls.append(ToolCallRecord(name, dict(kwargs), error is None, seconds, error))

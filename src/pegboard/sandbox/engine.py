@@ -53,7 +53,9 @@ class Sandbox:
                 try:
                     from pydantic_monty import AsyncMonty
                 except ImportError as exc:
-                    raise OptionalDependencyMissing("tool_exec (the Monty sandbox)", "exec") from exc
+                    raise OptionalDependencyMissing(
+                        "tool_exec (the Monty sandbox)", "exec"
+                    ) from exc
                 pool = AsyncMonty(
                     min_processes=1,
                     max_processes=self.max_workers,
@@ -86,7 +88,8 @@ class Sandbox:
         scope = anyio.CancelScope(deadline=anyio.current_time() + limits.wall_seconds)
         state = RunState(limits=limits, scope=scope, loop=asyncio.get_running_loop())
         lookup = {
-            aliases[name]: state.host_function(name, aliases[name], fn) for name, fn in tools.items()
+            aliases[name]: state.host_function(name, aliases[name], fn)
+            for name, fn in tools.items()
         }
         value: Any = None
         error: str | None = None
