@@ -8,11 +8,17 @@ from typing import Any
 import anyio
 import pytest
 
-from pegboard.approval import ApprovalRequest, CallbackApprovalHandler, Decision
+from pegboard.calls import (
+    ApprovalRequest,
+    CallbackApprovalHandler,
+    CallPolicy,
+    CallRecord,
+    Decision,
+    execute_entry,
+)
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ImagePart, TextPart, ToolOutput
 from pegboard.core.tool import Tool, ToolContext
-from pegboard.execution import CallPolicy, CallRecord, execute_entry
 from pegboard.sandbox import ExecLimits
 from pegboard.sandbox.tool import EXEC_DESCRIPTION, EXEC_SCHEMA, make_tool_exec, python_signature
 
