@@ -15,6 +15,7 @@ import gc
 import time
 import weakref
 from collections.abc import Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -50,13 +51,7 @@ class Sandbox:
     async def _started(self) -> AsyncMonty:
         async with self._lock:
             if self._pool is None:
-                try:
-                    from pydantic_monty import AsyncMonty
-                except ImportError as exc:
-                    raise OptionalDependencyMissing(
-                        "tool_exec (the Monty sandbox)", "exec"
-                    ) from exc
-                pool = AsyncMonty(
+                pool = _monty().AsyncMonty(
                     min_processes=1,
                     max_processes=self.max_workers,
                     request_timeout=self.worker_timeout,
@@ -82,7 +77,7 @@ class Sandbox:
         all come back as ``ExecResult.error``. The host deadline (``limits.wall_seconds``)
         covers the checkout, the interpreter and the time spent inside tools.
         """
-        from pydantic_monty import MontyCrashedError, MontyError
+        monty = _monty()
 
         aliases = python_aliases(tools)
         scope = anyio.CancelScope(deadline=anyio.current_time() + limits.wall_seconds)
@@ -104,9 +99,9 @@ class Sandbox:
                     value = await session.feed_run(
                         _PRELUDE + code, external_lookup=lookup, print_callback=state.on_print
                     )
-            except MontyCrashedError as exc:
+            except monty.MontyCrashedError as exc:
                 error = f"the sandbox worker died and was replaced ({exc}); the run was stopped"
-            except MontyError as exc:
+            except monty.MontyError as exc:
                 error = state.stop_reason or _describe(exc)
         await state.finish()
         if scope.cancelled_caught:
@@ -125,6 +120,15 @@ class Sandbox:
             images=tuple(state.images.images),
             error=error,
         )
+
+
+def _monty() -> ModuleType:
+    """pydantic_monty, imported on first use (it is the optional ``exec`` extra)."""
+    try:
+        import pydantic_monty
+    except ImportError as exc:
+        raise OptionalDependencyMissing("tool_exec (the Monty sandbox)", "exec") from exc
+    return pydantic_monty
 
 
 def _describe(exc: Exception) -> str:

@@ -1,0 +1,77 @@
+"""The engine's contract: every limit always set, helpful errors, lazy import of Monty."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from pegboard.errors import ConfigError, OptionalDependencyMissing
+from pegboard.sandbox import ExecLimits, ExecResult, Sandbox, run_code
+from pegboard.sandbox.limits import monty_limits, monty_os_policy
+
+
+def test_every_monty_resource_limit_is_set_on_every_run() -> None:
+    from pydantic_monty import ResourceLimits
+
+    limits = monty_limits(ExecLimits())
+    assert set(limits) == set(ResourceLimits.__annotations__)
+    assert all(value is not None for value in limits.values())
+    assert limits == {
+        "max_feed_duration_secs": 5.0,
+        "max_turn_duration_secs": 5.0,
+        "max_memory": 64 * 1024 * 1024,
+        "max_recursion_depth": 200,
+        "max_suspensions": 864,
+        "max_total_sleep_secs": 5.0,
+        "gc_interval": 10_000,
+    }
+    assert monty_os_policy(ExecLimits(sleep_seconds=2)) == {
+        "sleep": "system",
+        "sleep_system_max": 2,
+        "process_time": "zero",
+    }
+
+
+@pytest.mark.parametrize("value", [0, -1, float("inf"), float("nan"), None, True, "5"])
+def test_a_limit_cannot_be_switched_off(value: Any) -> None:
+    with pytest.raises(ConfigError, match=r"^ExecLimits\.cpu_seconds must be a"):
+        ExecLimits(cpu_seconds=value)
+
+
+@pytest.mark.anyio
+async def test_syntax_errors_and_exceptions_name_the_line_of_the_code() -> None:
+    result = await run_code("x = 1\ndef f(:\n", {})
+    assert (
+        result.error == "line 2: SyntaxError: Expected a parameter or the end of the parameter list"
+    )
+    result = await run_code("x = 1\ny = (\n  x +\n  missing)", {})
+    assert result == ExecResult(error="line 4: NameError: name 'missing' is not defined")
+
+
+@pytest.mark.anyio
+async def test_runs_do_not_share_state() -> None:
+    first = await run_code("secret = 'left over'\nsecret", {})
+    assert first.value == "left over"
+    second = await run_code("secret", {})
+    assert second.error == "line 1: NameError: name 'secret' is not defined"
+
+
+@pytest.mark.anyio
+async def test_a_missing_exec_extra_names_the_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pydantic_monty", None)
+    with pytest.raises(OptionalDependencyMissing, match=r"pip install 'pegboard\[exec\]'"):
+        await run_code("1", {}, sandbox=Sandbox())
+
+
+def test_importing_pegboard_and_the_sandbox_does_not_load_monty() -> None:
+    code = (
+        "import sys, pegboard, pegboard.sandbox, pegboard.sandbox.tool\n"
+        "print('pydantic_monty' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n"
