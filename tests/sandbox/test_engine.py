@@ -75,3 +75,28 @@ def test_importing_pegboard_and_the_sandbox_does_not_load_monty() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "False\n"
+
+
+@pytest.mark.anyio
+async def test_more_concurrent_runs_than_workers_all_complete() -> None:
+    import anyio
+
+    sandbox = Sandbox(max_workers=2)
+    results: dict[int, ExecResult] = {}
+
+    async def one(i: int) -> None:
+        async def double(x: int) -> int:
+            await anyio.sleep(0.05)
+            return 2 * x
+
+        results[i] = await run_code(f"await double(x={i})", {"double": double}, sandbox=sandbox)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for i in range(5):
+                tg.start_soon(one, i)
+    finally:
+        await sandbox.aclose()
+    assert {i: (r.value, r.error) for i, r in results.items()} == {
+        i: (2 * i, None) for i in range(5)
+    }

@@ -242,3 +242,41 @@ async def test_a_frozen_worker_is_killed_and_the_pool_recovers() -> None:
         for pid in monty_workers():
             os.kill(pid, signal.SIGCONT)
         await sandbox.aclose()
+
+
+async def test_catching_the_timeout_does_not_extend_the_run() -> None:
+    code = (
+        "n = 0\n"
+        "while True:\n"
+        "    try:\n"
+        "        while True:\n"
+        "            pass\n"
+        "    except BaseException:\n"
+        "        n += 1\n"
+    )
+    result = await run_code(code, {}, QUICK)
+    assert result.error is not None
+    assert result.error.startswith("TimeoutError: feed time limit exceeded")
+    await assert_next_run_works()
+
+
+async def test_sleeping_is_capped_per_sleep_and_in_total() -> None:
+    limits = ExecLimits(cpu_seconds=0.5, wall_seconds=10, sleep_seconds=0.2)
+    one = await run_code("import time\ntime.sleep(3600)\n'woke'", {}, limits)
+    assert one == ExecResult(value="woke")  # the hour became 0.2 s
+    many = await run_code("import time\nfor i in range(100):\n    time.sleep(0.1)", {}, limits)
+    assert many.error == "line 3: TimeoutError: sleep limit exceeded: 300ms > 200ms"
+    await assert_next_run_works()
+
+
+async def test_a_tool_result_the_sandbox_cannot_hold_is_an_error_in_the_code() -> None:
+    class Opaque:
+        pass
+
+    async def opaque() -> Opaque:
+        return Opaque()
+
+    result = await run_code("await opaque()", {"opaque": opaque}, QUICK)
+    assert result.error is not None
+    assert result.error.startswith("line 1: TypeError: Cannot convert")
+    await assert_next_run_works()
