@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/exec.py [--runs 200] [--calls 100]
 
-Every row is measured in the same process, interleaved round by round so that load on a
-shared machine hits all alike, with the same tool ``echo(text)`` (an async function that
-returns its argument):
+Every row is measured in the same process, interleaved round by round in a shuffled order so
+that load on a shared machine hits all alike, with the same tool ``echo(text)`` (an async
+function that returns its argument):
 
 * run start: ``run_code("1", {})`` (checkout of a warm worker, feed, result), and the
   ``tool_exec`` Tool's whole ``run`` (plus output formatting); baseline: one direct
@@ -22,6 +22,7 @@ Targets (SPEC section 10): < 1 ms per run start, < 0.2 ms per in-sandbox tool ca
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -89,6 +90,7 @@ async def bench(runs: int, calls: int) -> None:
         "start: run_code('1')": lambda: run_code("1", {}, limits),
         "start: tool_exec Tool.run('1')": lambda: tool_exec.run({"code": "1"}, CTX),
         "start baseline: direct await echo()": lambda: echo(text="hello"),
+        "start baseline: Monty alone, checkout + feed '1'": lambda: raw("1"),
         "loop engine": lambda: run_code(loop, {"echo": echo}, limits),
         "loop engine, N=0": lambda: run_code(empty, {"echo": echo}, limits),
         "gather engine": lambda: run_code(fan, {"echo": echo}, limits),
@@ -111,6 +113,7 @@ async def bench(runs: int, calls: int) -> None:
         "start: run_code('1')",
         "start: tool_exec Tool.run('1')",
         "start baseline: direct await echo()",
+        "start baseline: Monty alone, checkout + feed '1'",
     ):
         print(f"| {label.split(': ', 1)[1]} | {med[label]:.3f} | {p95[label]:.3f} |")
 
@@ -151,8 +154,11 @@ async def interleaved(
         for call in paths.values():
             await call()
     times: dict[str, list[float]] = {label: [] for label in paths}
+    order = list(paths.items())
+    shuffle = random.Random(7).shuffle  # whoever runs first after a pause pays the wake-up
     for _ in range(runs):
-        for label, call in paths.items():
+        shuffle(order)
+        for label, call in order:
             started = time.perf_counter()
             await call()
             times[label].append((time.perf_counter() - started) * 1000)
