@@ -100,3 +100,13 @@ async def test_more_concurrent_runs_than_workers_all_complete() -> None:
     assert {i: (r.value, r.error) for i, r in results.items()} == {
         i: (2 * i, None) for i in range(5)
     }
+
+
+@pytest.mark.anyio
+async def test_a_cpu_limit_above_the_worker_timeout_is_refused_with_the_fix() -> None:
+    with pytest.raises(ConfigError) as caught:
+        await run_code("1", {}, ExecLimits(cpu_seconds=30), sandbox=Sandbox(worker_timeout=10))
+    assert str(caught.value) == (
+        "ExecLimits.cpu_seconds (30) must be below the sandbox's worker_timeout (10), or every "
+        "long run kills its worker; lower it or pass Sandbox(worker_timeout=...)."
+    )

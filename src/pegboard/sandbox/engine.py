@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from pegboard.core.names import python_aliases
-from pegboard.errors import OptionalDependencyMissing
+from pegboard.errors import ConfigError, OptionalDependencyMissing
 from pegboard.sandbox.bridge import RunState, SandboxTool
 from pegboard.sandbox.limits import ExecLimits, monty_limits, monty_os_policy
 from pegboard.sandbox.result import ExecResult, json_size
@@ -78,7 +78,12 @@ class Sandbox:
         covers the checkout, the interpreter and the time spent inside tools.
         """
         monty = _monty()
-
+        if limits.cpu_seconds >= self.worker_timeout:
+            raise ConfigError(
+                f"ExecLimits.cpu_seconds ({limits.cpu_seconds:g}) must be below the sandbox's "
+                f"worker_timeout ({self.worker_timeout:g}), or every long run kills its worker; "
+                "lower it or pass Sandbox(worker_timeout=...)."
+            )
         aliases = python_aliases(tools)
         scope = anyio.CancelScope(deadline=anyio.current_time() + limits.wall_seconds)
         state = RunState(limits=limits, scope=scope, loop=asyncio.get_running_loop())
