@@ -110,3 +110,49 @@ async def test_a_cpu_limit_above_the_worker_timeout_is_refused_with_the_fix() ->
         "ExecLimits.cpu_seconds (30) must be below the sandbox's worker_timeout (10), or every "
         "long run kills its worker; lower it or pass Sandbox(worker_timeout=...)."
     )
+
+
+@pytest.mark.anyio
+async def test_tool_failures_reach_the_code_as_catchable_python_exceptions() -> None:
+    from pegboard.errors import (
+        ApprovalDenied,
+        ApprovalRequired,
+        InvalidToolArguments,
+        ToolExecutionError,
+        ToolNotAllowed,
+    )
+
+    failures: dict[str, BaseException] = {
+        "required": ApprovalRequired("needs a yes", tool_name="required"),
+        "denied": ApprovalDenied("the user said no", tool_name="denied"),
+        "hidden": ToolNotAllowed("hidden"),
+        "invalid": InvalidToolArguments("invalid", ["a: expected integer"]),
+        "failed": ToolExecutionError("disk full", tool_name="failed"),
+        "crashed": ValueError("bad value"),
+    }
+
+    def raiser(exc: BaseException) -> Any:
+        async def tool(**kwargs: Any) -> Any:
+            raise exc
+
+        return tool
+
+    code = (
+        "seen = []\n"
+        "for f in (required, denied, hidden, invalid, failed, crashed):\n"
+        "    try:\n"
+        "        await f()\n"
+        "    except Exception as e:\n"
+        "        seen.append(type(e).__name__ + ': ' + str(e))\n"
+        "seen"
+    )
+    result = await run_code(code, {name: raiser(exc) for name, exc in failures.items()})
+    assert result.value == [
+        "PermissionError: needs a yes",
+        "PermissionError: the user said no",
+        "PermissionError: Tool not available in this request: hidden",
+        'TypeError: Invalid params for "invalid": a: expected integer',
+        "RuntimeError: disk full",
+        "RuntimeError: crashed failed: ValueError: bad value",
+    ]
+    assert [(c.name, c.ok) for c in result.calls] == [(name, False) for name in failures]
