@@ -234,3 +234,17 @@ def test_the_tool_exec_definition_is_constant() -> None:
     assert tool.description == EXEC_DESCRIPTION
     assert tool.input_schema == EXEC_SCHEMA
     assert "await gather(" in EXEC_DESCRIPTION
+
+
+def test_exec_aliases_cover_the_exposed_tools_and_match_the_signatures() -> None:
+    from pegboard.sandbox.tool import exec_aliases
+
+    def noop() -> None:
+        """Do nothing."""
+
+    entries = [entry("get-env", noop), entry("mcp__a__b", noop), entry("tool_search", noop)]
+    aliases = exec_aliases(entries)
+    assert aliases == {"get-env": "get_env_e42fa272", "mcp__a__b": "mcp__a__b"}
+    assert python_signature(entries[0], aliases["get-env"]) == (
+        'async def get_env_e42fa272() -> Any:\n    """Do nothing."""'
+    )

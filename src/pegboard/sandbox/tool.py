@@ -59,8 +59,19 @@ EXEC_PROMPT_LINE = (
 )
 
 
+def exec_aliases(entries: Iterable[ToolEntry]) -> dict[str, str]:
+    """Wire name -> the name ``tool_exec`` code calls it by, for the tools a run exposes
+    (every entry but the meta-tools). The engine derives the same map from the same names."""
+    return python_aliases(e.name for e in entries if e.name not in META_TOOL_NAMES)
+
+
 def python_signature(entry: ToolEntry, alias: str | None = None) -> str:
-    """How ``tool_exec`` code calls ``entry``: ``async def <alias>(*, a: int, ...)``."""
+    """How ``tool_exec`` code calls ``entry``: ``async def <alias>(*, a: int, ...)``.
+
+    Pass ``alias=exec_aliases(allowed)[entry.name]`` so the name matches the run's exactly;
+    without it the alias is derived from this name alone (the same unless two of the
+    request's names would collide).
+    """
     tool = entry.tool
     return render_python_signature(
         alias or python_aliases([entry.name])[entry.name],
@@ -88,8 +99,7 @@ def make_tool_exec(
     bounds = limits or ExecLimits()
 
     async def execute(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        entries = list(allowed() if callable(allowed) else allowed)
-        names = [e.name for e in entries if e.name not in META_TOOL_NAMES]
+        names = list(exec_aliases(allowed() if callable(allowed) else allowed))
         sequence = iter(range(1, 1_000_000_000))
 
         def bind(name: str) -> SandboxTool:
