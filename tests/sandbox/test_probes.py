@@ -280,3 +280,13 @@ async def test_a_tool_result_the_sandbox_cannot_hold_is_an_error_in_the_code() -
     assert result.error is not None
     assert result.error.startswith("line 1: TypeError: Cannot convert")
     await assert_next_run_works()
+
+
+async def test_the_call_limit_holds_even_when_the_code_catches_and_finishes_at_once() -> None:
+    tool = Counter()
+    code = "try:\n    await t()\n    await t()\nexcept BaseException:\n    pass\n'done'"
+    result = await run_code(code, {"t": tool}, ExecLimits(max_tool_calls=1))
+    assert result.error == "tool-call limit of 1 calls exceeded"
+    assert result.value is None
+    assert tool.calls == 1
+    await assert_next_run_works()

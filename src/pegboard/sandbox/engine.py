@@ -111,10 +111,13 @@ class Sandbox:
             except monty.MontyCrashedError as exc:
                 error = f"the sandbox worker died and was replaced ({exc}); the run was stopped"
             except monty.MontyError as exc:
-                error = state.stop_reason or _describe(exc)
+                error = _describe(exc)
         await state.finish()
-        if scope.cancelled_caught:
-            error = state.stop_reason or f"wall time limit of {limits.wall_seconds:g} s exceeded"
+        # A host-side stop wins even when the code finished before the cancel landed.
+        if state.stop_reason is not None:
+            error = state.stop_reason
+        elif scope.cancelled_caught:
+            error = f"wall time limit of {limits.wall_seconds:g} s exceeded"
         elif error is None:
             size = json_size(value)
             if size > limits.max_output_bytes:
