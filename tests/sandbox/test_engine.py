@@ -156,3 +156,24 @@ async def test_tool_failures_reach_the_code_as_catchable_python_exceptions() -> 
         "RuntimeError: crashed failed: ValueError: bad value",
     ]
     assert [(c.name, c.ok) for c in result.calls] == [(name, False) for name in failures]
+
+
+@pytest.mark.anyio
+async def test_gathered_calls_run_at_most_max_parallel_calls_at_once() -> None:
+    import anyio
+
+    running = 0
+    peak = 0
+
+    async def fetch(i: int) -> int:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await anyio.sleep(0.01)
+        running -= 1
+        return i
+
+    code = "sum(await gather(*[fetch(i=i) for i in range(20)]))"
+    result = await run_code(code, {"fetch": fetch}, ExecLimits(max_parallel_calls=3))
+    assert result.value == sum(range(20))
+    assert peak == 3

@@ -67,7 +67,12 @@ class RunState:
     # each call's scope is kept here so the end of the run cancels whatever is still running.
     call_scopes: set[anyio.CancelScope] = field(default_factory=set)
     drained: anyio.Event = field(default_factory=anyio.Event)
+    # A semaphore, not a CapacityLimiter: Monty may run two calls in one task.
+    parallel: anyio.Semaphore = field(init=False)
     finished: bool = False
+
+    def __post_init__(self) -> None:
+        self.parallel = anyio.Semaphore(self.limits.max_parallel_calls)
 
     def stop(self, reason: str) -> None:
         """End the run now (host side, uncatchable by the code); the first reason wins."""
@@ -126,7 +131,8 @@ class RunState:
         with anyio.CancelScope() as scope:
             self.call_scopes.add(scope)
             try:
-                result = await tool(**kwargs)
+                async with self.parallel:
+                    result = await tool(**kwargs)
                 value = self.images.lift(result) if isinstance(result, ToolOutput) else result
                 if isinstance(result, ToolOutput) and result.is_error:
                     raise RuntimeError(f"{name} returned an error: {value}")

@@ -14,8 +14,10 @@ memory_bytes        Monty ``max_memory`` (heap, checked before an allocation is 
 recursion_depth     Monty ``max_recursion_depth``
 max_tool_calls      the host (counted per call; the run is stopped past it, uncatchably),
                     backstopped by Monty ``max_suspensions``
-max_output_bytes    ``print``: Monty ``CollectString(max_bytes=...)``; the return value:
-                    measured as JSON on the host, refused past it
+max_parallel_calls  the host: a semaphore around tool calls (``gather`` of 200 calls must not
+                    open 200 requests to one MCP server at once)
+max_output_bytes    ``print``: captured by the host, the run stopped past it; the return
+                    value: measured as JSON on the host, refused past it
 sleep_seconds       Monty ``max_total_sleep_secs`` and the ``sleep_system_max`` OS policy
 ==================  =====================================================================
 """
@@ -43,6 +45,7 @@ class ExecLimits:
     memory_bytes: int = 64 * 1024 * 1024
     recursion_depth: int = 200
     max_tool_calls: int = 200
+    max_parallel_calls: int = 8
     max_output_bytes: int = 64 * 1024
     sleep_seconds: float = 5.0
 
