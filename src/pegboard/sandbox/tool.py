@@ -12,6 +12,7 @@ other route. Meta-tools are never visible (no ``tool_exec`` inside ``tool_exec``
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -100,7 +101,7 @@ def make_tool_exec(
 
     async def execute(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         names = list(exec_aliases(allowed() if callable(allowed) else allowed))
-        sequence = iter(range(1, 1_000_000_000))
+        sequence = itertools.count(1)
 
         def bind(name: str) -> SandboxTool:
             async def call(**kwargs: Any) -> ToolOutput:
