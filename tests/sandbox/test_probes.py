@@ -290,3 +290,13 @@ async def test_the_call_limit_holds_even_when_the_code_catches_and_finishes_at_o
     assert result.value is None
     assert tool.calls == 1
     await assert_next_run_works()
+
+
+@pytest.mark.parametrize(
+    "code", ["raise SystemExit(1)", "raise KeyboardInterrupt", "import sys\nsys.exit(3)"]
+)
+async def test_exit_attempts_end_only_the_run(code: str) -> None:
+    result = await run_code(code, {}, QUICK)
+    assert result.error is not None
+    assert result.value is None
+    await assert_next_run_works()
