@@ -108,11 +108,16 @@ class WebSearchProviderConfig(_Section):
         description="Provider kind (ddgs: key-less metasearch, the default when no provider "
         "is configured)."
     )
-    url: str | None = Field(default=None, description="Base URL (required for searxng).")
+    url: str | None = Field(
+        default=None,
+        description="Base URL (required for searxng; brave and tavily default to their "
+        "public APIs).",
+    )
     api_key: str | None = Field(default=None, description="API key (prefer api_key_env).")
     api_key_env: str | None = Field(
         default=None, description="Environment variable holding the key."
     )
+    timeout: float = Field(default=15.0, gt=0, description="Deadline of one search, s.")
 
     @model_validator(mode="after")
     def _searxng_needs_url(self) -> WebSearchProviderConfig:
