@@ -9,7 +9,8 @@ import anyio.to_thread
 from pegboard.builtin.web_search import SearchResult
 from pegboard.errors import OptionalDependencyMissing, ToolExecutionError
 
-# ddgs signals "every engine answered, none found anything" with this exact message.
+# ddgs's message when no engine returned a result. It also covers engines that answered with
+# an error status (ddgs drops those silently), so it is reported as a failure, not as [].
 _NOTHING_FOUND = "No results found."
 
 
@@ -45,7 +46,10 @@ class DdgsProvider:
             raise self._error(f"did not answer within {self._timeout:g} s; try again") from None
         except DDGSException as exc:
             if str(exc) == _NOTHING_FOUND:
-                return []
+                raise self._error(
+                    "returned no results; its engines may be refusing requests (ddgs cannot "
+                    "tell). Rephrase the query, or configure a searxng, brave or tavily provider"
+                ) from None
             raise self._error(f"failed: {exc}") from None
         return [
             SearchResult(str(r.get("title", "")), str(r.get("href", "")), str(r.get("body", "")))
