@@ -132,7 +132,7 @@ async def test_every_redirect_hop_is_checked(
 ) -> None:
     server.route("/a", Reply(301, {"location": "/b"}))
     server.route("/b", Reply(307, {"location": location}))
-    with pytest.raises(UrlRefused, match="redirect 2 to .* refused: ") as caught:
+    with pytest.raises(UrlRefused, match=r"redirect 2 to .* refused: ") as caught:
         await web_fetch(server.url("/a"), config=LOOPBACK)
     assert reason in str(caught.value)
     assert set(net.connects) == {"127.0.0.1"}
