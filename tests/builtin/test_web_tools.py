@@ -65,3 +65,23 @@ async def test_web_search_uses_the_provider_the_profile_names(server: LocalServe
     result = await search.tool.run({"query": "q", "max_results": 1}, ToolContext(scope=scope))
     assert result == [{"id": 1, "title": "T", "url": "https://t.example/", "content": "c"}]
     assert search.tool.to_model_output(result).structured == result
+
+
+@pytest.mark.anyio
+async def test_a_call_without_a_scope_uses_the_default_profiles_provider(
+    server: LocalServer,
+) -> None:
+    body = b'{"results": [{"title": "D", "url": "https://d.example/", "content": ""}]}'
+    server.route("/search", Reply(headers={"content-type": "application/json"}, body=body))
+    config = PegboardConfig.model_validate(
+        {
+            "profiles": {"default": {"web_search": True, "web_search_provider": "local"}},
+            "web_search": {
+                "first": {"type": "searxng", "url": "http://127.0.0.1:1"},
+                "local": {"type": "searxng", "url": server.url("")},
+            },
+        }
+    )
+    (search, _) = web_entries(config, pathlib.Path("."))
+    result = await search.tool.run({"query": "q"}, ToolContext())
+    assert result == [{"id": 1, "title": "D", "url": "https://d.example/", "content": ""}]

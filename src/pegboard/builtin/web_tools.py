@@ -28,8 +28,9 @@ def web_entries(config: PegboardConfig, data_dir: pathlib.Path) -> list[ToolEntr
     """The ``pegboard.tools`` entry point of pegboard itself (``data_dir`` is unused)."""
 
     async def run_search(args: dict[str, Any], ctx: ToolContext) -> list[dict[str, Any]]:
-        name = ctx.scope.assistant.web_search_provider if ctx.scope else None
-        provider = provider_for(config, name)
+        # A call without a scope (e.g. a bare CLI call) uses the default profile's provider.
+        settings = ctx.scope.assistant if ctx.scope else config.profile().to_settings()
+        provider = provider_for(config, settings.web_search_provider)
         return await web_search(
             provider, args["query"], args.get("max_results", DEFAULT_MAX_RESULTS)
         )
