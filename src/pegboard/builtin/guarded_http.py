@@ -9,7 +9,9 @@ host as SNI. Redirects are followed by hand so that each hop's URL is checked an
 
 from __future__ import annotations
 
+import functools
 import socket
+import ssl
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -80,12 +82,23 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
         await anyio.sleep(seconds)
 
 
-def guarded_client(policy: AddressPolicy) -> httpx2.AsyncClient:
-    """A client whose every connection goes through :class:`GuardedBackend`, with no proxy."""
+@functools.cache
+def _default_ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs more than a fetch to a nearby host; build it once.
+    return httpx2.create_ssl_context(trust_env=False)
+
+
+def guarded_client(
+    policy: AddressPolicy, ssl_context: ssl.SSLContext | None = None
+) -> httpx2.AsyncClient:
+    """A client whose every connection goes through :class:`GuardedBackend`, with no proxy.
+
+    ``ssl_context`` replaces the default trust store (certifi), e.g. for a private CA.
+    """
     transport = httpx2.AsyncHTTPTransport(trust_env=False, retries=0)
     # httpx2 takes no network backend argument; its pool is replaced with one that has ours.
     transport._pool = httpcore2.AsyncConnectionPool(
-        ssl_context=httpx2.create_ssl_context(trust_env=False),
+        ssl_context=ssl_context or _default_ssl_context(),
         network_backend=GuardedBackend(policy),
     )
     return httpx2.AsyncClient(
@@ -122,6 +135,7 @@ async def fetch(
     max_bytes: int,
     deadline: float,
     headers: Mapping[str, str] | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> FetchedBody:
     """GET ``url`` within ``deadline`` seconds overall, following at most 5 checked redirects.
 
@@ -130,7 +144,7 @@ async def fetch(
     """
     try:
         with anyio.fail_after(deadline):
-            async with guarded_client(policy) as client:
+            async with guarded_client(policy, ssl_context) as client:
                 return await _follow(client, check_url(url), dict(headers or {}), max_bytes)
     except TimeoutError:
         raise ToolExecutionError(
