@@ -83,13 +83,23 @@ def _handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
             if reply.hang:
                 server.stopping.wait(30)
                 return
+            chunked = reply.headers.get("transfer-encoding") == "chunked"
+            if chunked:  # chunked framing needs an HTTP/1.1 status line
+                self.protocol_version = "HTTP/1.1"
+                self.close_connection = True
             self.send_response(reply.status)
-            headers = {"content-length": str(len(reply.body)), **reply.headers}
+            length = {} if chunked else {"content-length": str(len(reply.body))}
+            headers = {**length, **reply.headers, "connection": "close"}
             for key, value in headers.items():
                 self.send_header(key, value)
             self.end_headers()
             try:
-                if reply.drip is None:
+                if chunked:
+                    for start in range(0, len(reply.body), 65536):
+                        piece = reply.body[start : start + 65536]
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.write(b"0\r\n\r\n")
+                elif reply.drip is None:
                     self.wfile.write(reply.body)
                     return
                 for byte in reply.body:

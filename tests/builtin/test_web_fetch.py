@@ -125,6 +125,8 @@ async def test_a_redirect_from_an_allowed_host_into_refused_space_is_refused(
         ("file:///etc/passwd", "not file:"),
         ("http://u:p@127.0.0.1/", "user name or password"),
         ("http://metadata.google.internal/", "a cloud metadata host"),
+        ("//169.254.169.254/latest", "169.254.169.254 is a cloud metadata address"),
+        ("http://[::ffff:a9fe:a9fe]/", "an IPv4-mapped IPv6 address"),
     ],
 )
 async def test_every_redirect_hop_is_checked(
@@ -195,6 +197,18 @@ async def test_a_declared_length_over_the_cap_is_refused_before_the_body(
     config = WebFetchConfig(allow_networks=["127.0.0.1/32"], max_bytes=1000)
     with pytest.raises(ToolExecutionError, match=r"/big is 0\.002 MB, over the 0\.001 MB limit"):
         await web_fetch(server.url("/big"), config=config)
+
+
+async def test_a_chunked_body_without_a_length_is_counted_too(server: LocalServer) -> None:
+    headers = {"content-type": "text/plain", "transfer-encoding": "chunked"}
+    server.route("/chunked", Reply(headers=headers, body=b"c" * 300_000))
+    config = WebFetchConfig(allow_networks=["127.0.0.1/32"], max_bytes=100_000)
+    with pytest.raises(ToolExecutionError, match=r"decodes to more than the 0\.1 MB limit"):
+        await web_fetch(server.url("/chunked"), config=config)
+    server.route("/small", Reply(headers=headers, body=b"fits"))
+    assert await web_fetch(server.url("/small"), config=config) == (
+        f"URL: {server.url('/small')}\n\nfits"
+    )
 
 
 async def test_a_slow_drip_stops_at_the_overall_deadline(server: LocalServer) -> None:
