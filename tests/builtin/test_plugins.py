@@ -9,6 +9,7 @@ import pytest
 
 from pegboard.builtin.plugins import load_tool_entries
 from pegboard.config.model import PegboardConfig
+from pegboard.core.entry import ToolEntry
 
 ENTRY_POINTS = """\
 [pegboard.tools]
@@ -54,12 +55,20 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     return site
 
 
-def test_an_installed_plugin_adds_its_tools_after_pegboards_own(
+@pytest.fixture
+def loaded(
     installed: pathlib.Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+) -> tuple[list[ToolEntry], list[str]]:
+    """The entries loaded with the plugin dist on sys.path, and the warnings logged."""
     monkeypatch.syspath_prepend(str(installed))
     caplog.set_level(logging.WARNING, logger="pegboard.builtin.plugins")
-    entries = load_tool_entries(PegboardConfig(), pathlib.Path("/data"))
+    return load_tool_entries(PegboardConfig(), pathlib.Path("/data")), caplog.messages
+
+
+def test_an_installed_plugin_adds_its_tools_after_pegboards_own(
+    loaded: tuple[list[ToolEntry], list[str]],
+) -> None:
+    entries, _ = loaded
     assert [(e.name, e.namespace) for e in entries] == [
         ("web_search", "web"),
         ("web_fetch", "web"),
@@ -70,32 +79,28 @@ def test_an_installed_plugin_adds_its_tools_after_pegboards_own(
 
 
 def test_a_broken_plugin_is_skipped_with_a_warning_naming_it(
-    installed: pathlib.Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    loaded: tuple[list[ToolEntry], list[str]],
 ) -> None:
-    monkeypatch.syspath_prepend(str(installed))
-    caplog.set_level(logging.WARNING, logger="pegboard.builtin.plugins")
-    load_tool_entries(PegboardConfig(), pathlib.Path("/data"))
+    _, warnings = loaded
     assert (
         "tool plugin broken (acme_tools.broken:entries) failed and is skipped: acme is broken"
-        in caplog.messages
+        in warnings
     )
     assert (
         "tool plugin wrong (acme_tools.tools:not_entries) failed and is skipped: "
-        "returned str, not ToolEntry" in caplog.messages
+        "returned str, not ToolEntry" in warnings
     )
 
 
 def test_a_plugin_cannot_take_a_name_already_provided(
-    installed: pathlib.Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    loaded: tuple[list[ToolEntry], list[str]],
 ) -> None:
-    monkeypatch.syspath_prepend(str(installed))
-    caplog.set_level(logging.WARNING, logger="pegboard.builtin.plugins")
-    entries = load_tool_entries(PegboardConfig(), pathlib.Path("/data"))
+    entries, warnings = loaded
     (search,) = [e for e in entries if e.name == "web_search"]
     assert search.namespace == "web"
     assert (
         "tool plugin clash (acme_tools.tools:clashing): tool web_search is already provided "
-        "by web (pegboard.builtin.web_tools:web_entries); skipped" in caplog.messages
+        "by web (pegboard.builtin.web_tools:web_entries); skipped" in warnings
     )
 
 

@@ -85,3 +85,44 @@ async def test_a_call_without_a_scope_uses_the_default_profiles_provider(
     (search, _) = web_entries(config, pathlib.Path("."))
     result = await search.tool.run({"query": "q"}, ToolContext())
     assert result == [{"id": 1, "title": "D", "url": "https://d.example/", "content": ""}]
+
+
+def test_the_model_sees_these_input_schemas() -> None:
+    search, fetch = web_entries(PegboardConfig(), pathlib.Path("."))
+    assert search.tool.input_schema == {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "What to search for."},
+            "max_results": {
+                "type": "integer",
+                "description": "How many results to return.",
+                "default": 5,
+                "minimum": 1,
+                "maximum": 20,
+            },
+        },
+        "required": ["query"],
+    }
+    assert fetch.tool.input_schema == {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "description": "The http or https URL."},
+            "max_chars": {
+                "type": "integer",
+                "description": "Characters of text to return at most.",
+                "default": 20000,
+                "minimum": 100,
+                "maximum": 200000,
+            },
+        },
+        "required": ["url"],
+    }
+
+
+@pytest.mark.anyio
+async def test_out_of_range_arguments_are_refused_before_any_request() -> None:
+    from pegboard.errors import InvalidToolArguments
+
+    search, _ = web_entries(PegboardConfig(), pathlib.Path("."))
+    with pytest.raises(InvalidToolArguments, match="max_results"):
+        await search.tool.run({"query": "q", "max_results": 500}, ToolContext())

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
+
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only on 3.12+
 
 from pegboard.config.model import PegboardConfig, WebSearchProviderConfig
 from pegboard.errors import ToolExecutionError
@@ -15,6 +17,15 @@ MAX_RESULTS_LIMIT = 20
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
+    title: str
+    url: str
+    content: str
+
+
+class SearchHit(TypedDict):
+    """One numbered result as the model sees it."""
+
+    id: int
     title: str
     url: str
     content: str
@@ -78,13 +89,13 @@ def api_key(name: str, settings: WebSearchProviderConfig) -> str | None:
 
 async def web_search(
     provider: WebSearchProvider, query: str, max_results: int = DEFAULT_MAX_RESULTS
-) -> list[dict[str, Any]]:
+) -> list[SearchHit]:
     """Search and number the results from 1: ``{id, title, url, content}``."""
     if not query.strip():
         raise ToolExecutionError("web_search needs a non-empty query")
     count = max(1, min(max_results, MAX_RESULTS_LIMIT))
     results = await provider.search(query, count)
     return [
-        {"id": i, "title": r.title, "url": r.url, "content": r.content}
+        SearchHit(id=i, title=r.title, url=r.url, content=r.content)
         for i, r in enumerate(results[:count], 1)
     ]
