@@ -119,3 +119,12 @@ def test_the_default_allows_no_network() -> None:
 def test_allow_networks_must_be_cidrs() -> None:
     with pytest.raises(ValueError, match="'intranet' is not a network; write a CIDR"):
         WebFetchConfig(allow_networks=["intranet"])
+
+
+async def test_an_allowed_ipv4_network_does_not_allow_its_ipv6_mapped_spelling(
+    net: NetLog,
+) -> None:
+    config = WebFetchConfig(allow_networks=["127.0.0.1/32"])
+    with pytest.raises(UrlRefused, match=r"::ffff:127\.0\.0\.1 is an IPv4-mapped IPv6 address"):
+        await web_fetch("http://[::ffff:127.0.0.1]/", config=config)
+    assert net.connects == []
