@@ -15,6 +15,7 @@ on purpose. Every message says what is wrong and, where there is one, how to fix
     │   ├── ApprovalRequired         a human must approve this call first (a signal, not a bug)
     │   ├── ApprovalDenied           a human (or the policy) refused the call
     │   └── ToolExecutionError       the tool ran and failed; its message is model-readable
+    │       └── UrlRefused           web_fetch refused a URL (scheme, userinfo, address, redirect)
     ├── McpError                     MCP server or catalog problems
     │   ├── ServerUnavailable        the server is not active, failed to start or crashed
     │   │   └── ServerInactive       the server is disabled or not configured (no call made)
@@ -85,6 +86,10 @@ class ApprovalDenied(ToolError):
 
 class ToolExecutionError(ToolError):
     """The tool ran and failed. The message is what the model should read."""
+
+
+class UrlRefused(ToolExecutionError):
+    """``web_fetch`` refused a URL before connecting; the message names the reason and the fix."""
 
 
 class McpError(PegboardError):
