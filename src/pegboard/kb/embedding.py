@@ -1,0 +1,45 @@
+"""Which embedding model turns chunks and questions into vectors (loaded lazily).
+
+Both choices are static embeddings that ship with their weights (nothing downloaded): the
+distilled MiniLM table inside pegboard, and WordLlama from the ``semantic`` extra. A base
+records the model it was built with, and is always searched with that one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pegboard.errors import KnowledgeBaseError
+
+if TYPE_CHECKING:
+    from pegboard.meta.ranking.dense import Embedder
+
+MINILM = "minilm-static"
+WORDLLAMA = "wordllama"
+MODELS = (MINILM, WORDLLAMA)
+
+
+def default_model() -> str:
+    """WordLlama when the semantic extra is installed (it found more on bench/kb.py's
+    paraphrase set), else the MiniLM table that always ships."""
+    from pegboard.meta.ranking.wordllama import semantic_available
+
+    return WORDLLAMA if semantic_available() else MINILM
+
+
+def load_embedder(model: str) -> Embedder:
+    """The process-wide embedder named ``model``."""
+    if model == MINILM:
+        from pegboard.meta.ranking.dense import shared_embedder
+
+        return shared_embedder()
+    if model == WORDLLAMA:
+        from pegboard.meta.ranking.wordllama import semantic_available, shared_wordllama
+
+        if not semantic_available():
+            raise KnowledgeBaseError(
+                "this knowledge base was built with WordLlama vectors; install them with "
+                "pip install 'pegboard[semantic]', or rebuild the base with `pegboard kb add`"
+            )
+        return shared_wordllama()
+    raise KnowledgeBaseError(f"unknown embedding model {model!r}; use one of {', '.join(MODELS)}")

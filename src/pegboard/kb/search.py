@@ -1,0 +1,225 @@
+"""Searching one base: FTS5 BM25 and cosine over the chunk vectors, fused into one ranking.
+
+Vectors are scored by brute force in numpy over a float32 matrix read once per base and
+generation and kept in memory (sqlite-vec cannot load here: this Python's sqlite3 has no
+extension loading, and at 100,000 chunks a matrix product is a few milliseconds; see
+bench/RESULTS.md). Fusion is reciprocal-rank by default; ``"z"`` is the standardised-score
+fusion of tool_search; both are measured in ``bench/kb.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pegboard.kb.embedding import load_embedder
+from pegboard.kb.store import base_model
+from pegboard.meta.ranking.text import STOPWORDS
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from pegboard.meta.ranking.dense import WordWeight
+
+Mode = Literal["fused", "fts", "vector", "z"]
+CANDIDATES = 50  # per signal, before fusion
+RRF_K = 60
+DENSE_WEIGHT = 1.0
+SNIPPET_CHARS = 240
+_WORD = re.compile(r"\w+", re.UNICODE)
+_matrices: dict[tuple[str, str], tuple[int, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One chunk found in one base."""
+
+    base: str
+    source: str
+    title: str
+    text: str
+    snippet: str
+    score: float
+
+
+def search(
+    conn: sqlite3.Connection,
+    db_path: Path,
+    base: str,
+    query: str,
+    *,
+    top_k: int = 5,
+    mode: Mode = "fused",
+) -> list[Hit]:
+    """The ``top_k`` best chunks of ``base`` for ``query``, best first."""
+    model, generation = base_model(conn, base)
+    words = [w for w in (m.lower() for m in _WORD.findall(query)) if w not in STOPWORDS]
+    lexical = _fts(conn, base, words) if mode != "vector" else []
+    dense = [] if mode == "fts" else _dense(conn, db_path, base, generation, model, query)
+    if mode == "fts":
+        ranked = lexical
+    elif mode == "vector":
+        ranked = dense
+    elif mode == "z":
+        ranked = _z_fusion(lexical, dense)
+    else:
+        ranked = _rrf(lexical, dense)
+    return _hits(conn, base, ranked[:top_k], words)
+
+
+def _fts(conn: sqlite3.Connection, base: str, words: list[str]) -> list[tuple[int, float]]:
+    if not words:
+        return []
+    match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+    rows = conn.execute(
+        "SELECT f.rowid, -bm25(chunks_fts, 2.0, 1.0) AS s FROM chunks_fts f"
+        " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.base = ?"
+        " ORDER BY s DESC LIMIT ?",
+        (match, base, CANDIDATES),
+    ).fetchall()
+    return [(int(i), float(s)) for i, s in rows]
+
+
+def _dense(
+    conn: sqlite3.Connection, db_path: Path, base: str, generation: int, model: str, query: str
+) -> list[tuple[int, float]]:
+    import numpy as np
+
+    ids, matrix = _matrix(conn, db_path, base, generation)
+    if not len(ids):
+        return []
+    vector = load_embedder(model).embed_query(query, _idf_weight(conn))
+    if not np.any(vector):
+        return []
+    cosine = matrix @ vector
+    top = min(CANDIDATES, len(ids))
+    best = np.argpartition(-cosine, top - 1)[:top]
+    best = best[np.argsort(-cosine[best], kind="stable")]
+    return [(int(ids[i]), float(cosine[i])) for i in best]
+
+
+def _matrix(
+    conn: sqlite3.Connection, db_path: Path, base: str, generation: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    import numpy as np
+
+    key = (str(db_path.resolve()), base)
+    with _lock:
+        cached = _matrices.get(key)
+    if cached is not None and cached[0] == generation:
+        return cached[1], cached[2]
+    rows = conn.execute("SELECT id, vector FROM chunks WHERE base = ? ORDER BY id", (base,))
+    ids_list: list[int] = []
+    blobs: list[bytes] = []
+    for chunk_id, blob in rows:
+        ids_list.append(chunk_id)
+        blobs.append(blob)
+    ids = np.asarray(ids_list, dtype=np.int64)
+    flat = np.frombuffer(b"".join(blobs), dtype=np.float32)
+    matrix = flat.reshape(len(ids_list), -1) if ids_list else flat.reshape(0, 0)
+    with _lock:
+        _matrices[key] = (generation, ids, matrix)
+    return ids, matrix
+
+
+def _idf_weight(conn: sqlite3.Connection) -> WordWeight:
+    """A query word's weight in the query vector: its IDF over the store's chunks.
+
+    Stopwords weigh nothing; a dictionary word no chunk uses gets the rarest word's IDF (the
+    words a user's question does not share with the notes are the point of a dense signal).
+    """
+    from pegboard.meta.ranking.dense import dictionary
+
+    total = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    rarest = math.log(1.0 + (total + 0.5) / 0.5)
+    known = dictionary()
+
+    def weight(word: str) -> float:
+        lowered = word.lower()
+        if lowered in STOPWORDS:
+            return 0.0
+        row = conn.execute(
+            "SELECT doc FROM chunks_vocab WHERE term = ?", (_porter(lowered),)
+        ).fetchone()
+        if row is None:
+            return rarest if lowered in known else 0.0
+        df = int(row[0])
+        return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+
+    return weight
+
+
+@cache
+def _stemmer() -> object:
+    import Stemmer
+
+    return Stemmer.Stemmer("porter")
+
+
+def _porter(word: str) -> str:
+    return str(_stemmer().stemWord(word))  # type: ignore[attr-defined]
+
+
+def _rrf(*rankings: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (chunk_id, _) in enumerate(ranking, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _z_fusion(
+    lexical: list[tuple[int, float]], dense: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """BM25 scaled to [0, 1] by its best, plus the cosine's z-score among the candidates."""
+    scores: dict[int, float] = {}
+    peak = max((s for _, s in lexical), default=0.0)
+    for chunk_id, s in lexical:
+        scores[chunk_id] = s / peak if peak > 0 else 0.0
+    if len(dense) > 1:
+        values = [s for _, s in dense]
+        mean = sum(values) / len(values)
+        spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        for chunk_id, s in dense:
+            z = max((s - mean) / spread, 0.0) if spread > 0 else 0.0
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + DENSE_WEIGHT * z
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _hits(
+    conn: sqlite3.Connection, base: str, ranked: list[tuple[int, float]], words: list[str]
+) -> list[Hit]:
+    hits: list[Hit] = []
+    for chunk_id, score in ranked:
+        row = conn.execute(
+            "SELECT source, title, text FROM chunks WHERE id = ?", (chunk_id,)
+        ).fetchone()
+        if row is not None:
+            source, title, text = row
+            hits.append(Hit(base, source, title, text, snippet(text, words), round(score, 6)))
+    return hits
+
+
+def snippet(text: str, words: list[str], size: int = SNIPPET_CHARS) -> str:
+    """About ``size`` characters of ``text`` around the first query word it contains."""
+    flat = " ".join(text.split())
+    if len(flat) <= size:
+        return flat
+    lowered = flat.lower()
+    found = [i for i in (lowered.find(w) for w in words if len(w) > 2) if i >= 0]
+    start = max(0, min(found) - size // 4) if found else 0
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < start + 20 else start
+    end = min(len(flat), start + size)
+    cut = flat.rfind(" ", start, end) if end < len(flat) else end
+    end = cut if cut > start + size // 2 else end
+    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")
