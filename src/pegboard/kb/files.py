@@ -39,7 +39,7 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """A path that was not ingested, and why (one line the user can act on)."""
+    """A path that was not ingested, and why: ``reason`` is one line naming the path."""
 
     path: str
     reason: str
@@ -62,7 +62,9 @@ def discover(
                 continue
             seen.add(key)
             if len(found) >= max_files:
-                skipped.append(Skipped(str(item.path), f"over the limit of {max_files} files"))
+                skipped.append(
+                    Skipped(str(item.path), f"{item.path}: over the limit of {max_files} files")
+                )
                 continue
             found.append(item)
     return found, skipped
@@ -71,14 +73,14 @@ def discover(
 def _expand(raw: str | os.PathLike[str], skipped: list[Skipped]) -> Iterator[Candidate]:
     text = os.fspath(raw)
     if "\0" in text:
-        skipped.append(Skipped(repr(text), "the path contains a NUL byte"))
+        skipped.append(Skipped(repr(text), f"{text!r}: the path contains a NUL byte"))
         return
     path = Path(text).expanduser().absolute()
     try:
         is_dir = path.is_dir()
         root = path.resolve(strict=True)
     except (OSError, RuntimeError) as exc:
-        skipped.append(Skipped(text, _os_reason(exc, "does not exist or cannot be resolved")))
+        skipped.append(Skipped(text, f"{text}: {_os_reason(exc, 'cannot be resolved')}"))
         return
     if not is_dir:
         yield Candidate(path, root)
@@ -88,7 +90,9 @@ def _expand(raw: str | os.PathLike[str], skipped: list[Skipped]) -> Iterator[Can
         for name in list(dirnames):
             sub = Path(dirpath, name)
             if sub.is_symlink() and not _inside(sub, root):
-                skipped.append(Skipped(str(sub), f"a symlink leading outside {root}"))
+                skipped.append(
+                    Skipped(str(sub), f"{sub}: a symlink leading outside {root}; not read")
+                )
         for name in sorted(filenames):
             file = Path(dirpath, name)
             if file.suffix.lower() in SUFFIXES:

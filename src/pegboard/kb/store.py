@@ -100,7 +100,9 @@ def ensure_base(conn: sqlite3.Connection, name: str, model: str) -> str:
     row = conn.execute("SELECT model FROM bases WHERE name = ?", (name,)).fetchone()
     if row is not None:
         return str(row[0])
-    conn.execute("INSERT INTO bases(name, model, created) VALUES (?, ?, ?)", (name, model, time.time()))
+    conn.execute(
+        "INSERT INTO bases(name, model, created) VALUES (?, ?, ?)", (name, model, time.time())
+    )
     return model
 
 
@@ -158,7 +160,9 @@ def remove(conn: sqlite3.Connection, base: str, source_prefix: str | None = None
         else:
             under = source_prefix.rstrip("/") + "/"
             count = _delete_documents(
-                conn, base, "(source = ? OR substr(source, 1, ?) = ?)",
+                conn,
+                base,
+                "(source = ? OR substr(source, 1, ?) = ?)",
                 (source_prefix, len(under), under),
             )
             _bump(conn, base)
@@ -174,7 +178,9 @@ def _delete_documents(
 ) -> int:
     ids = [
         row[0]
-        for row in conn.execute(f"SELECT id FROM documents WHERE base = ? AND {where}", (base, *params))
+        for row in conn.execute(
+            f"SELECT id FROM documents WHERE base = ? AND {where}", (base, *params)
+        )
     ]
     for doc_id in ids:
         conn.execute("DELETE FROM chunks WHERE document = ?", (doc_id,))
