@@ -110,7 +110,7 @@ def _dense(
     ids, matrix = _matrix(conn, db_path, base, generation)
     if not len(ids):
         return _Dense([], 0.0, 0.0)
-    vector = load_embedder(model).embed_query(query, _idf_weight(conn))
+    vector = load_embedder(model).embed_query(query, _idf_weight(conn, db_path))
     if not np.any(vector):
         return _Dense([], 0.0, 0.0)
     cosine = matrix @ vector
@@ -145,7 +145,7 @@ def _matrix(
     return ids, matrix
 
 
-def _idf_weight(conn: sqlite3.Connection) -> WordWeight:
+def _idf_weight(conn: sqlite3.Connection, db_path: Path) -> WordWeight:
     """A query word's weight in the query vector: its IDF over the store's chunks.
 
     Stopwords weigh nothing; a dictionary word no chunk uses gets the rarest word's IDF (the
@@ -154,7 +154,7 @@ def _idf_weight(conn: sqlite3.Connection) -> WordWeight:
     from pegboard.meta.ranking.dense import dictionary
     from pegboard.meta.ranking.text import STOPWORDS
 
-    total = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    total = _chunk_count(conn, db_path)
     rarest = math.log(1.0 + (total + 0.5) / 0.5)
     known = dictionary()
 
@@ -171,6 +171,23 @@ def _idf_weight(conn: sqlite3.Connection) -> WordWeight:
         return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
 
     return weight
+
+
+_counts: dict[tuple[object, ...], int] = {}  # small: one entry per store state searched
+
+
+def _chunk_count(conn: sqlite3.Connection, db_path: Path) -> int:
+    """The store's chunk count, cached per store and set of base generations (a count scans
+    the table)."""
+    bases = conn.execute("SELECT name, generation FROM bases ORDER BY name").fetchall()
+    key = (str(db_path.resolve()), *bases)
+    with _lock:
+        count = _counts.get(key)
+    if count is None:
+        count = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        with _lock:
+            _counts[key] = count
+    return count
 
 
 @cache
