@@ -49,7 +49,8 @@ def paraphrase(tmp: Path) -> None:
     ]
     models = [MINILM] + ([WORDLLAMA] if semantic_available() else [])
     print(
-        f"\n(a) paraphrase set: {len(questions)} questions over {len(list(NOTES.glob('*.md')))} notes\n"
+        f"\n(a) paraphrase set: {len(questions)} questions over "
+        f"{len(list(NOTES.glob('*.md')))} notes\n"
     )
     print("| embedder | ranking | hit@1 | hit@3 |")
     print("| --- | --- | ---: | ---: |")
@@ -79,9 +80,7 @@ def generate(root: Path, megabytes: float, seed: int = 7) -> int:
     target, written, index = int(megabytes * 1_000_000), 0, 0
     while written < target:
         drawn = words[np.searchsorted(cdf, rng.random(200 * 63))].reshape(200, 63)
-        sections = [
-            f"\n## {' '.join(row[:3])}\n\n{' '.join(row[3:])}.\n" for row in drawn.tolist()
-        ]
+        sections = [f"\n## {' '.join(row[:3])}\n\n{' '.join(row[3:])}.\n" for row in drawn.tolist()]
         text = f"# Document {index}\n" + "".join(sections)
         (root / f"doc{index:05}.md").write_text(text)
         written += len(text.encode())
@@ -99,7 +98,8 @@ def speed(tmp: Path, megabytes: float, n_queries: int) -> None:
     elapsed = time.perf_counter() - started
     model = sqlite3.connect(db).execute("SELECT model FROM bases").fetchone()[0]
     print(
-        f"\n(b) ingestion: {size / 1e6:.1f} MB in {len(report.indexed)} Markdown files, model {model}\n"
+        f"\n(b) ingestion: {size / 1e6:.1f} MB in {len(report.indexed)} Markdown files, "
+        f"model {model}\n"
     )
     print("| what | value |")
     print("| --- | ---: |")
@@ -110,7 +110,8 @@ def speed(tmp: Path, megabytes: float, n_queries: int) -> None:
     started = time.perf_counter()
     again = ingest(db, "big", [corpus])
     print(
-        f"| re-add, nothing changed (s) | {time.perf_counter() - started:.2f} ({len(again.unchanged)} unchanged) |"
+        f"| re-add, nothing changed (s) | {time.perf_counter() - started:.2f} "
+        f"({len(again.unchanged)} unchanged) |"
     )
 
     rng = np.random.default_rng(11)

@@ -30,9 +30,7 @@ def pdf(pages: list[str], *, title: str | None = None, extra_stream: bytes | Non
         else:
             escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
             body = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET".encode()
-            objects.append(
-                f"<< /Length {len(body)} >>\nstream\n".encode() + body + b"\nendstream"
-            )
+            objects.append(f"<< /Length {len(body)} >>\nstream\n".encode() + body + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     info_id = None
     if title is not None:
@@ -48,7 +46,8 @@ def pdf(pages: list[str], *, title: str | None = None, extra_stream: bytes | Non
     for offset in offsets:
         out += f"{offset:010d} 00000 n \n".encode()
     info = f" /Info {info_id} 0 R" if info_id else ""
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    trailer = f"<< /Size {len(objects) + 1} /Root 1 0 R{info} >>"
+    out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
 
 

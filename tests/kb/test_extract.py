@@ -8,7 +8,10 @@ from tests.kb.pdfs import flate_bomb, pdf
 
 
 def test_markdown_is_split_at_headings_outside_fenced_code() -> None:
-    text = "intro line\n\n# Pet policy\n\nDogs welcome.\n\n```\n# not a heading\n```\n## Cats\nNo cats.\n"
+    text = (
+        "intro line\n\n# Pet policy\n\nDogs welcome.\n\n"
+        "```\n# not a heading\n```\n## Cats\nNo cats.\n"
+    )
 
     doc = extract(text.encode(), Path("pets.md"))
 
@@ -53,7 +56,9 @@ XXE = b"""<?xml version="1.0"?>
 <html><body><p>&xxe;</p></body></html>"""
 
 
-@pytest.mark.parametrize(("data", "kind"), [(BILLION_LAUGHS, "EntitiesForbidden"), (XXE, "EntitiesForbidden")])
+@pytest.mark.parametrize(
+    ("data", "kind"), [(BILLION_LAUGHS, "EntitiesForbidden"), (XXE, "EntitiesForbidden")]
+)
 def test_xhtml_declaring_entities_is_refused_by_defusedxml(data: bytes, kind: str) -> None:
     with pytest.raises(KnowledgeBaseError) as info:
         extract(data, Path("bomb.xhtml"))

@@ -10,7 +10,10 @@ from pegboard.kb.store import BaseInfo
 
 PETS = "# Pet policy\n\nEmployees may bring a well-behaved canine to the workplace on Fridays.\n"
 EXPENSES = "# Expenses\n\nTravel costs are refunded within 30 days when receipts are submitted.\n"
-LEAVE = "<html><head><title>Leave</title></head><body><p>Staff get 25 days of paid vacation per year.</p></body></html>"
+LEAVE = (
+    "<html><head><title>Leave</title></head>"
+    "<body><p>Staff get 25 days of paid vacation per year.</p></body></html>"
+)
 
 
 @pytest.fixture
@@ -48,7 +51,7 @@ def test_ingest_stores_documents_chunks_and_counts_and_search_finds_a_paraphrase
     assert progress == [(0, 3), (1, 3), (2, 3), (3, 3)]
     assert list_bases(db) == [BaseInfo("notes", "minilm-static", 3, 3)]
     hits = search_base(db, "notes", "can I bring my dog to the office", top_k=3)
-    assert [(h.source, h.title) for h in hits][0] == (str(notes / "pets.md"), "Pet policy")
+    assert (hits[0].source, hits[0].title) == (str(notes / "pets.md"), "Pet policy")
     assert hits[0].snippet == (
         "Employees may bring a well-behaved canine to the workplace on Fridays."
     )
@@ -67,7 +70,8 @@ def test_re_adding_reads_again_only_the_files_whose_content_changed(
     assert report.indexed == [str(notes / "pets.md")]
     assert report.unchanged == [str(notes / "hr" / "expenses.md"), str(notes / "hr" / "leave.html")]
     texts = [c[3] for c in _chunks(db)]
-    assert any("Mondays" in t for t in texts) and not any("Fridays" in t for t in texts)
+    assert any("Mondays" in t for t in texts)
+    assert not any("Fridays" in t for t in texts)
     assert search_base(db, "notes", "mondays", mode="fts")[0].source == str(notes / "pets.md")
     assert search_base(db, "notes", "fridays", mode="fts") == []
 
@@ -106,7 +110,10 @@ def test_unreadable_files_are_skipped_with_a_reason_and_the_rest_ingested(
     report = ingest(db, "notes", [notes, tmp_path / "missing"])
 
     assert len(report.indexed) == 3
-    assert [s.path for s in report.skipped] == [str(tmp_path / "missing"), str(notes / "broken.pdf")]
+    assert [s.path for s in report.skipped] == [
+        str(tmp_path / "missing"),
+        str(notes / "broken.pdf"),
+    ]
     assert report.skipped[0].reason == f"{tmp_path / 'missing'}: no such file or directory"
     assert report.skipped[1].reason.startswith(f"{notes / 'broken.pdf'}: not a readable PDF (")
 
@@ -117,7 +124,9 @@ def test_a_base_is_created_only_when_a_file_is_stored(tmp_path: Path) -> None:
     report = ingest(db, "empty", [tmp_path / "missing"])
 
     assert report == IngestReport(
-        skipped=[Skipped(str(tmp_path / "missing"), f"{tmp_path / 'missing'}: no such file or directory")]
+        skipped=[
+            Skipped(str(tmp_path / "missing"), f"{tmp_path / 'missing'}: no such file or directory")
+        ]
     )
     assert list_bases(db) == []
 
@@ -168,7 +177,7 @@ def test_a_missing_store_and_an_empty_query_are_clear_errors(tmp_path: Path) -> 
         f"no knowledge bases yet ({db} does not exist); create one with "
         "`pegboard kb add NAME PATH...`"
     )
-    with pytest.raises(KnowledgeBaseError, match="^the query is empty"):
+    with pytest.raises(KnowledgeBaseError, match=r"^the query is empty"):
         search_base(db, "notes", "  ")
 
 
