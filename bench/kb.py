@@ -29,8 +29,8 @@ import numpy as np
 from pegboard.kb import ingest, search_base
 from pegboard.kb.embedding import MINILM, WORDLLAMA
 from pegboard.kb.search import Mode
-from pegboard.meta.ranking.dense import dictionary
-from pegboard.meta.ranking.wordllama import semantic_available
+from pegboard.search.dense import dictionary
+from pegboard.search.wordllama import semantic_available
 
 NOTES = Path(__file__).resolve().parent / "kb_notes"
 MODES: tuple[tuple[str, Mode], ...] = (

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from pegboard.errors import KnowledgeBaseError
 
 if TYPE_CHECKING:
-    from pegboard.meta.ranking.dense import Embedder
+    from pegboard.search.dense import Embedder
 
 MINILM = "minilm-static"
 WORDLLAMA = "wordllama"
@@ -33,11 +33,11 @@ def default_model() -> str:
 def load_embedder(model: str) -> Embedder:
     """The process-wide embedder named ``model``."""
     if model == MINILM:
-        from pegboard.meta.ranking.dense import shared_embedder
+        from pegboard.search.dense import shared_embedder
 
         return shared_embedder()
     if model == WORDLLAMA:
-        from pegboard.meta.ranking.wordllama import semantic_available, shared_wordllama
+        from pegboard.search.wordllama import semantic_available, shared_wordllama
 
         if not semantic_available():
             raise KnowledgeBaseError(

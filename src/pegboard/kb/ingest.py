@@ -24,7 +24,7 @@ from pegboard.kb.files import Candidate, Skipped, discover, read_regular
 from pegboard.kb.store import NewChunk, connect, document_hash, replace_document
 
 if TYPE_CHECKING:
-    from pegboard.meta.ranking.dense import Embedder
+    from pegboard.search.dense import Embedder
 
 _BASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 Progress = Callable[[int, int, str], None]  # (files done, files in all, current file)

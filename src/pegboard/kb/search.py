@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from pegboard.meta.ranking.dense import WordWeight
+    from pegboard.search.dense import WordWeight
 
 Mode = Literal["fused", "fts", "vector", "rrf"]
 CANDIDATES = 50  # per signal, before fusion
@@ -61,7 +61,7 @@ def search(
     mode: Mode = "fused",
 ) -> list[Hit]:
     """The ``top_k`` best chunks of ``base`` for ``query``, best first."""
-    from pegboard.meta.ranking.text import STOPWORDS  # lazy: the ranking package loads numpy
+    from pegboard.search.text import STOPWORDS  # lazy: the ranking package loads numpy
 
     model, generation = base_model(conn, base)
     words = [w for w in (m.lower() for m in _WORD.findall(query)) if w not in STOPWORDS]
@@ -159,8 +159,8 @@ def _idf_weight(conn: sqlite3.Connection, db_path: Path) -> WordWeight:
     Stopwords weigh nothing; a dictionary word no chunk uses gets the rarest word's IDF (the
     words a user's question does not share with the notes are the point of a dense signal).
     """
-    from pegboard.meta.ranking.dense import dictionary
-    from pegboard.meta.ranking.text import STOPWORDS
+    from pegboard.search.dense import dictionary
+    from pegboard.search.text import STOPWORDS
 
     total = _chunk_count(conn, db_path)
     rarest = math.log(1.0 + (total + 0.5) / 0.5)
