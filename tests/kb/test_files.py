@@ -141,3 +141,17 @@ def test_the_file_count_is_capped_and_the_rest_listed_as_skipped(tmp_path: Path)
         f"{tmp_path / '2.txt'}: over the limit of 2 files",
         f"{tmp_path / '3.txt'}: over the limit of 2 files",
     ]
+
+
+def test_a_file_swapped_for_a_symlink_after_the_walk_is_refused(tmp_path: Path) -> None:
+    root, outside = _tree(tmp_path)
+    found, _ = discover([root])
+    (root / "a.md").unlink()
+    (root / "a.md").symlink_to(outside)
+
+    with pytest.raises(PathNotAllowed) as info:
+        read_regular(found[0])
+
+    assert str(info.value) == (
+        f"{root / 'a.md'}: a symlink leading outside {root.resolve()}; not read"
+    )
