@@ -55,6 +55,7 @@ def test_kb_add_with_nothing_readable_fails_and_a_bad_name_is_a_usage_error(
 ) -> None:
     nothing = invoke("kb", "add", "notes", str(tmp_path / "missing"))
     bad = invoke("kb", "add", "no/slash", str(tmp_path))
+    model = invoke("kb", "add", "notes", str(tmp_path), "--model", "bert")
 
     assert nothing.exit_code == 1
     assert (
@@ -62,6 +63,8 @@ def test_kb_add_with_nothing_readable_fails_and_a_bad_name_is_a_usage_error(
     )
     assert bad.exit_code == 2
     assert "invalid knowledge-base name 'no/slash'" in bad.stderr
+    assert model.exit_code == 2
+    assert "unknown embedding model 'bert'; use one of minilm-static, wordllama" in model.stderr
 
 
 def test_kb_list_json_and_remove_of_a_path_and_of_a_base(invoke: Invoke, notes: Path) -> None:

@@ -187,3 +187,14 @@ def test_a_corrupt_store_file_is_a_knowledge_base_error(tmp_path: Path) -> None:
 
     with pytest.raises(KnowledgeBaseError, match=r"is unreadable: file is not a database$"):
         list_bases(db)
+
+
+def test_a_base_keeps_the_model_it_was_built_with(tmp_path: Path, notes: Path) -> None:
+    db = tmp_path / "kb.sqlite3"
+    ingest(db, "notes", [notes / "pets.md"], model="wordllama")
+
+    ingest(db, "notes", [notes / "hr"], model="minilm-static")  # ignored: the base exists
+
+    assert list_bases(db) == [BaseInfo("notes", "wordllama", 3, 3)]
+    hits = search_base(db, "notes", "can I bring my dog to the office", top_k=1)
+    assert hits[0].title == "Pet policy"

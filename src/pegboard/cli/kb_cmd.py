@@ -50,12 +50,15 @@ def add(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from pegboard.kb import check_base_name, ingest
+    from pegboard.kb.embedding import MODELS
 
     db = _store(ctx)
     try:
         check_base_name(name)
     except KnowledgeBaseError as exc:
         fail(str(exc), EXIT_USAGE)
+    if model is not None and model not in MODELS:
+        fail(f"unknown embedding model {model!r}; use one of {', '.join(MODELS)}", EXIT_USAGE)
     err = Console(stderr=True)
     with Progress(
         TextColumn("[bold]{task.description}"),
