@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from pegboard.config.model import (
     GatewayConfig,
     MetaConfig,
+    ModelConfig,
     PegboardConfig,
     ProfileConfig,
     ServerConfig,
@@ -22,10 +23,11 @@ _TABLES: tuple[tuple[str, type[BaseModel]], ...] = (
     ("[servers.<id>]", ServerConfig),
     ("[profiles.<name>]", ProfileConfig),
     ("[web_search.<name>]", WebSearchProviderConfig),
+    ("[models.<id>]", ModelConfig),
     ("[meta]", MetaConfig),
     ("[gateway]", GatewayConfig),
 )
-_NESTED = {"servers", "profiles", "web_search", "meta", "gateway"}
+_NESTED = {"servers", "profiles", "web_search", "models", "meta", "gateway"}
 
 
 def _type_name(annotation: Any) -> str:

@@ -1,0 +1,87 @@
+"""What both model clients share: lazy SDK import, error translation, key redaction."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from types import ModuleType
+from typing import Any
+
+from pegboard.errors import ModelError, ModelUnavailable, OptionalDependencyMissing
+
+PLACEHOLDER_KEY = "unused"  # local servers need no key, but both SDKs insist on one
+
+
+def require(module: str) -> ModuleType:
+    """Import a provider SDK, or say which extra brings it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise OptionalDependencyMissing(f"The {module} model client", "llm") from exc
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` (an API key) masked, should an endpoint echo it back."""
+    if secret and secret != PLACEHOLDER_KEY and len(secret) >= 4:
+        return text.replace(secret, "***")
+    return text
+
+
+def translate(sdk: ModuleType, exc: Exception, endpoint: str, secret: str | None) -> ModelError:
+    """One clear :class:`ModelError` for an SDK exception (never with the key in it)."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return ModelUnavailable(
+            f"Model endpoint {endpoint} did not answer in time; raise the model's timeout or "
+            "check the server.",
+            endpoint=endpoint,
+        )
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = _root_cause(exc)
+        return ModelUnavailable(
+            f"Model endpoint {endpoint} is unreachable ({redact(cause, secret)}); check "
+            "base_url and that the server is running.",
+            endpoint=endpoint,
+        )
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        detail = _shorten(redact(_status_detail(exc), secret), 300)
+        hint = {
+            401: " Check the API key (api_key_env).",
+            403: " Check the API key's permissions.",
+            404: " Check base_url and the model name.",
+        }.get(status, "")
+        return ModelError(
+            f"Model endpoint {endpoint} answered HTTP {status}: {detail}.{hint}",
+            endpoint=endpoint,
+        )
+    return ModelError(
+        f"Model endpoint {endpoint} failed: {redact(f'{type(exc).__name__}: {exc}', secret)}",
+        endpoint=endpoint,
+    )
+
+
+def _root_cause(exc: BaseException) -> str:
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _status_detail(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        return json.dumps(body, ensure_ascii=False)
+    return str(getattr(exc, "message", exc))
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe(name: str, kind: str, model: str, endpoint: str) -> str:
+    """The repr of a client: what it talks to, never its key."""
+    return f"<{name} {kind} model={model!r} endpoint={endpoint!r}>"

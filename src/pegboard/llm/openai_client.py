@@ -1,0 +1,192 @@
+"""A :class:`~pegboard.llm.types.ModelClient` over the official ``openai`` SDK (Chat
+Completions), for OpenAI and every OpenAI-compatible server: Ollama, vLLM, LM Studio,
+llama.cpp. The SDK is imported when a client is built, never at ``import pegboard``.
+
+Retries are the SDK's own: 408/409/429/5xx and dropped connections, exponential backoff, and
+the server's ``Retry-After`` (``retry-after-ms`` too) honoured up to two minutes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from pegboard.adapters import ToolCall, chat_tool_result, parse_chat_tool_calls, to_chat_tools
+from pegboard.core.entry import ToolEntry
+from pegboard.core.scope import ModelInfo
+from pegboard.errors import ModelError
+from pegboard.llm._common import PLACEHOLDER_KEY, describe, require, translate
+from pegboard.llm.types import (
+    ChatResponse,
+    Completed,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ToolCallStarted,
+    Usage,
+)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIClient:
+    """Chat Completions at ``base_url`` (OpenAI's own when ``None``)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        context_window: int | None = None,
+        max_tokens: int | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 2,
+    ) -> None:
+        self._sdk_module = require("openai")
+        self.model = model
+        self.endpoint = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.context_window = context_window
+        self.max_tokens = max_tokens
+        self._sdk = self._sdk_module.AsyncOpenAI(
+            api_key=api_key or PLACEHOLDER_KEY,
+            base_url=self.endpoint,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+    def __repr__(self) -> str:
+        return describe(type(self).__name__, "openai", self.model, self.endpoint)
+
+    def model_info(self) -> ModelInfo:
+        return ModelInfo(self.model, "openai", self.context_window)
+
+    async def chat(
+        self, messages: Sequence[Message], *, tools: Sequence[ToolEntry] = ()
+    ) -> ChatResponse:
+        completion = await self._create(self._params(messages, tools))
+        if not completion.choices:
+            raise ModelError(f"Model endpoint {self.endpoint} answered with no choices.")
+        choice = completion.choices[0]
+        usage = completion.usage
+        return ChatResponse(
+            text=choice.message.content or "",
+            tool_calls=tuple(parse_chat_tool_calls(choice.message)),
+            stop_reason=choice.finish_reason,
+            usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
+        )
+
+    async def stream(
+        self, messages: Sequence[Message], *, tools: Sequence[ToolEntry] = ()
+    ) -> AsyncIterator[StreamEvent]:
+        params = self._params(messages, tools)
+        params |= {"stream": True, "stream_options": {"include_usage": True}}
+        chunks = await self._create(params)
+        text: list[str] = []
+        calls: dict[int, list[str]] = {}  # index -> [id, name, arguments so far]
+        stop: str | None = None
+        usage = Usage()
+        try:
+            async for chunk in chunks:
+                if chunk.usage is not None:
+                    usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                for choice in chunk.choices:
+                    stop = choice.finish_reason or stop
+                    delta = choice.delta
+                    if delta.content:
+                        text.append(delta.content)
+                        yield TextDelta(delta.content)
+                    for part in delta.tool_calls or ():
+                        call = calls.get(part.index)
+                        if call is None:
+                            name = part.function.name if part.function else ""
+                            call = calls[part.index] = [part.id or "", name or "", ""]
+                            yield ToolCallStarted(call[0], call[1])
+                        if part.function and part.function.arguments:
+                            call[2] += part.function.arguments
+        except self._sdk_module.OpenAIError as exc:
+            raise translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key) from None
+        yield Completed(
+            ChatResponse(
+                text="".join(text),
+                tool_calls=tuple(ToolCall.parse(i, n, a) for i, n, a in calls.values()),
+                stop_reason=stop,
+                usage=usage,
+            )
+        )
+
+    async def structured(
+        self, messages: Sequence[Message], *, schema: Mapping[str, Any], name: str
+    ) -> Any:
+        params = self._params(messages, ())
+        # Not "strict": OpenAI's strict mode rejects most tool schemas (optional fields,
+        # open objects); the caller validates the answer instead.
+        params["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": dict(schema), "strict": False},
+        }
+        response = await self._text(params)
+        try:
+            return json.loads(response)
+        except json.JSONDecodeError as exc:
+            raise ModelError(
+                f"Model endpoint {self.endpoint} answered a structured-output request with "
+                f"text that is not JSON ({exc.msg}).",
+                endpoint=self.endpoint,
+            ) from None
+
+    async def _text(self, params: dict[str, Any]) -> str:
+        completion = await self._create(params)
+        if not completion.choices:
+            raise ModelError(f"Model endpoint {self.endpoint} answered with no choices.")
+        return str(completion.choices[0].message.content or "")
+
+    async def aclose(self) -> None:
+        await self._sdk.close()
+
+    async def _create(self, params: dict[str, Any]) -> Any:
+        try:
+            return await self._sdk.chat.completions.create(**params)
+        except self._sdk_module.OpenAIError as exc:
+            raise translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key) from None
+
+    def _params(self, messages: Sequence[Message], tools: Sequence[ToolEntry]) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.model, "messages": to_chat_messages(messages)}
+        if tools:
+            params["tools"] = to_chat_tools(tools)
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        return params
+
+
+def to_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Neutral messages as Chat Completions ``messages``."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            out.append(chat_tool_result(m.tool_call_id or "", m.tool_output))
+        elif m.role == "assistant" and m.tool_calls:
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": m.content or None,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": _arguments(c)},
+                        }
+                        for c in m.tool_calls
+                    ],
+                }
+            )
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def _arguments(call: ToolCall) -> str:
+    if call.raw_arguments is not None:
+        return call.raw_arguments  # what the model sent, even if broken: it is its history
+    return json.dumps(call.arguments, ensure_ascii=False)
