@@ -144,7 +144,10 @@ class ScriptedModel:
             if not self.turns:
                 problem = f"request {len(self.requests)} ({request.api}): no scripted turn left"
             elif self.turns[0].match is not None and not self.turns[0].match(request):
-                problem = f"request {len(self.requests)} ({request.api}): the next turn's match refused it"
+                problem = (
+                    f"request {len(self.requests)} ({request.api}): the next turn's match "
+                    "refused it"
+                )
             else:
                 return self.turns.pop(0)
             self.problems.append(problem)
@@ -161,7 +164,9 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             if self.path.rstrip("/").endswith("/models"):
-                self._json(200, {"object": "list", "data": [{"id": model.model, "object": "model"}]})
+                self._json(
+                    200, {"object": "list", "data": [{"id": model.model, "object": "model"}]}
+                )
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -291,7 +296,9 @@ def _openai_events(model: ScriptedModel, turn: Turn, request: Request) -> Iterat
     for index, call in enumerate(message.get("tool_calls", [])):
         function = call["function"]
         head = {"index": index, "id": call["id"], "type": "function"}
-        yield chunk({"tool_calls": [head | {"function": {"name": function["name"], "arguments": ""}}]})
+        yield chunk(
+            {"tool_calls": [head | {"function": {"name": function["name"], "arguments": ""}}]}
+        )
         for piece in _pieces(function["arguments"]):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
     yield chunk({}, whole["choices"][0]["finish_reason"])
@@ -314,7 +321,12 @@ def _anthropic(model: ScriptedModel, turn: Turn, request: Request) -> dict[str, 
     for call in calls:
         arguments: Any = call.arguments if isinstance(call.arguments, str) else dict(call.arguments)
         content.append(
-            {"type": "tool_use", "id": call.id or model._id("toolu"), "name": call.name, "input": arguments}
+            {
+                "type": "tool_use",
+                "id": call.id or model._id("toolu"),
+                "name": call.name,
+                "input": arguments,
+            }
         )
     prompt, completion = turn.usage
     return {
@@ -338,7 +350,13 @@ def _anthropic_events(whole: dict[str, Any]) -> Iterator[str]:
     yield event({"type": "message_start", "message": start})
     for index, block in enumerate(whole["content"]):
         if block["type"] == "text":
-            yield event({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+            yield event(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                }
+            )
             for word in _words(block["text"]):
                 delta = {"type": "text_delta", "text": word}
                 yield event({"type": "content_block_delta", "index": index, "delta": delta})

@@ -174,7 +174,11 @@ async def test_anthropic_history_groups_the_results_of_a_turn_in_one_user_messag
         {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "3"}]},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "c1",
+                    "content": [{"type": "text", "text": "3"}],
+                },
                 {
                     "type": "tool_result",
                     "tool_use_id": "c2",

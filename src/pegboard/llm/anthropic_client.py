@@ -179,7 +179,9 @@ def to_anthropic_messages(messages: Sequence[Message]) -> tuple[str, list[dict[s
                 out.append({"role": "user", "content": [block]})
             continue
         if m.role == "assistant" and m.tool_calls:
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks: list[dict[str, Any]] = (
+                [{"type": "text", "text": m.content}] if m.content else []
+            )
             blocks += [
                 {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
                 for c in m.tool_calls

@@ -117,7 +117,11 @@ class Repairer:
             return None
         if self._turn_model_calls >= self.max_model_repairs_per_turn:
             self.stats.capped += 1
-            logger.info("repair of %s skipped: %d model repairs this turn", entry.name, self._turn_model_calls)
+            logger.info(
+                "repair of %s skipped: %d model repairs this turn",
+                entry.name,
+                self._turn_model_calls,
+            )
             return None
         self._turn_model_calls += 1
         return await self._ask_model(entry, raw_arguments, str(error))
@@ -138,7 +142,9 @@ class Repairer:
         self.stats.model_calls += 1
         try:
             answer = await self.client.structured(
-                [Message.system(_INSTRUCTIONS), Message.user(prompt)], schema=schema, name=entry.name
+                [Message.system(_INSTRUCTIONS), Message.user(prompt)],
+                schema=schema,
+                name=entry.name,
             )
         except ModelError as exc:
             logger.warning("repair of %s: the model call failed: %s", entry.name, exc)
