@@ -10,8 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
-from pegboard.approval import ApprovalRequest, CallbackApprovalHandler, Decision
+from pegboard.approval import ApprovalHandler, CallbackApprovalHandler
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
+from pegboard.cli.approval_prompt import TerminalApprovalHandler
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import ToolContext
 from pegboard.errors import PegboardError
@@ -146,12 +147,6 @@ def inspect_tool(
     typer.echo(stub_of(entry))
 
 
-def _ask(request: ApprovalRequest) -> Decision:
-    args = json.dumps(dict(request.arguments), ensure_ascii=False)
-    ok = typer.confirm(f"Allow {request.tool_name} with {args}?", default=False, err=True)
-    return "allow_once" if ok else "deny"
-
-
 @app.command("call")
 def call_tool(
     ctx: typer.Context,
@@ -174,8 +169,8 @@ def call_tool(
         fail("arguments must be a JSON object", EXIT_USAGE)
     runtime = _runtime(ctx, profile)
     entry = _entry(runtime, name)
-    handler = (
-        CallbackApprovalHandler(lambda _r: "allow_once") if yes else CallbackApprovalHandler(_ask)
+    handler: ApprovalHandler = (
+        CallbackApprovalHandler(lambda _r: "allow_once") if yes else TerminalApprovalHandler()
     )
 
     async def body() -> Any:
