@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 import anyio.to_thread
@@ -37,7 +37,7 @@ class TerminalApprovalHandler:
     def __init__(
         self,
         *,
-        stdin: IO[str] | None = None,
+        stdin: TextIO | None = None,
         console: Console | None = None,
         interactive: bool | None = None,
         yes_option: str = "--yes",
@@ -71,7 +71,7 @@ class TerminalApprovalHandler:
             )
         return decision
 
-    def _ask(self, request: ApprovalRequest, stdin: IO[str]) -> tuple[Decision, str]:
+    def _ask(self, request: ApprovalRequest, stdin: TextIO) -> tuple[Decision, str]:
         from rich.console import Console, Group  # lazy: rich costs start-up time
         from rich.panel import Panel
         from rich.prompt import Prompt
