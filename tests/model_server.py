@@ -78,6 +78,7 @@ class Turn:
     request (OpenAI: the message content; Anthropic: the input of the forced tool); or an
     error: ``status`` (e.g. 429, 503) with ``headers`` such as ``{"Retry-After": "0.01"}``.
     ``match`` (a predicate on the :class:`Request`) makes the turn refuse other requests.
+    ``hang`` never answers (until the server closes): for client timeouts.
     """
 
     text: str = ""
@@ -88,6 +89,7 @@ class Turn:
     error: str = "scripted error"
     match: Callable[[Request], bool] | None = None
     usage: tuple[int, int] = (12, 7)
+    hang: bool = False
 
 
 class ScriptedModel:
@@ -100,6 +102,7 @@ class ScriptedModel:
         self.requests: list[Request] = []
         self.problems: list[str] = []
         self._lock = threading.Lock()
+        self._closing = threading.Event()
         self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -127,6 +130,7 @@ class ScriptedModel:
         return self
 
     def close(self) -> None:
+        self._closing.set()
         if self._thread is not None:
             self._server.shutdown()
             self._thread.join(timeout=10)
@@ -185,7 +189,9 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             request = Request(api, path, headers, body)
             turn = model._next(request)
-            if isinstance(turn, str):
+            if not isinstance(turn, str) and turn.hang:
+                model._closing.wait(timeout=60)
+            elif isinstance(turn, str):
                 self._json(400, _error_body(api, 400, f"scripted model: {turn}"))
             elif turn.status != 200:
                 self._json(turn.status, _error_body(api, turn.status, turn.error), turn.headers)

@@ -140,3 +140,19 @@ def test_importing_pegboard_llm_loads_no_provider_sdk() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_endpoint_that_never_answers_times_out_with_one_clear_line(
+    kind: Kind, model_server: ScriptedModel
+) -> None:
+    model_server.add(Turn(hang=True))
+    client = client_for(kind, model_server, timeout=0.2, max_retries=0)
+
+    with pytest.raises(ModelUnavailable) as caught:
+        await client.chat([Message.user("hi")])
+
+    assert str(caught.value) == (
+        f"Model endpoint {model_server.url} did not answer in time; raise the model's timeout "
+        "or check the server."
+    )

@@ -3,9 +3,12 @@ import json
 import pytest
 
 from pegboard.adapters import ToolCall, to_anthropic_tools, to_chat_tools
+from pegboard.agent import build_agent_params
 from pegboard.core.output import ToolOutput
-from pegboard.core.scope import ModelInfo
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.llm import Completed, Message, TextDelta, ToolCallStarted, Usage
+from tests.exposition.factories import heavy
 from tests.llm.clients import ADD, KINDS, Kind, client_for
 from tests.model_server import Call, ScriptedModel, Turn
 
@@ -248,3 +251,21 @@ def test_the_scripted_server_speaks_json_to_a_plain_http_client(
         "scripted model: request 2 (openai): no scripted turn left"
     )
     assert model_server.problems == ["request 2 (openai): no scripted turn left"]
+
+
+def test_the_configured_context_window_reaches_deferral_through_model_info(
+    model_server: ScriptedModel,
+) -> None:
+    registry = ToolRegistry([heavy(f"mcp__s1__t{i}") for i in range(5)])
+    small = client_for("openai", model_server, context_window=8_000).model_info()
+    large = client_for("openai", model_server, context_window=2_000_000).model_info()
+
+    deferred = build_agent_params(registry, ToolApplyScope(), small)
+    inline = build_agent_params(registry, ToolApplyScope(), large)
+
+    assert [t["function"]["name"] for t in deferred.tools] == [
+        "tool_search",
+        "tool_inspect",
+        "tool_invoke",
+    ]
+    assert [t["function"]["name"] for t in inline.tools] == [f"mcp__s1__t{i}" for i in range(5)]

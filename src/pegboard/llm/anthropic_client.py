@@ -107,6 +107,8 @@ class AnthropicClient:
                     usage_out = event.usage.output_tokens
         except self._sdk_module.AnthropicError as exc:
             raise translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key) from None
+        finally:
+            await events.close()  # a consumer that stops early must not leave the socket open
         yield Completed(
             ChatResponse(
                 text="".join(text),

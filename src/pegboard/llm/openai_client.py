@@ -107,6 +107,8 @@ class OpenAIClient:
                             call[2] += part.function.arguments
         except self._sdk_module.OpenAIError as exc:
             raise translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key) from None
+        finally:
+            await chunks.close()  # a consumer that stops early must not leave the socket open
         yield Completed(
             ChatResponse(
                 text="".join(text),
