@@ -24,18 +24,18 @@ from typing import Any
 
 import anyio
 
-from pegboard.adapters import ToolCall, to_chat_tools
-from pegboard.agent import build_agent_params
+from pegboard.agent.formats import ToolCall, to_chat_tools
+from pegboard.agent.params import build_agent_params
 from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.names import mcp_tool_name
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.core.tokens import count_entries, default_token_counter
 from pegboard.core.tool import Tool, ToolContext
-from pegboard.exposition import apply_defer_exposition, should_defer
-from pegboard.meta import registry_index, search_pool
-from pegboard.meta.definitions import DEFINITIONS, INJECTED_META_TOOLS
-from pegboard.meta.ranking import default_index
+from pegboard.deferral import apply_defer_exposition, search_pool, should_defer
+from pegboard.deferral.definitions import DEFINITIONS, INJECTED_META_TOOLS
+from pegboard.search import default_index
+from pegboard.search.synced import registry_index
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "livemcpbench"
 

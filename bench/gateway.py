@@ -53,7 +53,7 @@ from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from pegboard.config import load_config
-from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
+from pegboard.runtime import RuntimeOptions, ToolRuntime
 
 ROOT = Path(__file__).resolve().parents[1]
 SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"

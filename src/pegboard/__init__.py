@@ -1,6 +1,6 @@
 """pegboard: a tool layer for LLM agents with many tools and MCP servers."""
 
-from pegboard.agent import AgentParams, AgentSession, build_agent_params
+from pegboard.agent.params import AgentParams, AgentSession, build_agent_params
 from pegboard.core import (
     Assistant,
     AssistantSettings,

@@ -3,7 +3,7 @@ import io
 import pytest
 from rich.console import Console
 
-from pegboard.approval import ApprovalRequest
+from pegboard.calls.approval import ApprovalRequest
 from pegboard.cli.approval_prompt import TerminalApprovalHandler
 from pegboard.errors import ApprovalDenied
 

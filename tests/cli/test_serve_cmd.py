@@ -4,7 +4,7 @@ import pytest
 
 from pegboard.cli.serve_cmd import _announce
 from pegboard.config import load_config
-from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
+from pegboard.runtime import RuntimeOptions, ToolRuntime
 from tests.cli.conftest import Invoke, sdk_server, warm_cache, write
 
 

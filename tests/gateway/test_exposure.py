@@ -8,8 +8,8 @@ import pytest
 from mcp import Client
 
 from pegboard import Tool, ToolApplyScope, ToolEntry, ToolRegistry
+from pegboard.deferral.prompt import NamespaceStatus
 from pegboard.errors import ApprovalRequired
-from pegboard.exposition.prompt import NamespaceStatus
 from pegboard.gateway.exposure import RegistrySurface
 from pegboard.gateway.server import Gateway
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from pegboard.adapters import ToolCall
 from pegboard.agent import AgentSession, build_agent_params
-from pegboard.approval import ApprovalRequest, CallbackApprovalHandler, Decision
+from pegboard.agent.formats import ToolCall
+from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.config import ModelConfig
 from pegboard.core.entry import ToolEntry
 from pegboard.core.registry import ToolRegistry

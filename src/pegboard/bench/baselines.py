@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from pegboard.core.entry import ToolEntry
-from pegboard.meta.index import SearchIndex
+from pegboard.search.interface import SearchIndex
 
 
 class Method(Protocol):
@@ -143,7 +143,7 @@ class RegexBaseline:
 def available_methods() -> dict[str, Callable[[], Method]]:
     """Every method this install can run, by name, pegboard's first."""
     from pegboard.bench.term_baselines import RegexTermsBaseline, SubstringTermsBaseline
-    from pegboard.meta.ranking import DENSE_FUSION, ToolIndex, default_index, dense_signals
+    from pegboard.search import DENSE_FUSION, ToolIndex, default_index, dense_signals
 
     def builtin_model_only() -> ToolIndex:
         return ToolIndex(dense=dense_signals(semantic=False), fusion=DENSE_FUSION)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pegboard.core.entry import ToolEntry
-from pegboard.meta.ranking.text import STOPWORDS
+from pegboard.search.text import STOPWORDS
 
 _WORD = re.compile(r"[^\W_]+")
 _SEPARATOR = "\x00"  # never inside a word, so no match spans two tools

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 import anyio
 import anyio.to_thread
 
-from pegboard.approval import ApprovalRequest, Decision
+from pegboard.calls.approval import ApprovalRequest, Decision
 from pegboard.errors import ApprovalDenied
 
 if TYPE_CHECKING:

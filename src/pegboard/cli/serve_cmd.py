@@ -12,9 +12,9 @@ import typer
 
 from pegboard.cli._common import EXIT_USAGE, fail, load, run
 from pegboard.errors import PegboardError
-from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.transports import is_loopback, serve_http, serve_stdio
+from pegboard.runtime import RuntimeOptions, ToolRuntime
 
 
 async def _until_signal(scope: anyio.CancelScope) -> None:

@@ -11,8 +11,8 @@ import typer
 
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, echo_json, fail, load, run
 from pegboard.config import LoadedConfig, write_config
-from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
 from pegboard.mcp import ServerStatus
+from pegboard.runtime import RuntimeOptions, ToolRuntime
 
 app = typer.Typer(
     help="List, check, refresh, enable and disable MCP servers.", no_args_is_help=True

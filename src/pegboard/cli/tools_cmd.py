@@ -10,16 +10,16 @@ from typing import Annotated, Any
 
 import typer
 
-from pegboard.approval import ApprovalHandler, CallbackApprovalHandler
+from pegboard.calls.approval import ApprovalHandler, CallbackApprovalHandler
+from pegboard.calls.execute import CallPolicy, error_output, execute_entry, stub_of
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
 from pegboard.cli.approval_prompt import TerminalApprovalHandler
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import ToolContext
 from pegboard.errors import PegboardError
-from pegboard.execution import CallPolicy, error_output, execute_entry, stub_of
 from pegboard.gateway.results import output_to_call_result
-from pegboard.gateway.runtime import RuntimeOptions, ToolRuntime
-from pegboard.meta.sync import registry_index
+from pegboard.runtime import RuntimeOptions, ToolRuntime
+from pegboard.search.synced import registry_index
 
 app = typer.Typer(help="List, search, inspect and call tools.", no_args_is_help=True)
 

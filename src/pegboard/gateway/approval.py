@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import mcp_types
 from mcp.server.session import ServerSession
 
-from pegboard.approval import ApprovalRequest, Decision
+from pegboard.calls.approval import ApprovalRequest, Decision
 
 NO_ELICITATION_MESSAGE = (
     "Tool {name} requires the user's approval, and this MCP client cannot ask for it (it does "
@@ -50,7 +50,7 @@ def approval_message(request: ApprovalRequest) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ElicitationApproval:
-    """An :class:`~pegboard.approval.ApprovalHandler` that asks over the MCP connection."""
+    """An :class:`~pegboard.calls.approval.ApprovalHandler` that asks over the MCP connection."""
 
     session: ServerSession
     related_request_id: mcp_types.RequestId | None = None

@@ -15,19 +15,19 @@ from typing import Any
 
 import mcp_types
 
-from pegboard.adapters.mcp import to_mcp_tools
-from pegboard.approval import ApprovalGrants, ApprovalHandler
+from pegboard.agent.formats.mcp import to_mcp_tools
+from pegboard.calls.approval import ApprovalGrants, ApprovalHandler
+from pegboard.calls.execute import CallPolicy, error_output, execute_entry
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext, canonical_json
+from pegboard.deferral.apply import Exposition, apply_defer_exposition
+from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
 from pegboard.errors import ApprovalRequired, PegboardError, ToolNotFound
-from pegboard.execution import CallPolicy, error_output, execute_entry
-from pegboard.exposition.apply import Exposition, apply_defer_exposition
-from pegboard.exposition.prompt import NamespaceStatus, render_deferred_section
 from pegboard.gateway.surface import ChangeListener
-from pegboard.meta.index import SearchIndex
+from pegboard.search.interface import SearchIndex
 
 logger = logging.getLogger("pegboard.gateway")
 

@@ -25,7 +25,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from opentelemetry import trace
 
 import pegboard
-from pegboard.approval import ApprovalGrants
+from pegboard.calls.approval import ApprovalGrants
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import NO_ELICITATION_MESSAGE, ElicitationApproval, client_can_elicit
 from pegboard.gateway.results import output_to_call_result

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import mcp_types
 
-from pegboard.approval import ApprovalGrants, ApprovalHandler
+from pegboard.calls.approval import ApprovalGrants, ApprovalHandler
 from pegboard.core.output import ToolOutput
 
 ChangeListener = Callable[[], None]

@@ -11,7 +11,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from pegboard.adapters import (
+from pegboard.agent.formats import (
     ToolCall,
     anthropic_tool_result,
     parse_anthropic_tool_calls,

@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from pegboard.adapters import ToolCall, chat_tool_result, parse_chat_tool_calls, to_chat_tools
+from pegboard.agent.formats import ToolCall, chat_tool_result, parse_chat_tool_calls, to_chat_tools
 from pegboard.core.entry import ToolEntry
 from pegboard.core.scope import ModelInfo
 from pegboard.errors import ModelError

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pegboard.adapters.calls import ToolCall
+from pegboard.agent.formats.calls import ToolCall
 from pegboard.core.entry import ToolEntry
 from pegboard.core.schema import validate_arguments
 from pegboard.errors import (

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from pegboard.adapters.calls import ToolCall
+from pegboard.agent.formats.calls import ToolCall
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.scope import ModelInfo

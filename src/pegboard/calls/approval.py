@@ -1,0 +1,291 @@
+"""Approval: which calls need a human's yes, who is asked, and what a yes covers.
+
+Every execution path (a direct call from the dispatcher, ``tool_invoke``, ``tool_exec``,
+repair, the gateway) authorises through :func:`authorise`, so no route reaches a gated tool
+without the same decision. A yes is a :class:`ApprovalGrant` bound to the tool's *definition
+hash* and the exact arguments: if a server changes the tool's description or schema, or the
+model sends different arguments, the earlier approval no longer applies.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import inspect
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+import anyio.to_thread
+
+from pegboard.core.entry import ToolEntry
+from pegboard.core.tool import Tool, ToolContext, canonical_json
+from pegboard.errors import ApprovalDenied, ApprovalRequired, ConfigError
+
+logger = logging.getLogger("pegboard.calls.approval")
+
+Decision: TypeAlias = Literal["deny", "allow_once", "allow_always"]
+"""``allow_once`` covers one call; ``allow_always`` covers repeats of the same call
+(same definition hash and arguments) for the rest of the session."""
+
+
+async def is_approval_gated(tool: Tool, args: Mapping[str, Any], ctx: ToolContext) -> bool:
+    """Whether this call of ``tool`` needs approval.
+
+    ``needs_approval`` absent -> False; a bool -> itself; a callable (sync or async) -> its
+    result. A callable that raises counts as gated: the check fails closed.
+    """
+    policy = tool.needs_approval
+    if policy is None:
+        return False
+    if isinstance(policy, bool):
+        return policy
+    try:
+        if inspect.iscoroutinefunction(policy):
+            result: Any = await policy(dict(args), ctx)
+        else:
+            result = await anyio.to_thread.run_sync(lambda: policy(dict(args), ctx))
+            if inspect.isawaitable(result):
+                result = await result
+    except Exception as exc:
+        logger.warning("needs_approval of a tool raised %r; treating the call as gated", exc)
+        return True
+    return bool(result)
+
+
+def arguments_fingerprint(args: Mapping[str, Any]) -> str:
+    """A stable digest of call arguments (key order does not matter)."""
+    return hashlib.sha256(canonical_json(dict(args)).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What a human is asked to approve: the real (inner) tool and its arguments."""
+
+    tool_name: str
+    namespace_label: str
+    description: str
+    arguments: Mapping[str, Any]
+    definition_hash: str
+    call_id: str
+    via: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.tool_name, self.definition_hash, arguments_fingerprint(self.arguments))
+
+
+@runtime_checkable
+class ApprovalHandler(Protocol):
+    """Asks someone (a CLI prompt, MCP elicitation, a callback) to approve one call."""
+
+    async def request_approval(self, request: ApprovalRequest) -> Decision: ...
+
+
+ApprovalCallback: TypeAlias = Callable[[ApprovalRequest], Awaitable[Decision] | Decision]
+
+
+@dataclass(frozen=True, slots=True)
+class CallbackApprovalHandler:
+    """An :class:`ApprovalHandler` around a plain function (sync or async)."""
+
+    callback: ApprovalCallback
+
+    async def request_approval(self, request: ApprovalRequest) -> Decision:
+        answer = self.callback(request)
+        if inspect.isawaitable(answer):
+            return await answer
+        return answer
+
+
+class ApprovalGrants:
+    """Approvals given in one session, keyed by (tool name, definition hash, arguments)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._grants: dict[tuple[str, str, str], Decision] = {}
+
+    def record(self, request: ApprovalRequest, decision: Decision) -> None:
+        if decision != "deny":
+            with self._lock:
+                self._grants[request.key] = decision
+
+    def consume(self, request: ApprovalRequest) -> bool:
+        """True if a grant covers this call; a one-time grant is used up."""
+        with self._lock:
+            decision = self._grants.get(request.key)
+            if decision == "allow_once":
+                del self._grants[request.key]
+            return decision is not None
+
+    def __len__(self) -> int:
+        return len(self._grants)
+
+
+async def authorise(
+    entry: ToolEntry,
+    args: Mapping[str, Any],
+    ctx: ToolContext,
+    *,
+    via: str,
+    handler: ApprovalHandler | None = None,
+    grants: ApprovalGrants | None = None,
+) -> None:
+    """Allow the call or raise. The one authorisation step of every execution path.
+
+    Ungated calls pass. A gated call passes when ``grants`` already covers it (same definition
+    hash and arguments), or when ``handler`` approves it now. With no handler it raises
+    :class:`ApprovalRequired`; a refusal (or a handler that fails) raises
+    :class:`ApprovalDenied`. Nothing runs before this returns.
+    """
+    if not await is_approval_gated(entry.tool, args, ctx):
+        return
+    request = ApprovalRequest(
+        tool_name=entry.name,
+        namespace_label=entry.label,
+        description=entry.summary,
+        arguments=dict(args),
+        definition_hash=entry.definition_hash,
+        call_id=ctx.call_id,
+        via=via,
+    )
+    if grants is not None and grants.consume(request):
+        return
+    if handler is None:
+        if via == "tool_invoke":
+            raise ApprovalRequired(
+                f"Tool {entry.name} requires user approval; call it directly instead of via "
+                "tool_invoke, so the user can approve it.",
+                tool_name=entry.name,
+            )
+        raise ApprovalRequired(
+            f"Tool {entry.name} requires user approval and no approval handler is configured; "
+            "pass approval_handler= to allow gated tools.",
+            tool_name=entry.name,
+        )
+    try:
+        decision = await handler.request_approval(request)
+    except ApprovalDenied:
+        raise  # the handler's own refusal (e.g. with the user's reason): keep its message
+    except Exception as exc:
+        raise ApprovalDenied(
+            f"Approval of {entry.name} failed ({exc!r}); the call was not run.",
+            tool_name=entry.name,
+        ) from exc
+    if decision == "deny":
+        raise ApprovalDenied(
+            f"The user denied the call to {entry.name}; it was not run. Do not retry it "
+            "unchanged: ask the user or take another approach.",
+            tool_name=entry.name,
+        )
+    if grants is not None and decision == "allow_always":
+        grants.record(request, decision)
+
+
+def may_need_approval(tool: Tool) -> bool:
+    """Static view for exposition: True unless the tool can never be gated.
+
+    A callable policy may gate some calls, so such a tool counts as gated (never deferred).
+    """
+    return tool.needs_approval is not None and tool.needs_approval is not False
+
+
+class GatedServer(Protocol):
+    """The parts of an MCP server's config that gate tools (``McpServerConfig`` has them)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def force_prompt_tools(self) -> Collection[str]: ...
+
+    @property
+    def disabled_tools(self) -> Collection[str]: ...
+
+
+def unmatched_gates(
+    entries: Iterable[ToolEntry],
+    *,
+    servers: Iterable[GatedServer] = (),
+    assistant_gates: Iterable[str] = (),
+    assistant_disabled: Collection[str] = (),
+) -> list[str]:
+    """One message per configured approval gate (force-prompt entry) that gates no tool.
+
+    A server's ``force_prompt_tools`` hold original tool names of that server; the
+    assistant's hold wire names or ``"<server_id>/<tool name>"``. A bare name such as
+    ``delete_file`` in the assistant's list matches nothing (the tool is
+    ``mcp__srv__delete_file``), which is exactly the mistake that leaves a tool ungated, so
+    it is reported with the names it probably meant. Servers with no registered tool (not
+    listed yet, failing, disabled) cannot be checked and are skipped; so are gates on tools
+    that are disabled anyway. Empty when every gate matches.
+    """
+    by_server: dict[str, dict[str, str]] = {}  # server id -> original name -> wire name
+    wire_names: set[str] = set()
+    for entry in entries:
+        wire_names.add(entry.name)
+        if entry.source is not None:
+            by_server.setdefault(entry.source.server_id, {})[entry.source.tool_name] = entry.name
+    problems: list[str] = []
+    for server in servers:
+        tools = by_server.get(server.id)
+        if tools is None:
+            continue
+        for name in sorted(set(server.force_prompt_tools) - set(server.disabled_tools)):
+            if name not in tools:
+                near = difflib.get_close_matches(name, sorted(tools), n=3, cutoff=0.6)
+                hint = f" Did you mean: {', '.join(near)}?" if near else ""
+                problems.append(
+                    f"force_prompt_tools of MCP server {server.id} lists {name!r}, but the "
+                    f"server has no tool of that name, so nothing is gated.{hint} Use the "
+                    "tool's name exactly as the server lists it (`pegboard tools list`)."
+                )
+    references = {
+        f"{sid}/{tool}": wire for sid, tools in by_server.items() for tool, wire in tools.items()
+    }
+    for gate in sorted(set(assistant_gates) - set(assistant_disabled)):
+        if gate in wire_names or gate in references:
+            continue
+        server_id, slash, _ = gate.partition("/")
+        if slash and server_id not in by_server:
+            continue
+        meant = sorted(
+            f"{wire} ({ref})"
+            for ref, wire in references.items()
+            if ref.rpartition("/")[2].casefold() == gate.rpartition("/")[2].casefold()
+        )
+        hint = f" Did you mean: {', '.join(meant[:3])}?" if meant else ""
+        problems.append(
+            f"Assistant force_prompt_tools lists {gate!r}, which matches no registered tool, "
+            f"so nothing is gated.{hint} Use the wire name (mcp__<server>__<tool>) or "
+            "'<server_id>/<tool name>'."
+        )
+    return problems
+
+
+def check_gates(
+    entries: Iterable[ToolEntry],
+    *,
+    servers: Iterable[GatedServer] = (),
+    assistant_gates: Iterable[str] = (),
+    assistant_disabled: Collection[str] = (),
+    strict: bool = True,
+) -> list[str]:
+    """Fail loudly on approval gates that gate nothing (see :func:`unmatched_gates`).
+
+    ``strict`` raises :class:`ConfigError` listing every problem (for startup); otherwise
+    each is logged as a warning and the list returned (for a refresh while running).
+    """
+    problems = unmatched_gates(
+        entries,
+        servers=servers,
+        assistant_gates=assistant_gates,
+        assistant_disabled=assistant_disabled,
+    )
+    if problems and strict:
+        raise ConfigError("\n".join(problems))
+    for problem in problems:
+        logger.warning("%s", problem)
+    return problems

@@ -1,0 +1,112 @@
+"""Apply deferral to one request's tools: strip the deferred, inject the meta-tools."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pegboard.calls.execute import CallPolicy
+from pegboard.core.entry import ToolEntry
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.tokens import TokenCounter, default_token_counter
+from pegboard.core.tool import Tool
+from pegboard.deferral.defer import DeferDecision, should_defer
+from pegboard.deferral.definitions import INJECTED_META_TOOLS
+from pegboard.deferral.ledger import InspectLedger
+from pegboard.deferral.pool import DeferredPool
+from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
+from pegboard.deferral.tool_inspect import make_tool_inspect
+from pegboard.deferral.tool_invoke import make_tool_invoke
+from pegboard.deferral.tool_search import make_tool_search
+from pegboard.search.interface import SearchIndex
+from pegboard.search.synced import registry_index
+
+logger = logging.getLogger("pegboard.deferral")
+
+
+@dataclass(frozen=True)
+class Exposition:
+    """What the model is given for one request.
+
+    ``tools`` is the very object passed in when nothing is deferred. ``allowed`` is every tool
+    ``tool_invoke`` may reach in this request (fixed here, before meta-tools are added).
+    """
+
+    tools: Mapping[str, Tool]
+    deferred: tuple[ToolEntry, ...]
+    allowed: frozenset[str]
+    prompt_section: str
+    decision: DeferDecision | None
+    pool: DeferredPool | None = None
+
+
+def apply_defer_exposition(
+    tools: Mapping[str, Tool],
+    registry: ToolRegistry,
+    context_window: int | None,
+    *,
+    counter: TokenCounter | None = None,
+    index: SearchIndex | None = None,
+    ledger: InspectLedger | None = None,
+    policy: CallPolicy | None = None,
+    statuses: Mapping[str, NamespaceStatus] | None = None,
+    descriptions: Mapping[str, str] | None = None,
+    native_loading: bool = False,
+    sticky: bool = False,
+) -> Exposition:
+    """Defer what :func:`should_defer` says and inject ``tool_search``/``inspect``/``invoke``.
+
+    Tools without a registry entry are left alone. ``ledger`` and ``policy`` carry the
+    session (inspect ledger, approval grants, audit); ``index`` defaults to the registry's
+    incrementally updated index. ``native_loading`` (Anthropic's ``defer_loading``: the
+    provider loads what ``tool_search`` finds) injects ``tool_search`` alone. ``sticky``: see
+    :func:`should_defer`.
+    """
+    allowed = frozenset(tools)
+    clash = allowed.intersection(INJECTED_META_TOOLS)
+    if clash:
+        logger.warning("request already has %s; deferral skipped", ", ".join(sorted(clash)))
+    snapshot = registry.snapshot()
+    candidates = [e for name in tools if (e := snapshot.get(name)) is not None]
+    if not candidates or clash:
+        return Exposition(tools, (), allowed, "", None)
+    counter = counter or default_token_counter()
+    decision = should_defer(
+        candidates,
+        context_window,
+        counter,
+        statuses=statuses,
+        descriptions=descriptions,
+        sticky=sticky,
+    )
+    if not decision.names:
+        return Exposition(tools, (), allowed, "", decision)
+    deferred = tuple(sorted((e for e in candidates if e.name in decision.names), key=_by_name))
+    pool = DeferredPool(
+        snapshot=snapshot,
+        deferred=deferred,
+        allowed=allowed,
+        index=index if index is not None else registry_index(registry),
+        ledger=ledger if ledger is not None else InspectLedger(),
+        policy=policy if policy is not None else CallPolicy(),
+        counter=counter,
+    )
+    exposed = {name: tool for name, tool in tools.items() if name not in decision.names}
+    exposed["tool_search"] = make_tool_search(pool)
+    if not native_loading:
+        exposed["tool_inspect"] = make_tool_inspect(pool)
+        exposed["tool_invoke"] = make_tool_invoke(pool)
+    section = render_deferred_section(
+        list(exposed),
+        deferred,
+        statuses=statuses,
+        descriptions=descriptions,
+        counter=counter,
+        loads_found_tools=native_loading,
+    )
+    return Exposition(exposed, deferred, allowed, section, decision, pool)
+
+
+def _by_name(entry: ToolEntry) -> str:
+    return entry.name

@@ -1,0 +1,103 @@
+"""Which tools to defer behind the meta-tools, and what deferring costs.
+
+``always`` entries are deferred, ``never`` entries stay inline, and the ``auto`` pool is
+deferred all together or not at all: only when it has at least :data:`MIN_AUTO_DEFER_COUNT`
+entries and its token cost exceeds both :data:`DEFER_THRESHOLD_PCT` of the context window and
+the measured overhead of deferring (the injected meta-tool definitions plus the prompt section
+that would list the deferred tools). Approval-gated tools are never deferred: inline, the user
+is asked before they run; ``tool_invoke`` refuses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pegboard.calls.approval import may_need_approval
+from pegboard.core.entry import ToolEntry
+from pegboard.core.tokens import TokenCounter, count_entries, default_token_counter
+from pegboard.deferral.definitions import DEFINITIONS, INJECTED_META_TOOLS
+from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
+
+DEFER_THRESHOLD_PCT = 10
+FALLBACK_CONTEXT_WINDOW = 32_000
+MIN_AUTO_DEFER_COUNT = 5
+
+
+@dataclass(frozen=True, slots=True)
+class DeferDecision:
+    """The outcome of :func:`should_defer`.
+
+    ``auto_cost`` and ``overhead`` are None when the gate that needs them was not reached.
+    """
+
+    names: frozenset[str]
+    threshold: int
+    auto_cost: int | None = None
+    overhead: int | None = None
+
+
+def defer_threshold(context_window: int | None) -> int:
+    window = context_window if context_window and context_window > 0 else FALLBACK_CONTEXT_WINDOW
+    return window * DEFER_THRESHOLD_PCT // 100
+
+
+def meta_tools_overhead_tokens(
+    deferred: Sequence[ToolEntry] = (),
+    counter: TokenCounter | None = None,
+    *,
+    statuses: Mapping[str, NamespaceStatus] | None = None,
+    descriptions: Mapping[str, str] | None = None,
+) -> int:
+    """Measured tokens of the injected meta-tool definitions plus the prompt section that
+    would enumerate ``deferred``."""
+    counter = counter or default_token_counter()
+    tools = sum(counter.count_tool(name, *DEFINITIONS[name]) for name in INJECTED_META_TOOLS)
+    section = render_deferred_section(
+        INJECTED_META_TOOLS, deferred, statuses=statuses, descriptions=descriptions, counter=counter
+    )
+    return tools + counter.count_text(section)
+
+
+def should_defer(
+    entries: Sequence[ToolEntry],
+    context_window: int | None,
+    counter: TokenCounter | None = None,
+    *,
+    statuses: Mapping[str, NamespaceStatus] | None = None,
+    descriptions: Mapping[str, str] | None = None,
+    sticky: bool = False,
+) -> DeferDecision:
+    """Decide which of ``entries`` to defer; see the module docstring for the rules.
+
+    ``sticky`` (the auto pool was deferred earlier in this conversation) drops the
+    context-window gate, so a pool hovering around 10% of the window does not flip all its
+    tools in and out from turn to turn and churn the provider's prompt cache; the count and
+    overhead gates still apply.
+    """
+    threshold = defer_threshold(context_window)
+    eligible = [e for e in entries if not may_need_approval(e.tool)]
+    always = [e for e in eligible if e.defer == "always"]
+    auto = [e for e in eligible if e.defer == "auto"]
+    names = {e.name for e in always}
+    if len(auto) < MIN_AUTO_DEFER_COUNT:
+        return DeferDecision(frozenset(names), threshold)
+    counter = counter or default_token_counter()
+    cost = count_entries(auto, counter)
+    if cost <= threshold and not sticky:
+        return DeferDecision(frozenset(names), threshold, auto_cost=cost)
+    overhead = meta_tools_overhead_tokens(
+        [*always, *auto], counter, statuses=statuses, descriptions=descriptions
+    )
+    if cost > overhead:
+        names.update(e.name for e in auto)
+    return DeferDecision(frozenset(names), threshold, auto_cost=cost, overhead=overhead)
+
+
+def __getattr__(name: str) -> Any:
+    # META_TOOLS_OVERHEAD_TOKENS is measured (meta-tools + an empty-pool prompt section with
+    # the default counter) on first access, never hard-coded.
+    if name == "META_TOOLS_OVERHEAD_TOKENS":
+        return meta_tools_overhead_tokens()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

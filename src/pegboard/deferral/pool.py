@@ -1,0 +1,118 @@
+"""What the meta-tools of one request share: the deferred pool, the allowed set, the ledger.
+
+The allowed set (every tool ``tool_invoke`` may reach in this request) is fixed when the
+exposition is applied; meta-tool names are never in it. Names resolve exactly: a near miss
+(other case, trailing space, homoglyph, ``server.tool``) is never mapped onto a tool, it only
+produces suggestions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from pegboard.calls.execute import CallPolicy
+from pegboard.core.entry import ToolEntry
+from pegboard.core.names import META_TOOL_NAMES
+from pegboard.core.registry import RegistrySnapshot
+from pegboard.core.tokens import TokenCounter, default_token_counter
+from pegboard.deferral.ledger import InspectLedger
+from pegboard.errors import ToolError, ToolNotAllowed, ToolNotFound
+from pegboard.search.interface import SearchIndex
+
+MAX_SUGGESTIONS = 3
+MIN_SOURCE_MATCH = 4
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+
+
+@dataclass(frozen=True)
+class DeferredPool:
+    """The per-request state behind ``tool_search``, ``tool_inspect`` and ``tool_invoke``."""
+
+    snapshot: RegistrySnapshot
+    deferred: tuple[ToolEntry, ...]
+    allowed: frozenset[str]
+    index: SearchIndex
+    ledger: InspectLedger = field(default_factory=InspectLedger)
+    policy: CallPolicy = field(default_factory=CallPolicy)
+    counter: TokenCounter = field(default_factory=default_token_counter)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allowed", self.allowed - META_TOOL_NAMES)
+
+    @cached_property
+    def deferred_names(self) -> frozenset[str]:
+        return frozenset(e.name for e in self.deferred)
+
+    def lookup(self, name: str) -> ToolEntry | None:
+        return self.snapshot.get(name)
+
+    def resolve(self, name: str, *, meta_tool: str) -> ToolEntry:
+        """The entry ``meta_tool`` may act on, by exact name, or raise.
+
+        Checks, in order: not a meta-tool; in the allowed set (a registered tool outside it
+        is "not available in this request"); registered. Unknown names get suggestions.
+        """
+        if name in META_TOOL_NAMES:
+            raise ToolError(
+                f"{meta_tool} cannot act on the meta-tool {name}; call {name} directly.",
+                tool_name=name,
+            )
+        if name not in self.allowed:
+            if name in self.snapshot:
+                raise ToolNotAllowed(name)
+            raise ToolNotFound(name, self.suggestions(name))
+        entry = self.snapshot.get(name)
+        if entry is None:
+            raise ToolNotFound(name, self.suggestions(name))
+        return entry
+
+    def namespaces(self) -> dict[str, str]:
+        """Raw namespace -> label of the deferred entries, sorted by label."""
+        found = {e.namespace: e.label for e in self.deferred}
+        return dict(sorted(found.items(), key=lambda item: (item[1], item[0])))
+
+    def resolve_namespace(self, wanted: str) -> frozenset[str]:
+        """Raw namespaces matching ``wanted`` (raw id or label; ``mcp:`` optional; any case)."""
+        known = self.namespaces()
+        exact = {raw for raw, label in known.items() if wanted in (raw, label)}
+        if exact:
+            return frozenset(exact)
+        folded = _fold(wanted.removeprefix("mcp:"))
+        return frozenset(
+            raw
+            for raw, label in known.items()
+            if folded in (_fold(raw.removeprefix("mcp:")), _fold(label.removeprefix("mcp:")))
+        )
+
+    def suggestions(self, name: str) -> list[str]:
+        return suggest_names(name, self.allowed, self.snapshot)
+
+
+def suggest_names(
+    name: str, candidates: Iterable[str], snapshot: RegistrySnapshot | None = None
+) -> list[str]:
+    """Names close to ``name``: same letters ignoring case and punctuation first, then MCP
+    tools whose original name ends ``name``, then spelling neighbours. Never ``name`` itself."""
+    pool = sorted(set(candidates))
+    folded = _fold(name)
+    same = [n for n in pool if folded and _fold(n) == folded]
+    by_source = [
+        n
+        for n in pool
+        if snapshot is not None
+        and (entry := snapshot.get(n)) is not None
+        and entry.source is not None
+        and len(tail := _fold(entry.source.tool_name)) >= MIN_SOURCE_MATCH
+        and folded.endswith(tail)
+    ]
+    close = difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=0.6)
+    ordered = list(dict.fromkeys([*same, *by_source, *close]))
+    return [n for n in ordered if n != name][:MAX_SUGGESTIONS]
+
+
+def _fold(text: str) -> str:
+    return _NON_ALNUM.sub("", text.casefold())

@@ -1,0 +1,37 @@
+"""``tool_invoke``: call a tool of this request by name, through the shared execution path.
+
+Checks, in order: the name is in this request's allowed set; it is registered; it has an
+executor; the approval gate (a gated tool is refused without running: the model must call it
+directly, where the user is asked); the arguments validate (else the error plus the
+signature). A call whose arguments validate runs at once, inspected before or not. The
+inner call's id is ``<outer>::<name>`` and its result is formatted by the inner tool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pegboard.calls.execute import execute_entry
+from pegboard.core.output import ToolOutput
+from pegboard.core.tool import Tool, ToolContext
+from pegboard.deferral.definitions import INVOKE_DESCRIPTION, INVOKE_SCHEMA, TOOL_INVOKE
+from pegboard.deferral.pool import DeferredPool
+
+
+def make_tool_invoke(pool: DeferredPool) -> Tool:
+    """The ``tool_invoke`` tool of one request."""
+
+    async def execute(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        return await invoke_tool(pool, str(args["name"]), args.get("params") or {}, ctx)
+
+    return Tool(description=INVOKE_DESCRIPTION, input_schema=INVOKE_SCHEMA, execute=execute)
+
+
+async def invoke_tool(
+    pool: DeferredPool, name: str, params: dict[str, Any], ctx: ToolContext
+) -> ToolOutput:
+    """Run ``name`` with ``params`` for the model; raises a ToolError when it may not run."""
+    entry = pool.resolve(name, meta_tool=TOOL_INVOKE)
+    return await execute_entry(
+        entry, params, ctx.child(name), via=TOOL_INVOKE, policy=pool.policy, interactive=False
+    )

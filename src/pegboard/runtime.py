@@ -1,0 +1,198 @@
+"""The tool runtime behind ``pegboard serve`` and the CLI: config -> catalog -> registry.
+
+One :class:`ToolRuntime` owns the MCP catalog (persistent cache in the data directory), a
+registry synced from the catalog's cache, the profile's scope, and the
+:class:`~pegboard.gateway.exposure.RegistrySurface` a gateway serves. It never waits on an
+upstream server to answer a read: every change of a server's cached tools re-syncs the registry
+and refreshes the surface, which notifies the connected clients.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import anyio
+
+from pegboard.calls.approval import unmatched_gates
+from pegboard.calls.execute import CallPolicy
+from pegboard.config import LoadedConfig, load_config
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
+from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.errors import PegboardError
+from pegboard.gateway.exposure import RegistrySurface
+from pegboard.mcp import McpCatalog, SqliteCatalogStore, sync_mcp_tools_to_registry
+from pegboard.search import default_index
+from pegboard.search.interface import SearchIndex
+from pegboard.search.synced import registry_index
+
+logger = logging.getLogger("pegboard.gateway")
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeOptions:
+    """Per-run overrides of the config (``pegboard serve`` options)."""
+
+    profile: str | None = None
+    context_window: int | None = None
+    defer: bool | None = None
+    prewarm: bool = True
+
+
+class ToolRuntime:
+    """Catalog, registry and exposed surface for one profile of one config."""
+
+    def __init__(self, loaded: LoadedConfig, options: RuntimeOptions | None = None) -> None:
+        self.loaded = loaded
+        self.options = options or RuntimeOptions()
+        config = loaded.config
+        self.settings: AssistantSettings = config.profile(self.options.profile).to_settings()
+        self.context_window = self.options.context_window or config.context_window
+        servers = [server.to_mcp(sid) for sid, server in config.servers.items()]
+        self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
+        self.registry = ToolRegistry()
+        self.selected: frozenset[str] = frozenset()
+        self.gate_problems: tuple[str, ...] = ()
+        self.resync(refresh_surface=False)
+        if config.meta.tool_exec:
+            logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
+        defer = self.options.defer if self.options.defer is not None else config.meta.defer
+        self.surface = RegistrySurface(
+            self.registry,
+            self.scope,
+            context_window=self.context_window,
+            defer=defer,
+            statuses=self.namespace_statuses,
+            audit=CallPolicy(),
+            index=self._search_index(),
+        )
+
+    def _search_index(self) -> SearchIndex:
+        """The registry's shared index with the ranker ``[meta] search`` names."""
+        if self.loaded.config.meta.search == "lexical":
+            return registry_index(self.registry, lambda: default_index(dense=False))
+        cache = self.loaded.data_dir / "vectors"
+        return registry_index(self.registry, lambda: default_index(cache_dir=cache))
+
+    # -- scope -------------------------------------------------------------------------------
+    def scope(self) -> ToolApplyScope:
+        model = ModelInfo(context_window=self.context_window)
+        return ToolApplyScope(assistant=self.settings, mcp_tool_ids=self.selected, model=model)
+
+    def server_allowed(self, server_id: str) -> bool:
+        """Whether the profile's MCP mode lets ``server_id`` contribute tools."""
+        mode = self.settings.mcp_mode
+        if mode == "disabled" or not self.catalog.is_active(server_id):
+            return False
+        return mode == "auto" or server_id in self.settings.mcp_server_ids
+
+    def namespace_statuses(self) -> dict[str, NamespaceStatus]:
+        statuses = {}
+        for status in self.catalog.statuses():
+            if self.settings.mcp_mode == "manual" and (
+                status.server_id not in self.settings.mcp_server_ids
+            ):
+                continue
+            statuses[f"mcp:{status.server_id}"] = NamespaceStatus(
+                label=f"mcp:{status.name}", state=status.state, detail=status.error
+            )
+        return statuses
+
+    # -- sync --------------------------------------------------------------------------------
+    def resync(self, *, refresh_surface: bool = True) -> None:
+        """Register the cached tools of every allowed server and select the profile's set.
+
+        Cache-only: this is the cache-read half of ``resolve_assistant_mcp_tool_ids`` (which
+        may wait for cold servers); a cold server contributes its tools when it warms.
+        """
+        sync_mcp_tools_to_registry(self.registry, self.catalog, assistant=self.settings)
+        selected = set()
+        for entry in self.registry.get_all():
+            source = entry.source
+            if source is None or not self.server_allowed(source.server_id):
+                continue
+            if self.settings.is_tool_disabled(entry.name, source.server_id, source.tool_name):
+                continue
+            selected.add(entry.name)
+        self.selected = frozenset(selected)
+        self._check_gates()
+        if refresh_surface:
+            self.surface.refresh()
+
+    def _check_gates(self) -> None:
+        """Warn about approval gates (force-prompt entries) that gate no registered tool.
+
+        A gate that matches nothing leaves the tool it was meant for ungated, silently; it is
+        reported whenever the set of such gates changes (not on every re-sync). Servers whose
+        tools are not known yet are skipped until they are.
+        """
+        problems = tuple(
+            unmatched_gates(
+                self.registry.get_all(),
+                servers=self.catalog.servers(),
+                assistant_gates=self.settings.force_prompt_tools,
+                assistant_disabled=self.settings.disabled_tools,
+            )
+        )
+        if problems != self.gate_problems:
+            for problem in problems:
+                logger.warning("approval gate matches no tool: %s", problem)
+        self.gate_problems = problems
+
+    def _on_tools_changed(self, server_id: str) -> None:
+        logger.info("tools of MCP server %s changed; re-syncing", server_id)
+        self.resync()
+
+    # -- config changes ----------------------------------------------------------------------
+    async def apply_config(self, loaded: LoadedConfig) -> None:
+        """Take over what can change while serving: enabled flags and the profile's settings.
+
+        Added or removed servers, or a changed command, need a restart (logged).
+        """
+        old = {sid: s.to_mcp(sid) for sid, s in self.loaded.config.servers.items()}
+        new = {sid: s.to_mcp(sid) for sid, s in loaded.config.servers.items()}
+        if set(old) != set(new) or any(old[k].fingerprint != new[k].fingerprint for k in old):
+            logger.warning("MCP servers were added, removed or redefined: restart pegboard serve")
+        self.loaded = loaded
+        self.settings = loaded.config.profile(self.options.profile).to_settings()
+        for sid, server in new.items():
+            if sid in old and old[sid].enabled != server.enabled:
+                logger.info("MCP server %s %s", sid, "enabled" if server.enabled else "disabled")
+                await self.catalog.set_enabled(sid, server.enabled)
+        self.resync()
+
+    async def watch_config(self, interval: float = 1.0) -> None:
+        """Forever: re-read the config file when it changes and apply it (run in a task)."""
+        path = self.loaded.path
+
+        def stamp() -> float | None:
+            try:
+                return path.stat().st_mtime
+            except OSError:
+                return None
+
+        seen = stamp()
+        while True:
+            await anyio.sleep(interval)
+            current = stamp()
+            if current == seen:
+                continue
+            seen = current
+            try:
+                await self.apply_config(load_config(path))
+            except PegboardError as exc:
+                logger.warning("ignoring the changed config: %s", exc)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[ToolRuntime]:
+        """Run the catalog (pre-warm in the background); on exit every child is stopped."""
+        unsubscribe = self.catalog.on_tools_changed(self._on_tools_changed)
+        try:
+            async with self.catalog.running(prewarm=self.options.prewarm):
+                yield self
+        finally:
+            unsubscribe()
+            self.catalog.store.close()

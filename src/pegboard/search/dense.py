@@ -1,0 +1,178 @@
+"""The dense signal: static word-piece embeddings distilled from all-MiniLM-L6-v2.
+
+A text's vector is the normalised mean of its word pieces' rows (model2vec style), so embedding
+a query costs microseconds and nothing is downloaded or executed at run time. The table ships
+with pegboard (``static_minilm/``, int8 with one scale per row, made by
+``scripts/distill_static_model.py``). Catalog vectors can be cached on disk, keyed by a hash of
+the embedded text and the model, so an unchanged tool is never embedded twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from pegboard.search.wordpiece import WordPiece, basic_words
+
+logger = logging.getLogger("pegboard.search")
+
+MODEL_DIR = Path(__file__).resolve().parent / "static_minilm"
+Vectors = npt.NDArray[np.float32]
+
+
+WordWeight = Callable[[str], float]
+
+
+class Embedder(Protocol):
+    """Texts -> unit vectors (rows); ``model_id`` names the vector space for caches."""
+
+    model_id: str
+    dims: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+        """One unit vector for ``text``, each word's pieces scaled by ``weight(word)``."""
+        ...
+
+
+def unit_rows(rows: Vectors) -> Vectors:
+    """``rows`` scaled to unit length (all-zero rows, texts with no known word, stay zero)."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    unit: Vectors = rows / norms
+    return unit
+
+
+class StaticEmbedder:
+    """Mean of static word-piece vectors, normalised to unit length."""
+
+    def __init__(self, model_dir: Path = MODEL_DIR) -> None:
+        vocab_lines = (model_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
+        table = np.load(model_dir / "embeddings.npy").astype(np.float32)
+        scales = np.load(model_dir / "scales.npy").astype(np.float32)
+        self._table: Vectors = table * scales[:, None]
+        self._tokenizer = WordPiece({word: i for i, word in enumerate(vocab_lines)})
+        self.dims = int(self._table.shape[1])
+        digest = hashlib.sha256(self._table.tobytes()).hexdigest()[:12]
+        self.model_id = f"static-minilm-{self.dims}-{digest}"
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = self._tokenizer.encode(text)
+            if ids:
+                out[row] = self._table[ids].mean(0)
+        return unit_rows(out)
+
+    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+        rows: list[int] = []
+        weights: list[float] = []
+        for word in basic_words(text):
+            pieces = self._tokenizer.pieces(word)
+            w = weight(word) if pieces else 0.0
+            if w > 0:
+                rows.extend(pieces)
+                weights.extend([w] * len(pieces))
+        if not rows:
+            return np.zeros(self.dims, dtype=np.float32)
+        vector = np.asarray(weights, dtype=np.float32) @ self._table[rows]
+        norm = float(np.linalg.norm(vector))
+        unit: Vectors = vector / norm if norm > 0 else vector
+        return unit
+
+
+@cache
+def dictionary() -> frozenset[str]:
+    """The whole (lower-case) words of the static model's vocabulary: words a person might
+    type, as opposed to noise such as ``xyzzy`` that only splits into fragments."""
+    lines = (MODEL_DIR / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    return frozenset(w for w in lines if w.isalpha() and not w.startswith("##"))
+
+
+@cache
+def shared_embedder() -> StaticEmbedder:
+    """The process-wide embedder (the table is loaded once)."""
+    return StaticEmbedder()
+
+
+# Vectors kept per model in a vector cache (about 100 MB at 256 float32 dimensions).
+MAX_CACHED_ROWS = 100_000
+
+
+class VectorCache:
+    """An :class:`Embedder` that keeps catalog vectors on disk, keyed by text hash.
+
+    One ``<model_id>.npz`` file per model under ``directory``; it is rewritten atomically when
+    new texts were embedded, so an unchanged tool is embedded once across processes. It keeps
+    at most ``max_rows`` vectors (1 KiB each for the shipped models): when it would hold more,
+    the rows that the fewest recent catalogs asked for go first.
+    """
+
+    def __init__(
+        self, directory: Path, embedder: Embedder, *, max_rows: int = MAX_CACHED_ROWS
+    ) -> None:
+        self._path = directory / f"{embedder.model_id}.npz"
+        self._max_rows = max_rows
+        self._embedder = embedder
+        self.model_id = embedder.model_id
+        self.dims = embedder.dims
+        self._rows: dict[str, Vectors] | None = None
+
+    def _load(self) -> dict[str, Vectors]:
+        if self._rows is None:
+            self._rows = {}
+            try:
+                with np.load(self._path) as stored:
+                    keys, vectors = stored["keys"], stored["vectors"]
+                self._rows = {str(k): v for k, v in zip(keys, vectors, strict=True)}
+            except (OSError, ValueError, KeyError) as exc:
+                if self._path.exists():
+                    logger.warning("ignoring unreadable vector cache %s: %s", self._path, exc)
+        return self._rows
+
+    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+        return self._embedder.embed_query(text, weight)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        rows = self._load()
+        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        missing = sorted({i for i, key in enumerate(keys) if key not in rows})
+        if missing:
+            fresh = self._embedder.embed([texts[i] for i in missing])
+            for i, row in zip(missing, fresh, strict=True):
+                rows[keys[i]] = row
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for i, key in enumerate(keys):
+            out[i] = rows[key]
+        if missing:
+            for key in keys:  # this catalog's rows move to the young end of the order
+                rows[key] = rows.pop(key)
+            for key in list(rows)[: max(0, len(rows) - self._max_rows)]:
+                del rows[key]
+            self._save(rows)
+        return out
+
+    def _save(self, rows: dict[str, Vectors]) -> None:
+        tmp: Path | None = None
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            # A file of our own, so processes saving at once never interleave their writes.
+            fd, name = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
+            tmp = Path(name)
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, keys=np.array(list(rows)), vectors=np.stack(list(rows.values())))
+            tmp.replace(self._path)
+        except OSError as exc:
+            logger.warning("cannot write the vector cache %s: %s", self._path, exc)
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)

@@ -1,0 +1,67 @@
+"""BERT's uncased WordPiece tokenizer in plain Python (what the static model was trained on).
+
+Identifiers are split at camelCase first (``getStockPrice`` -> ``get stock price``), then the
+usual BERT steps: accents stripped, lower-cased, punctuation and CJK characters split off, and
+each word cut greedily into the longest word pieces of the vocabulary (``##`` marks a
+continuation). Words outside the vocabulary are dropped rather than mapped to ``[UNK]``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from functools import lru_cache
+
+from pegboard.search.text import split_identifier
+
+MAX_WORD_CHARS = 100
+
+
+_CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+# A CJK character alone, a run of letters and digits, or any other visible character alone
+# (BERT splits off every punctuation mark, underscore included).
+_PIECE = re.compile(rf"[{_CJK_CHARS}]|[^\W_{_CJK_CHARS}]+|\S")
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+def basic_words(text: str) -> list[str]:
+    """Accent-stripped lower-case words, each punctuation mark and CJK character on its own."""
+    text = split_identifier(text).lower()
+    if not text.isascii():
+        text = _COMBINING.sub("", unicodedata.normalize("NFD", text))
+    return _PIECE.findall(text)
+
+
+class WordPiece:
+    """Text -> vocabulary ids; ``pieces(word)`` gives one basic word's ids (cached)."""
+
+    def __init__(self, vocab: Mapping[str, int]) -> None:
+        self._vocab = vocab
+        self.pieces = lru_cache(maxsize=65536)(self._word_pieces)
+
+    def _word_pieces(self, word: str) -> tuple[int, ...]:
+        if len(word) > MAX_WORD_CHARS:
+            return ()
+        ids: list[int] = []
+        start = 0
+        while start < len(word):
+            end = len(word)
+            found = None
+            while start < end:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                found = self._vocab.get(piece)
+                if found is not None:
+                    break
+                end -= 1
+            if found is None:
+                return ()
+            ids.append(found)
+            start = end
+        return tuple(ids)
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = []
+        for word in basic_words(text):
+            ids.extend(self.pieces(word))
+        return ids

@@ -1,0 +1,71 @@
+import pytest
+
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.tool import ToolContext
+from pegboard.deferral import apply_defer_exposition, inspect_tool
+from pegboard.deferral.definitions import TOOL_INSPECT
+from pegboard.deferral.tool_inspect import make_tool_inspect
+from pegboard.errors import ToolError, ToolNotAllowed, ToolNotFound
+from tests.deferral.factories import entry, pool_of, tools_of
+
+STUB = """\
+/**
+ * Search inside server s1.
+ *
+ * @param {Object} params - Parameters
+ * @param {integer} [params.limit] (default: 10)
+ * @param {string} params.query - What to look for (required)
+ */
+function mcp__s1__t(params) {}"""
+
+
+def test_the_injected_tool_is_named_tool_inspect_and_describes_itself() -> None:
+    tool = make_tool_inspect(pool_of(entry("x", defer="always")))
+    assert TOOL_INSPECT == "tool_inspect"
+    assert tool.input_schema["required"] == ["name"]
+
+
+def test_the_stub_shows_the_signature_and_records_the_ledger() -> None:
+    target = entry(
+        "mcp__s1__t", namespace="mcp:s1", defer="always", description="Search inside server s1."
+    )
+    pool = pool_of(target)
+    out = inspect_tool(pool, "mcp__s1__t")
+    assert out.as_text() == STUB
+    assert out.is_error is False
+    assert "mcp__s1__t" in pool.ledger
+    assert pool.ledger.has_seen(target)
+
+
+def test_a_tool_outside_the_allowed_set_is_refused_and_not_recorded() -> None:
+    allowed = entry("a", defer="always")
+    registry = ToolRegistry([allowed, entry("b", defer="always")])
+    pool = apply_defer_exposition(tools_of(allowed), registry, None).pool
+    assert pool is not None
+    with pytest.raises(ToolNotAllowed, match=r"^Tool not available in this request: b$"):
+        inspect_tool(pool, "b")
+    assert "b" not in pool.ledger
+    assert len(pool.ledger) == 0
+
+
+def test_an_unknown_tool_is_not_found_with_suggestions() -> None:
+    pool = pool_of(entry("web_search", defer="always"), entry("web_fetch", defer="always"))
+    with pytest.raises(
+        ToolNotFound, match=r"^Tool not found: web_serch\. Did you mean: web_search"
+    ):
+        inspect_tool(pool, "web_serch")
+    assert len(pool.ledger) == 0
+
+
+def test_meta_tools_cannot_be_inspected_through_tool_inspect() -> None:
+    pool = pool_of(entry("web_search", defer="always"))
+    with pytest.raises(ToolError, match="tool_inspect cannot act on the meta-tool tool_invoke"):
+        inspect_tool(pool, "tool_invoke")
+
+
+@pytest.mark.anyio
+async def test_the_tool_output_is_text() -> None:
+    pool = pool_of(entry("web_search", defer="always", description="Search the web."))
+    out = await make_tool_inspect(pool).run({"name": "web_search"}, ToolContext())
+    assert out.as_text().startswith("/**\n * Search the web.")
+    assert out.structured is None

@@ -1,0 +1,139 @@
+"""ToolRuntime: config -> catalog cache -> registry -> the profile's exposed tools (in process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+
+from pegboard.config import LoadedConfig, load_config
+from pegboard.mcp import SqliteCatalogStore, StoredServer
+from pegboard.runtime import RuntimeOptions, ToolRuntime
+
+pytestmark = pytest.mark.anyio
+
+
+def _tool(name: str) -> dict[str, Any]:
+    return {"name": name, "description": f"{name} things", "inputSchema": {"type": "object"}}
+
+
+def _loaded(tmp_path: Path, **extra: Any) -> LoadedConfig:
+    servers = {"a": {"command": "/nonexistent/a"}, "b": {"command": "/nonexistent/b"}}
+    config = {"data_dir": str(tmp_path / "data"), "servers": servers} | extra
+    path = tmp_path / "config.toml"
+    path.write_text(tomli_w.dumps(config), encoding="utf-8")
+    loaded = load_config(path)
+    store = SqliteCatalogStore(loaded.catalog_path)
+    for sid, names in (("a", ["read", "write"]), ("b", ["search"])):
+        fingerprint = loaded.config.servers[sid].to_mcp(sid).fingerprint
+        tools = tuple(_tool(n) for n in names)
+        store.put(StoredServer(sid, fingerprint=fingerprint, tools=tools, fetched_at=1.0))
+    store.close()
+    return loaded
+
+
+def _names(runtime: ToolRuntime) -> list[str]:
+    return [t.name for t in runtime.surface.list_tools()]
+
+
+def test_the_default_profile_exposes_every_enabled_servers_cached_tools(tmp_path: Path) -> None:
+    runtime = ToolRuntime(_loaded(tmp_path), RuntimeOptions(prewarm=False))
+
+    assert _names(runtime) == ["mcp__a__read", "mcp__a__write", "mcp__b__search"]
+
+
+def test_a_manual_profile_exposes_linked_servers_minus_disabled_tools(tmp_path: Path) -> None:
+    profile = {"mcp_mode": "manual", "mcp_servers": ["a"], "disabled_tools": ["a/write"]}
+    loaded = _loaded(tmp_path, profiles={"work": profile})
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(profile="work", prewarm=False))
+
+    assert _names(runtime) == ["mcp__a__read"]
+
+
+def test_profile_force_prompt_tools_are_gated(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path, profiles={"default": {"force_prompt_tools": ["mcp__b__search"]}})
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    entry = runtime.registry.get_by_name("mcp__b__search")
+
+    assert entry is not None
+    assert (entry.defer, entry.tool.needs_approval) == ("never", True)
+
+
+async def test_disabling_a_server_in_the_config_while_running_removes_its_tools(
+    tmp_path: Path,
+) -> None:
+    loaded = _loaded(tmp_path)
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    heard: list[int] = []
+    runtime.surface.subscribe(lambda: heard.append(1))
+    raw = dict(loaded.raw)
+    raw["servers"] = raw["servers"] | {"b": {"command": "/nonexistent/b", "enabled": False}}
+    loaded.path.write_text(tomli_w.dumps(raw), encoding="utf-8")
+
+    async with runtime.running():
+        await runtime.apply_config(load_config(loaded.path))
+
+    assert _names(runtime) == ["mcp__a__read", "mcp__a__write"]
+    assert heard == [1]
+
+
+def test_a_profile_gate_that_matches_no_tool_is_reported_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loaded = _loaded(tmp_path, profiles={"default": {"force_prompt_tools": ["search"]}})
+
+    with caplog.at_level("WARNING", logger="pegboard.gateway"):
+        runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+        runtime.resync()
+
+    expected = (
+        "Assistant force_prompt_tools lists 'search', which matches no registered tool, so "
+        "nothing is gated. Did you mean: mcp__b__search (b/search)? Use the wire name "
+        "(mcp__<server>__<tool>) or '<server_id>/<tool name>'."
+    )
+    assert runtime.gate_problems == (expected,)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"approval gate matches no tool: {expected}"]
+
+
+def test_gates_that_all_match_report_nothing(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path, profiles={"default": {"force_prompt_tools": ["b/search"]}})
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+
+    assert runtime.gate_problems == ()
+
+
+def test_meta_search_defaults_to_the_dense_index_with_cached_vectors(tmp_path: Path) -> None:
+    from pegboard.search import ToolIndex, dense_signals
+    from pegboard.search.synced import registry_index
+
+    loaded = _loaded(tmp_path)
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+
+    index = registry_index(runtime.registry)
+    assert isinstance(index, ToolIndex)
+    assert index.dense
+    hits = [hit.name for hit in index.search(["look something up"], limit=3)]
+    assert set(hits) <= {"mcp__a__read", "mcp__a__write", "mcp__b__search"}
+    assert "mcp__b__search" in hits
+    cached = {p.name for p in (loaded.data_dir / "vectors").iterdir()}
+    assert cached == {f"{s.embedder.model_id}.npz" for s in dense_signals()}
+
+
+def test_meta_search_lexical_uses_the_index_without_models(tmp_path: Path) -> None:
+    from pegboard.search import ToolIndex
+    from pegboard.search.synced import registry_index
+
+    loaded = _loaded(tmp_path, meta={"search": "lexical"})
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+
+    index = registry_index(runtime.registry)
+    assert isinstance(index, ToolIndex)
+    assert not index.dense
+    assert not (loaded.data_dir / "vectors").exists()
