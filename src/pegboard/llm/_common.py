@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib
 import json
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
+from pegboard.core.scope import ModelInfo
 from pegboard.errors import ModelError, ModelUnavailable, OptionalDependencyMissing
 
 PLACEHOLDER_KEY = "unused"  # local servers need no key, but both SDKs insist on one
@@ -82,6 +83,47 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe(name: str, kind: str, model: str, endpoint: str) -> str:
-    """The repr of a client: what it talks to, never its key."""
-    return f"<{name} {kind} model={model!r} endpoint={endpoint!r}>"
+class SdkClient:
+    """What both clients share: the lazily imported SDK, its async client (which alone holds
+    the key), timeouts and retries, and turning SDK errors into :class:`ModelError`."""
+
+    kind: ClassVar[str]  # "openai" / "anthropic": the SDK module, and ModelInfo.provider
+    sdk_class: ClassVar[str]
+    default_base_url: ClassVar[str]
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        context_window: int | None = None,
+        max_tokens: int | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 2,
+    ) -> None:
+        self._sdk_module = require(self.kind)
+        self.model = model
+        self.endpoint = (base_url or self.default_base_url).rstrip("/")
+        self.context_window = context_window
+        self.max_tokens = max_tokens
+        # The SDKs retry 408/409/429/5xx and dropped connections with backoff, honouring
+        # Retry-After, so there is no retry loop of ours.
+        self._sdk = getattr(self._sdk_module, self.sdk_class)(
+            api_key=api_key or PLACEHOLDER_KEY,
+            base_url=self.endpoint,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} model={self.model!r} endpoint={self.endpoint!r}>"
+
+    def model_info(self) -> ModelInfo:
+        return ModelInfo(self.model, self.kind, self.context_window)
+
+    async def aclose(self) -> None:
+        await self._sdk.close()
+
+    def _error(self, exc: Exception) -> ModelError:
+        return translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key)

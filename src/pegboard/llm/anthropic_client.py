@@ -18,9 +18,8 @@ from pegboard.agent.formats import (
     to_anthropic_tools,
 )
 from pegboard.core.entry import ToolEntry
-from pegboard.core.scope import ModelInfo
 from pegboard.errors import ModelError
-from pegboard.llm._common import PLACEHOLDER_KEY, describe, require, translate
+from pegboard.llm._common import SdkClient
 from pegboard.llm.types import (
     ChatResponse,
     Completed,
@@ -35,37 +34,12 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 4096
 
 
-class AnthropicClient:
+class AnthropicClient(SdkClient):
     """Anthropic Messages at ``base_url`` (Anthropic's own when ``None``)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        context_window: int | None = None,
-        max_tokens: int | None = None,
-        timeout: float = 120.0,
-        max_retries: int = 2,
-    ) -> None:
-        self._sdk_module = require("anthropic")
-        self.model = model
-        self.endpoint = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.context_window = context_window
-        self.max_tokens = max_tokens or DEFAULT_MAX_TOKENS
-        self._sdk = self._sdk_module.AsyncAnthropic(
-            api_key=api_key or PLACEHOLDER_KEY,
-            base_url=self.endpoint,
-            timeout=timeout,
-            max_retries=max_retries,
-        )
-
-    def __repr__(self) -> str:
-        return describe(type(self).__name__, "anthropic", self.model, self.endpoint)
-
-    def model_info(self) -> ModelInfo:
-        return ModelInfo(self.model, "anthropic", self.context_window)
+    kind = "anthropic"
+    sdk_class = "AsyncAnthropic"
+    default_base_url = DEFAULT_BASE_URL
 
     async def chat(
         self, messages: Sequence[Message], *, tools: Sequence[ToolEntry] = ()
@@ -106,7 +80,7 @@ class AnthropicClient:
                     stop = event.delta.stop_reason or stop
                     usage_out = event.usage.output_tokens
         except self._sdk_module.AnthropicError as exc:
-            raise translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key) from None
+            raise self._error(exc) from None
         finally:
             await events.close()  # a consumer that stops early must not leave the socket open
         yield Completed(
@@ -138,20 +112,17 @@ class AnthropicClient:
             endpoint=self.endpoint,
         )
 
-    async def aclose(self) -> None:
-        await self._sdk.close()
-
     async def _create(self, params: dict[str, Any]) -> Any:
         try:
             return await self._sdk.messages.create(**params)
         except self._sdk_module.AnthropicError as exc:
-            raise translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key) from None
+            raise self._error(exc) from None
 
     def _params(self, messages: Sequence[Message], tools: Sequence[ToolEntry]) -> dict[str, Any]:
         system, turns = to_anthropic_messages(messages)
         params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": self.max_tokens or DEFAULT_MAX_TOKENS,
             "messages": turns,
         }
         if system:

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 from pegboard.config.model import ModelConfig
 from pegboard.errors import ConfigError
+from pegboard.llm.anthropic_client import AnthropicClient
+from pegboard.llm.openai_client import OpenAIClient
 from pegboard.llm.types import ModelClient
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
@@ -32,10 +34,9 @@ def create_client(
             )
     else:
         key = env.get(DEFAULT_KEY_ENV[config.kind]) or None
-    if config.kind == "anthropic":
-        from pegboard.llm.anthropic_client import AnthropicClient as cls
-    else:
-        from pegboard.llm.openai_client import OpenAIClient as cls  # type: ignore[assignment]
+    cls: type[AnthropicClient | OpenAIClient] = (
+        AnthropicClient if config.kind == "anthropic" else OpenAIClient
+    )
     return cls(
         config.model,
         base_url=config.base_url,

@@ -14,9 +14,8 @@ from typing import Any
 
 from pegboard.agent.formats import ToolCall, chat_tool_result, parse_chat_tool_calls, to_chat_tools
 from pegboard.core.entry import ToolEntry
-from pegboard.core.scope import ModelInfo
 from pegboard.errors import ModelError
-from pegboard.llm._common import PLACEHOLDER_KEY, describe, require, translate
+from pegboard.llm._common import SdkClient
 from pegboard.llm.types import (
     ChatResponse,
     Completed,
@@ -30,37 +29,12 @@ from pegboard.llm.types import (
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAIClient:
+class OpenAIClient(SdkClient):
     """Chat Completions at ``base_url`` (OpenAI's own when ``None``)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        context_window: int | None = None,
-        max_tokens: int | None = None,
-        timeout: float = 120.0,
-        max_retries: int = 2,
-    ) -> None:
-        self._sdk_module = require("openai")
-        self.model = model
-        self.endpoint = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.context_window = context_window
-        self.max_tokens = max_tokens
-        self._sdk = self._sdk_module.AsyncOpenAI(
-            api_key=api_key or PLACEHOLDER_KEY,
-            base_url=self.endpoint,
-            timeout=timeout,
-            max_retries=max_retries,
-        )
-
-    def __repr__(self) -> str:
-        return describe(type(self).__name__, "openai", self.model, self.endpoint)
-
-    def model_info(self) -> ModelInfo:
-        return ModelInfo(self.model, "openai", self.context_window)
+    kind = "openai"
+    sdk_class = "AsyncOpenAI"
+    default_base_url = DEFAULT_BASE_URL
 
     async def chat(
         self, messages: Sequence[Message], *, tools: Sequence[ToolEntry] = ()
@@ -106,7 +80,7 @@ class OpenAIClient:
                         if part.function and part.function.arguments:
                             call[2] += part.function.arguments
         except self._sdk_module.OpenAIError as exc:
-            raise translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key) from None
+            raise self._error(exc) from None
         finally:
             await chunks.close()  # a consumer that stops early must not leave the socket open
         yield Completed(
@@ -144,14 +118,11 @@ class OpenAIClient:
             raise ModelError(f"Model endpoint {self.endpoint} answered with no choices.")
         return str(completion.choices[0].message.content or "")
 
-    async def aclose(self) -> None:
-        await self._sdk.close()
-
     async def _create(self, params: dict[str, Any]) -> Any:
         try:
             return await self._sdk.chat.completions.create(**params)
         except self._sdk_module.OpenAIError as exc:
-            raise translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key) from None
+            raise self._error(exc) from None
 
     def _params(self, messages: Sequence[Message], tools: Sequence[ToolEntry]) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": to_chat_messages(messages)}
