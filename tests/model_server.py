@@ -1,9 +1,10 @@
 """A scripted model server for tests: real HTTP on 127.0.0.1, real wire formats.
 
 It speaks OpenAI Chat Completions (``.../chat/completions``, plain and streamed as SSE chunks,
-tool calls streamed in pieces, ``response_format`` structured output) and Anthropic Messages
-(``.../messages``, plain and streamed with ``input_json_delta``), answering each request with
-the next scripted :class:`Turn` and recording every request it got::
+tool calls streamed in pieces, ``response_format`` structured output), the OpenAI Responses API
+(``.../responses``, plain and streamed as typed events; the OpenAI Agents SDK's default) and
+Anthropic Messages (``.../messages``, plain and streamed with ``input_json_delta``), answering
+each request with the next scripted :class:`Turn` and recording every request it got::
 
     with ScriptedModel([
         Turn(tool_calls=[Call("tool_search", {"query": "weather"})]),
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-Api = Literal["openai", "anthropic"]
+Api = Literal["openai", "responses", "anthropic"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class Request:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
+        """Chat/Messages ``messages``, or the Responses ``input`` items (a string input as
+        one user message)."""
+        if self.api == "responses":
+            given = self.body.get("input") or []
+            return [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
         return list(self.body.get("messages") or [])
 
     @property
@@ -181,6 +187,8 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             api: Api
             if path.endswith("/chat/completions"):
                 api = "openai"
+            elif path.endswith("/responses"):
+                api = "responses"
             elif path.endswith("/messages"):
                 api = "anthropic"
             else:
@@ -197,6 +205,9 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 self._json(turn.status, _error_body(api, turn.status, turn.error), turn.headers)
             elif api == "openai":
                 self._answer(request, _openai_events(model, turn, request), _openai(model, turn))
+            elif api == "responses":
+                answer = _responses(model, turn)
+                self._answer(request, _responses_events(answer), answer)
             else:
                 answer = _anthropic(model, turn, request)
                 self._answer(request, _anthropic_events(answer), answer)
@@ -311,6 +322,97 @@ def _openai_events(model: ScriptedModel, turn: Turn, request: Request) -> Iterat
     if (request.body.get("stream_options") or {}).get("include_usage"):
         yield f"data: {json.dumps(base | {'choices': [], 'usage': whole['usage']})}\n\n"
     yield "data: [DONE]\n\n"
+
+
+# --- OpenAI Responses ------------------------------------------------------------------
+
+
+def _responses(model: ScriptedModel, turn: Turn) -> dict[str, Any]:
+    output: list[dict[str, Any]] = []
+    text = json.dumps(turn.structured) if turn.structured is not None else turn.text
+    if text:
+        part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+        output.append(
+            {
+                "type": "message",
+                "id": model._id("msg"),
+                "role": "assistant",
+                "status": "completed",
+                "content": [part],
+            }
+        )
+    for call in turn.tool_calls:
+        output.append(
+            {
+                "type": "function_call",
+                "id": model._id("fc"),
+                "call_id": call.id or model._id("call"),
+                "name": call.name,
+                "arguments": _arguments(call),
+                "status": "completed",
+            }
+        )
+    prompt, completion = turn.usage
+    return {
+        "id": model._id("resp"),
+        "object": "response",
+        "created_at": 1_700_000_000,
+        "status": "completed",
+        "model": model.model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "metadata": {},
+        "usage": {
+            "input_tokens": prompt,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": completion,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def _responses_events(whole: dict[str, Any]) -> Iterator[str]:
+    sequence = itertools.count()
+
+    def event(kind: str, **data: Any) -> str:
+        payload = {"type": kind, "sequence_number": next(sequence), **data}
+        return f"event: {kind}\ndata: {json.dumps(payload)}\n\n"
+
+    yield event("response.created", response=whole | {"status": "in_progress", "output": []})
+    for index, item in enumerate(whole["output"]):
+        where = {"output_index": index, "item_id": item["id"]}
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            empty = {**item, "status": "in_progress", "content": []}
+            yield event("response.output_item.added", output_index=index, item=empty)
+            part = {"type": "output_text", "text": "", "annotations": []}
+            yield event("response.content_part.added", **where, content_index=0, part=part)
+            for word in _words(text):
+                yield event(
+                    "response.output_text.delta", **where, content_index=0, delta=word, logprobs=[]
+                )
+            yield event(
+                "response.output_text.done", **where, content_index=0, text=text, logprobs=[]
+            )
+            yield event(
+                "response.content_part.done", **where, content_index=0, part=item["content"][0]
+            )
+        else:
+            started = {**item, "status": "in_progress", "arguments": ""}
+            yield event("response.output_item.added", output_index=index, item=started)
+            for piece in _pieces(item["arguments"]):
+                yield event("response.function_call_arguments.delta", **where, delta=piece)
+            yield event(
+                "response.function_call_arguments.done", **where, arguments=item["arguments"]
+            )
+        yield event("response.output_item.done", output_index=index, item=item)
+    yield event("response.completed", response=whole)
 
 
 # --- Anthropic Messages -----------------------------------------------------------------

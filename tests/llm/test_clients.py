@@ -1,5 +1,3 @@
-import json
-
 import pytest
 
 from pegboard.agent import build_agent_params
@@ -233,24 +231,6 @@ def test_model_info_carries_the_configured_context_window(
     client = client_for(kind, model_server, context_window=32_768)
 
     assert client.model_info() == ModelInfo("m1", kind, 32_768)
-
-
-def test_the_scripted_server_speaks_json_to_a_plain_http_client(
-    model_server: ScriptedModel,
-) -> None:
-    import httpx2
-
-    model_server.add(Turn(text="hi"))
-
-    reply = httpx2.post(f"{model_server.url}/chat/completions", json={"model": "x", "messages": []})
-    missing = httpx2.post(f"{model_server.url}/chat/completions", json={"model": "x"})
-
-    assert reply.json()["choices"][0]["message"]["content"] == "hi"
-    assert missing.status_code == 400
-    assert json.loads(missing.text)["error"]["message"] == (
-        "scripted model: request 2 (openai): no scripted turn left"
-    )
-    assert model_server.problems == ["request 2 (openai): no scripted turn left"]
 
 
 def test_the_configured_context_window_reaches_deferral_through_model_info(
