@@ -3,8 +3,10 @@ import io
 import pytest
 from rich.console import Console
 
-from pegboard.calls.approval import ApprovalRequest
+from pegboard.calls.approval import ApprovalGrants, ApprovalRequest, authorise
 from pegboard.cli.approval_prompt import TerminalApprovalHandler
+from pegboard.core.entry import ToolEntry
+from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ApprovalDenied
 
 pytestmark = pytest.mark.anyio
@@ -44,7 +46,7 @@ async def test_the_prompt_shows_the_call_and_returns_the_choice(answer: str, dec
         '│   "body": "[bold red]HI[/] \\u001b[2J" │',
         "│ }                                     │",
         "╰───────────────────────────────────────╯",
-        "Allow? o = once, s = for this session, d = deny [o/s/d] (d): ",
+        "Allow? o = once, s = this same call for the session, d = deny [o/s/d] (d): ",
     ]
 
 
@@ -88,3 +90,20 @@ async def test_without_a_terminal_the_call_is_denied_with_a_message_naming_yes()
         "asked; it was not run. Rerun with --yes to approve gated tools without asking."
     )
     assert screen.getvalue() == ""
+
+
+async def test_allowing_for_the_session_is_not_asked_again_for_the_same_call() -> None:
+    entry = ToolEntry("send", "mail", Tool("Send.", needs_approval=True))
+    handler, screen = _handler("s\n")  # one answer only: a second question would read EOF
+    grants = ApprovalGrants()
+
+    for call_id in ("c1", "c2"):
+        await authorise(
+            entry, {"to": "bob"}, ToolContext(call_id), via="direct", handler=handler, grants=grants
+        )
+    with pytest.raises(ApprovalDenied):  # other arguments: asked again, and EOF denies
+        await authorise(
+            entry, {"to": "eve"}, ToolContext("c3"), via="direct", handler=handler, grants=grants
+        )
+
+    assert screen.getvalue().count("Approve this tool call?") == 2

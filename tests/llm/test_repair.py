@@ -114,6 +114,16 @@ async def test_an_unknown_tool_is_never_repaired(model_server: ScriptedModel) ->
     assert repair.stats.attempts == 0
 
 
+async def test_a_tool_whose_schema_is_broken_is_not_repaired(model_server: ScriptedModel) -> None:
+    broken = ToolEntry("odd", "x", Tool("Odd.", input_schema={"type": "object", "required": 3}))
+    repair = _repair(model_server)
+
+    fixed = await repair.repair(broken, {"a": 1}, INVALID)
+
+    assert fixed is None
+    assert model_server.requests == []
+
+
 async def test_the_per_turn_cap_stops_model_calls_until_the_next_turn(
     model_server: ScriptedModel,
 ) -> None:

@@ -88,7 +88,7 @@ class TerminalApprovalHandler:
         lines += [Text("arguments", style="bold"), Text(arguments)]
         console.print(Panel(Group(*lines), title="Approve this tool call?", expand=False))
         choice = Prompt.ask(
-            Text("Allow? o = once, s = for this session, d = deny"),
+            Text("Allow? o = once, s = this same call for the session, d = deny"),
             choices=list(_CHOICES),
             default="d",
             console=console,
