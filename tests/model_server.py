@@ -75,6 +75,16 @@ class Request:
     def stream(self) -> bool:
         return bool(self.body.get("stream"))
 
+    @property
+    def structured(self) -> bool:
+        """A structured-output request: a JSON-schema response format (Chat, Responses) or
+        one forced tool (Anthropic). ``Turn(structured=..., match=lambda r: r.structured)``."""
+        body = self.body
+        response_format = (body.get("response_format") or {}).get("type")
+        text_format = ((body.get("text") or {}).get("format") or {}).get("type")
+        forced = (body.get("tool_choice") or {}) if self.api == "anthropic" else {}
+        return "json_schema" in (response_format, text_format) or forced.get("type") == "tool"
+
 
 @dataclass(frozen=True)
 class Turn:

@@ -23,6 +23,7 @@ async def test_chat_returns_the_text_and_usage(kind: Kind, model_server: Scripte
     assert answer.text == "Hello there."
     assert answer.tool_calls == ()
     assert answer.usage == Usage(30, 4)
+    assert not model_server.requests[0].structured
     body = model_server.requests[0].body
     if kind == "openai":
         assert answer.stop_reason == "stop"

@@ -75,6 +75,7 @@ async def test_one_structured_call_to_the_model_fixes_a_type_mismatch(
 
     assert fixed == {"a": 1, "b": 2}
     (request,) = model_server.requests
+    assert request.structured
     prompt = request.messages[-1]["content"]
     assert prompt == (
         "Tool: add\n"
