@@ -200,6 +200,18 @@ def test_asking_for_a_model_without_any_configured_says_how_to_add_one() -> None
         config.model("x")
 
 
+def test_a_model_base_url_without_a_scheme_is_rejected(tmp_path: Path) -> None:
+    text = '[models.m]\nkind = "openai"\nmodel = "q"\nbase_url = "127.0.0.1:11434/v1"\n'
+
+    with pytest.raises(ConfigError) as info:
+        load_config(_write(tmp_path / "c.toml", text))
+
+    assert str(info.value).endswith(
+        "models.m.base_url: must start with http:// or https:// (e.g. "
+        "http://127.0.0.1:11434/v1); got '127.0.0.1:11434/v1'"
+    )
+
+
 def test_a_model_needs_a_kind_from_the_two_apis(tmp_path: Path) -> None:
     path = _write(tmp_path / "c.toml", '[models.m]\nkind = "gemini"\nmodel = "g"\n')
 

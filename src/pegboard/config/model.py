@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pegboard.core.scope import AssistantSettings, McpMode
 from pegboard.mcp.config import McpServerConfig
@@ -182,6 +182,13 @@ class ModelConfig(_Section):
         le=10,
         description="Retries on 429/5xx and dropped connections (backoff, honours Retry-After).",
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https:// (e.g. http://127.0.0.1:11434/v1)")
+        return value
 
 
 class PegboardConfig(_Section):
