@@ -94,7 +94,9 @@ class Turn:
     request (OpenAI: the message content; Anthropic: the input of the forced tool); or an
     error: ``status`` (e.g. 429, 503) with ``headers`` such as ``{"Retry-After": "0.01"}``.
     ``match`` (a predicate on the :class:`Request`) makes the turn refuse other requests.
-    ``hang`` never answers (until the server closes): for client timeouts.
+    ``hang`` never answers (until the server closes): for client timeouts. ``cut`` streams
+    only the first half of the events, then closes the connection: ``"broken"`` after
+    promising the whole body (a transport error), ``"clean"`` as if the stream had ended.
     """
 
     text: str = ""
@@ -106,6 +108,7 @@ class Turn:
     match: Callable[[Request], bool] | None = None
     usage: tuple[int, int] = (12, 7)
     hang: bool = False
+    cut: Literal["broken", "clean"] | None = None
 
 
 class ScriptedModel:
@@ -214,24 +217,32 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             elif turn.status != 200:
                 self._json(turn.status, _error_body(api, turn.status, turn.error), turn.headers)
             elif api == "openai":
-                self._answer(request, _openai_events(model, turn, request), _openai(model, turn))
+                events = _openai_events(model, turn, request)
+                self._answer(request, turn, events, _openai(model, turn))
             elif api == "responses":
                 answer = _responses(model, turn)
-                self._answer(request, _responses_events(answer), answer)
+                self._answer(request, turn, _responses_events(answer), answer)
             else:
                 answer = _anthropic(model, turn, request)
-                self._answer(request, _anthropic_events(answer), answer)
+                self._answer(request, turn, _anthropic_events(answer), answer)
 
-        def _answer(self, request: Request, events: Iterator[str], whole: dict[str, Any]) -> None:
+        def _answer(
+            self, request: Request, turn: Turn, events: Iterator[str], whole: dict[str, Any]
+        ) -> None:
             if not request.stream:
                 self._json(200, whole)
                 return
+            sent = [event.encode() for event in events]
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
-            self.end_headers()  # HTTP/1.0: the stream ends when the connection closes
-            for event in events:
-                self.wfile.write(event.encode())
+            if turn.cut == "broken":  # promise the whole body: closing early breaks it
+                self.send_header("content-length", str(sum(map(len, sent))))
+            if turn.cut is not None:
+                sent = sent[: len(sent) // 2]
+            self.end_headers()  # HTTP/1.0: otherwise the stream ends when the connection closes
+            for event in sent:
+                self.wfile.write(event)
                 self.wfile.flush()
 
         def _json(self, status: int, data: Any, headers: Mapping[str, str] = {}) -> None:

@@ -7,6 +7,8 @@ import json
 from types import ModuleType
 from typing import Any, ClassVar
 
+import httpx2
+
 from pegboard.core.scope import ModelInfo
 from pegboard.errors import ModelError, ModelUnavailable, OptionalDependencyMissing
 
@@ -125,5 +127,20 @@ class SdkClient:
     async def aclose(self) -> None:
         await self._sdk.close()
 
-    def _error(self, exc: Exception) -> ModelError:
+    def _error(self, exc: Exception, *, streaming: bool = False) -> ModelError:
+        """``streaming``: raised while reading a stream's body, so the endpoint was reached."""
+        dropped = isinstance(exc, httpx2.TransportError | self._sdk_module.APIConnectionError)
+        if streaming and dropped:
+            return ModelUnavailable(
+                f"Model endpoint {self.endpoint} dropped the answer mid-stream "
+                f"({redact(_root_cause(exc), self._sdk.api_key)}); retry the request.",
+                endpoint=self.endpoint,
+            )
         return translate(self._sdk_module, exc, self.endpoint, self._sdk.api_key)
+
+    def _cut_short(self) -> ModelError:
+        return ModelUnavailable(
+            f"Model endpoint {self.endpoint} ended the stream before the answer was complete; "
+            "retry the request.",
+            endpoint=self.endpoint,
+        )

@@ -11,6 +11,8 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import httpx2
+
 from pegboard.agent.formats import (
     ToolCall,
     anthropic_tool_result,
@@ -79,10 +81,12 @@ class AnthropicClient(SdkClient):
                 elif event.type == "message_delta":
                     stop = event.delta.stop_reason or stop
                     usage_out = event.usage.output_tokens
-        except self._sdk_module.AnthropicError as exc:
-            raise self._error(exc) from None
+        except (self._sdk_module.AnthropicError, httpx2.TransportError) as exc:
+            raise self._error(exc, streaming=True) from None
         finally:
             await events.close()  # a consumer that stops early must not leave the socket open
+        if stop is None:
+            raise self._cut_short()
         yield Completed(
             ChatResponse(
                 text="".join(text),

@@ -12,6 +12,8 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import httpx2
+
 from pegboard.agent.formats import ToolCall, chat_tool_result, parse_chat_tool_calls, to_chat_tools
 from pegboard.core.entry import ToolEntry
 from pegboard.errors import ModelError
@@ -79,10 +81,12 @@ class OpenAIClient(SdkClient):
                             yield ToolCallStarted(call[0], call[1])
                         if part.function and part.function.arguments:
                             call[2] += part.function.arguments
-        except self._sdk_module.OpenAIError as exc:
-            raise self._error(exc) from None
+        except (self._sdk_module.OpenAIError, httpx2.TransportError) as exc:
+            raise self._error(exc, streaming=True) from None
         finally:
             await chunks.close()  # a consumer that stops early must not leave the socket open
+        if stop is None:
+            raise self._cut_short()
         yield Completed(
             ChatResponse(
                 text="".join(text),
