@@ -5,6 +5,7 @@ from pegboard.agent.formats import ToolCall, to_anthropic_tools, to_chat_tools
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
+from pegboard.errors import ModelError
 from pegboard.llm import Completed, Message, TextDelta, ToolCallStarted, Usage
 from tests.deferral.factories import heavy
 from tests.llm.clients import ADD, KINDS, Kind, client_for
@@ -250,3 +251,21 @@ def test_the_configured_context_window_reaches_deferral_through_model_info(
         "tool_invoke",
     ]
     assert [t["function"]["name"] for t in inline.tools] == [f"mcp__s1__t{i}" for i in range(5)]
+
+
+async def test_openai_structured_output_accepts_json_fenced_as_markdown(
+    model_server: ScriptedModel,
+) -> None:
+    model_server.add(Turn(text='```json\n{"a": 1, "b": 2}\n```'), Turn(text="no JSON here"))
+    client = client_for("openai", model_server)
+    schema = ADD.tool.input_schema
+
+    value = await client.structured([Message.user("fix")], schema=schema, name="add")
+    with pytest.raises(ModelError) as caught:
+        await client.structured([Message.user("fix")], schema=schema, name="add")
+
+    assert value == {"a": 1, "b": 2}
+    assert str(caught.value) == (
+        f"Model endpoint {model_server.url} answered a structured-output request with text "
+        "that is not JSON (Expecting value)."
+    )

@@ -9,6 +9,7 @@ the server's ``Retry-After`` (``retry-after-ms`` too) honoured up to two minutes
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from pegboard.llm.types import (
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 
 
 class OpenAIClient(SdkClient):
@@ -42,9 +44,7 @@ class OpenAIClient(SdkClient):
         self, messages: Sequence[Message], *, tools: Sequence[ToolEntry] = ()
     ) -> ChatResponse:
         completion = await self._create(self._params(messages, tools))
-        if not completion.choices:
-            raise ModelError(f"Model endpoint {self.endpoint} answered with no choices.")
-        choice = completion.choices[0]
+        choice = self._first_choice(completion)
         usage = completion.usage
         return ChatResponse(
             text=choice.message.content or "",
@@ -106,9 +106,11 @@ class OpenAIClient(SdkClient):
             "type": "json_schema",
             "json_schema": {"name": name, "schema": dict(schema), "strict": False},
         }
-        response = await self._text(params)
+        text = self._first_choice(await self._create(params)).message.content or ""
+        # Servers without schema support may still answer JSON, fenced as Markdown.
+        fenced = _FENCE.fullmatch(text.strip())
         try:
-            return json.loads(response)
+            return json.loads(fenced.group(1) if fenced else text)
         except json.JSONDecodeError as exc:
             raise ModelError(
                 f"Model endpoint {self.endpoint} answered a structured-output request with "
@@ -116,11 +118,12 @@ class OpenAIClient(SdkClient):
                 endpoint=self.endpoint,
             ) from None
 
-    async def _text(self, params: dict[str, Any]) -> str:
-        completion = await self._create(params)
+    def _first_choice(self, completion: Any) -> Any:
         if not completion.choices:
-            raise ModelError(f"Model endpoint {self.endpoint} answered with no choices.")
-        return str(completion.choices[0].message.content or "")
+            raise ModelError(
+                f"Model endpoint {self.endpoint} answered with no choices.", endpoint=self.endpoint
+            )
+        return completion.choices[0]
 
     async def _create(self, params: dict[str, Any]) -> Any:
         try:
