@@ -11,6 +11,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 WAIT = 60.0  # bound on every wait; a test that hits it fails, it never hangs
+CONTROLLING_TTY = "import fcntl, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0)"
+"""Python code a child runs first to make the pty on its stdin its controlling terminal."""
 
 
 class PseudoTerminal:
@@ -22,8 +24,16 @@ class PseudoTerminal:
 
     def __enter__(self) -> PseudoTerminal:
         self._master, slave = pty.openpty()
+        # A session of its own whose controlling terminal is the pty (the child takes it,
+        # see CONTROLLING_TTY), so Ctrl-C typed on it is a SIGINT, as in a real terminal.
         self._process = subprocess.Popen(
-            self._argv, stdin=slave, stdout=slave, stderr=slave, env=self._env, close_fds=True
+            self._argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=self._env,
+            close_fds=True,
+            start_new_session=True,
         )
         os.close(slave)
         return self

@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 from tests.cli.conftest import Invoke, as_json, sdk_server, warm_cache, write
-from tests.cli.terminal import PseudoTerminal
+from tests.cli.terminal import CONTROLLING_TTY, PseudoTerminal
 
 TOOLS = [
     {
@@ -127,7 +127,7 @@ def test_tools_call_asks_on_a_real_terminal_and_runs_once_allowed(
         "PEGBOARD_CONFIG": str(config_path),
         "PEGBOARD_DATA_DIR": str(tmp_path / "data"),
     }
-    code = "from pegboard.cli import main; main()"
+    code = f"{CONTROLLING_TTY}; from pegboard.cli import main; main()"
     args = ["tools", "call", "mcp__toolbox__add", '{"a": 40, "b": 2}']
 
     with PseudoTerminal([sys.executable, "-c", code, *args], env=env) as term:
@@ -138,3 +138,22 @@ def test_tools_call_asks_on_a_real_terminal_and_runs_once_allowed(
     assert "│ tool       mcp__toolbox__add" in term.seen
     assert rest.splitlines()[-1].strip() == "42"
     assert term.returncode == 0
+
+
+def test_ctrl_c_at_the_approval_prompt_ends_the_command_without_running_the_tool(
+    invoke: Invoke, config_path: Path, tmp_path: Path
+) -> None:
+    _gated_toolbox(invoke, config_path)
+    env = os.environ | {
+        "PEGBOARD_CONFIG": str(config_path),
+        "PEGBOARD_DATA_DIR": str(tmp_path / "data"),
+    }
+    code = f"{CONTROLLING_TTY}; from pegboard.cli import main; main()"
+    args = ["tools", "call", "mcp__toolbox__add", '{"a": 40, "b": 2}']
+
+    with PseudoTerminal([sys.executable, "-c", code, *args], env=env) as term:
+        term.expect("(d): ")
+        term.send("\x03")
+        rest = term.read_to_end()
+
+    assert (rest.strip(), term.returncode) == ("^C", 130)  # 130: interrupted; no "42"

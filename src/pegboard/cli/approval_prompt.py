@@ -10,12 +10,15 @@ message names ``--yes``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import threading
 from typing import TYPE_CHECKING, TextIO
 
 import anyio
-import anyio.to_thread
+import anyio.from_thread
+import anyio.lowlevel
 
 from pegboard.calls.approval import ApprovalRequest, Decision
 from pegboard.errors import ApprovalDenied
@@ -61,7 +64,7 @@ class TerminalApprovalHandler:
                 tool_name=request.tool_name,
             )
         async with self._lock:
-            decision, reason = await anyio.to_thread.run_sync(self._ask, request, stdin)
+            decision, reason = await self._in_daemon_thread(request, stdin)
         if decision == "deny":
             because = f" (reason: {reason})" if reason else ""
             raise ApprovalDenied(
@@ -70,6 +73,30 @@ class TerminalApprovalHandler:
                 tool_name=request.tool_name,
             )
         return decision
+
+    async def _in_daemon_thread(
+        self, request: ApprovalRequest, stdin: TextIO
+    ) -> tuple[Decision, str]:
+        """Run the blocking prompt in a daemon thread: on Ctrl-C (or a cancelled call) the
+        process must exit, not wait for a line that will never be typed, as it would for
+        an anyio worker thread."""
+        token = anyio.lowlevel.current_token()
+        done = anyio.Event()
+        outcome: list[tuple[Decision, str] | BaseException] = []
+
+        def work() -> None:
+            try:
+                outcome.append(self._ask(request, stdin))
+            except BaseException as exc:  # handed to the waiting task, re-raised there
+                outcome.append(exc)
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+                anyio.from_thread.run_sync(done.set, token=token)
+
+        threading.Thread(target=work, name="pegboard-approval", daemon=True).start()
+        await done.wait()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
 
     def _ask(self, request: ApprovalRequest, stdin: TextIO) -> tuple[Decision, str]:
         from rich.console import Console, Group  # lazy: rich costs start-up time
