@@ -65,6 +65,7 @@ class ToolRuntime:
         if config.meta.tool_exec:
             logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
+        self.index: SearchIndex = self._search_index()  # shared by the surface and integrations
         self.surface = RegistrySurface(
             self.registry,
             self.scope,
@@ -72,7 +73,7 @@ class ToolRuntime:
             defer=defer,
             statuses=self.namespace_statuses,
             session=self.calls,
-            index=self._search_index(),
+            index=self.index,
         )
 
     def _search_index(self) -> SearchIndex:

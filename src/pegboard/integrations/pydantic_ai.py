@@ -1,0 +1,142 @@
+"""pegboard as a pydantic-ai toolset::
+
+    from pydantic_ai import Agent, DeferredToolRequests
+    from pegboard.integrations.pydantic_ai import PegboardToolset
+
+    agent = Agent(model, toolsets=[PegboardToolset()], output_type=[str, DeferredToolRequests])
+
+Every run step lists the registry's tools again, deferred for the model's context window
+(behind ``tool_search`` / ``tool_inspect`` / ``tool_invoke``, with the prompt section as the
+toolset's instructions). Calls run through pegboard's toolset call path. A gated call pauses
+the run with pydantic-ai's :class:`~pydantic_ai.DeferredToolRequests`; once the application
+answers with :class:`~pydantic_ai.DeferredToolResults` (``ToolApproved`` / ``True``), the call
+runs through pegboard's authorisation with that approval. Invalid arguments become
+:class:`~pydantic_ai.ModelRetry`, so the model corrects them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pegboard.calls.audit import AuditSink
+from pegboard.calls.execute import error_output
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import ToolApplyScope
+from pegboard.errors import InvalidToolArguments, PegboardError
+from pegboard.integrations import missing_extra
+from pegboard.integrations.bridge import Listing, ToolBridge, result_text
+
+try:
+    from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, ToolDefinition
+    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+    from pydantic_core import SchemaValidator, core_schema
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise missing_extra("pydantic_ai", "pydantic-ai") from exc
+
+__all__ = ["PegboardToolset"]
+
+VIA = "pydantic_ai"
+# pegboard validates against the tool's own schema (with its error and signature), so the
+# framework only checks that the arguments are an object.
+_OBJECT = SchemaValidator(
+    core_schema.dict_schema(keys_schema=core_schema.str_schema(), values_schema=core_schema.any_schema())
+)
+
+
+class PegboardToolset(AbstractToolset[Any]):
+    """The pegboard registry as a pydantic-ai toolset.
+
+    No arguments: the default config and profile, as ``pegboard serve`` uses them (its MCP
+    catalog runs while the agent run does); ``profile="work"`` picks another profile,
+    ``config`` another file; or ``registry=`` (and ``scope=``) a registry of your own.
+    ``context_window`` is used when the model's profile does not know its own.
+    ``max_retries`` bounds the retries of a call with invalid arguments.
+    """
+
+    def __init__(
+        self,
+        profile: str | None = None,
+        *,
+        registry: ToolRegistry | None = None,
+        scope: ToolApplyScope | None = None,
+        config: str | Path | None = None,
+        context_window: int | None = None,
+        audit: AuditSink | None = None,
+        max_retries: int = 2,
+        id: str | None = None,
+    ) -> None:
+        self.bridge = ToolBridge.open(
+            profile,
+            registry=registry,
+            scope=scope,
+            config=config,
+            context_window=context_window,
+            audit=audit,
+        )
+        self.max_retries = max_retries
+        self._id = id
+        self._listing: Listing | None = None
+        self._entered = 0
+        self._running: Any = None
+
+    @property
+    def id(self) -> str | None:
+        return self._id
+
+    async def __aenter__(self) -> PegboardToolset:
+        self._entered += 1
+        if self._entered == 1:
+            self._running = self.bridge.running()
+            await self._running.__aenter__()
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        self._entered -= 1
+        if self._entered == 0 and self._running is not None:
+            running, self._running = self._running, None
+            await running.__aexit__(*args)
+        return None
+
+    def _list(self, ctx: RunContext[Any]) -> Listing:
+        window = getattr(ctx.model, "context_window", None)
+        self._listing = self.bridge.listing(window if isinstance(window, int) else None)
+        return self._listing
+
+    async def get_instructions(self, ctx: RunContext[Any]) -> str | None:
+        listing = self._listing or self._list(ctx)
+        return listing.tools.prompt_section or None
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        listing = self._list(ctx)
+        return {
+            entry.name: ToolsetTool(
+                toolset=self,
+                tool_def=ToolDefinition(
+                    name=entry.name,
+                    parameters_json_schema=dict(entry.tool.input_schema),
+                    description=entry.tool.description,
+                ),
+                max_retries=self.max_retries,
+                args_validator=_OBJECT,
+            )
+            for entry in listing.tools.shown
+        }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        listing = self._listing or self._list(ctx)
+        approved = ctx.tool_call_approved
+        if not approved and await self.bridge.is_gated(listing.tools, name, tool_args):
+            raise ApprovalRequired(metadata={"tool": name, "via": "pegboard"})
+        call_id = ctx.tool_call_id or ""
+        try:
+            output = await self.bridge.call(
+                listing, name, tool_args, call_id, via=VIA, approved=approved
+            )
+        except InvalidToolArguments as exc:
+            raise ModelRetry(error_output(exc, listing.tools.lookup).as_text()) from exc
+        except PegboardError as exc:
+            output = error_output(exc, listing.tools.lookup)
+        return result_text(output)

@@ -1,0 +1,78 @@
+"""One driver per route: a real agent run of the scenario, approving the gated call when the
+framework pauses for it. Each returns the final answer and the approvals it was asked for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pegboard.agent.params import AgentSession, build_agent_params
+from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
+from pegboard.core.scope import ModelInfo
+from tests.integrations.scenario import SCOPE, World
+from tests.model_server import ScriptedModel
+
+PROMPT = "Email ops the weather forecast for Oslo."
+
+
+@dataclass
+class Outcome:
+    answer: str
+    asked: list[str] = field(default_factory=list)  # tool names the application approved
+    ran_before_approval: list[str] = field(default_factory=list)
+
+
+async def run_pydantic_ai(world: World, server: ScriptedModel) -> Outcome:
+    from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolApproved
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from pegboard.integrations.pydantic_ai import PegboardToolset
+
+    model = OpenAIChatModel(
+        server.model, provider=OpenAIProvider(base_url=server.url, api_key="test-key")
+    )
+    toolset = PegboardToolset(registry=world.registry(), scope=SCOPE, audit=world.audit)
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    first = await agent.run(PROMPT)
+    assert isinstance(first.output, DeferredToolRequests)
+    outcome = Outcome("", ran_before_approval=[name for name, _ in world.ran])
+    results = DeferredToolResults()
+    for call in first.output.approvals:
+        outcome.asked.append(call.tool_name)
+        results.approvals[call.tool_call_id] = ToolApproved()
+    second = await agent.run(message_history=first.all_messages(), deferred_tool_results=results)
+    assert isinstance(second.output, str)
+    outcome.answer = second.output
+    return outcome
+
+
+async def run_plain_loop(world: World, server: ScriptedModel) -> Outcome:
+    """build_agent_params + the dispatcher, driven with the openai SDK (Chat Completions)."""
+    import openai
+
+    outcome = Outcome("")
+
+    def approve(request: ApprovalRequest) -> Decision:
+        outcome.asked.append(request.tool_name)
+        outcome.ran_before_approval = [name for name, _ in world.ran]
+        return "allow_once"
+
+    session = AgentSession(approval_handler=CallbackApprovalHandler(approve), audit=world.audit)
+    registry = world.registry()
+    client = openai.AsyncOpenAI(base_url=server.url, api_key="test-key")
+    messages: list[Any] = [{"role": "user", "content": PROMPT}]
+    for _ in range(8):
+        params = build_agent_params(registry, SCOPE, ModelInfo(server.model), session=session)
+        system = {"role": "system", "content": params.system_prompt}
+        response = await client.chat.completions.create(
+            model=server.model, messages=[system, *messages], tools=params.tools
+        )
+        message = response.choices[0].message
+        messages.append(message.model_dump(exclude_none=True))
+        results = await params.dispatcher.respond(message)
+        if not results:
+            outcome.answer = message.content or ""
+            return outcome
+        messages += results
+    raise AssertionError("the loop did not finish")
