@@ -76,3 +76,68 @@ async def run_plain_loop(world: World, server: ScriptedModel) -> Outcome:
             return outcome
         messages += results
     raise AssertionError("the loop did not finish")
+
+
+async def run_openai_agents(world: World, server: ScriptedModel) -> Outcome:
+    """The Agents SDK's Runner on the Responses API (its default), tracing off (no export)."""
+    import openai
+    from agents import Agent, OpenAIResponsesModel, RunConfig, Runner
+
+    from pegboard.integrations.openai_agents import pegboard_tools
+
+    client = openai.AsyncOpenAI(base_url=server.url, api_key="test-key")
+    tools = pegboard_tools(registry=world.registry(), scope=SCOPE, audit=world.audit)
+    agent: Agent[Any] = Agent(
+        name="assistant",
+        instructions=tools.instructions,
+        tools=list(tools),
+        model=OpenAIResponsesModel(model=server.model, openai_client=client),
+    )
+    config = RunConfig(tracing_disabled=True)
+    outcome = Outcome("")
+    result = await Runner.run(agent, PROMPT, run_config=config)
+    while result.interruptions:
+        outcome.ran_before_approval = [name for name, _ in world.ran]
+        state = result.to_state()
+        for item in result.interruptions:
+            outcome.asked.append(str(item.tool_name))
+            state.approve(item)
+        result = await Runner.run(agent, state, run_config=config)
+    outcome.answer = str(result.final_output)
+    return outcome
+
+
+async def run_langchain(world: World, server: ScriptedModel) -> Outcome:
+    """LangChain's tool-calling loop: ChatOpenAI with the tools bound, ``tool.ainvoke`` per
+    call; approval through pegboard's handler (LangChain has none of its own)."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_openai import ChatOpenAI
+
+    from pegboard.integrations.langchain import pegboard_langchain_tools
+
+    outcome = Outcome("")
+
+    def approve(request: ApprovalRequest) -> Decision:
+        outcome.asked.append(request.tool_name)
+        outcome.ran_before_approval = [name for name, _ in world.ran]
+        return "allow_once"
+
+    tools = pegboard_langchain_tools(
+        registry=world.registry(),
+        scope=SCOPE,
+        audit=world.audit,
+        approval_handler=CallbackApprovalHandler(approve),
+    )
+    by_name = {tool.name: tool for tool in tools}
+    chat = ChatOpenAI(model=server.model, base_url=server.url, api_key="test-key")  # type: ignore[arg-type]
+    model = chat.bind_tools(list(tools))
+    messages: list[Any] = [SystemMessage(tools.instructions), HumanMessage(PROMPT)]
+    for _ in range(8):
+        reply = await model.ainvoke(messages)
+        messages.append(reply)
+        if not reply.tool_calls:  # type: ignore[attr-defined]
+            outcome.answer = str(reply.content)
+            return outcome
+        for call in reply.tool_calls:  # type: ignore[attr-defined]
+            messages.append(await by_name[call["name"]].ainvoke(call))
+    raise AssertionError("the loop did not finish")

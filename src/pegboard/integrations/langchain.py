@@ -1,0 +1,99 @@
+"""pegboard's tools as LangChain structured tools::
+
+    from pegboard.integrations.langchain import pegboard_langchain_tools
+
+    tools = pegboard_langchain_tools()
+    async with tools:                       # runs the config's MCP servers
+        model = ChatOpenAI(...).bind_tools(tools)
+        ...                                 # messages.append(await tool.ainvoke(tool_call))
+
+Each tool's ``args_schema`` is its JSON Schema as it is (a dict: no conversion to a pydantic
+model that could lose keywords); pegboard validates the arguments. The listing is deferred once,
+when the tools are built (``tools.instructions`` is the system-prompt section). LangChain has
+no approval step of its own: with ``approval_handler`` (a :class:`~pegboard.calls.ApprovalHandler`)
+a gated call asks it, as :func:`~pegboard.agent.build_agent_params` does; without one the agent
+gets an explicit error saying the call needs approval and did not run.
+
+Tools run async (``ainvoke``) and sync (``invoke``, from a thread without an event loop; MCP
+tools need the async form, since their connections live on the catalog's loop).
+"""
+
+from __future__ import annotations
+
+import uuid
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from pegboard.calls.approval import ApprovalHandler
+from pegboard.calls.audit import AuditSink
+from pegboard.calls.execute import error_output
+from pegboard.core.entry import ToolEntry
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import ToolApplyScope
+from pegboard.errors import PegboardError
+from pegboard.integrations import missing_extra
+from pegboard.integrations.bridge import BridgedTools, Listing, ToolBridge, result_text
+
+try:
+    from langchain_core.tools import StructuredTool
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise missing_extra("langchain", "langchain") from exc
+
+__all__ = ["pegboard_langchain_tools"]
+
+VIA = "langchain"
+
+
+def pegboard_langchain_tools(
+    profile: str | None = None,
+    *,
+    registry: ToolRegistry | None = None,
+    scope: ToolApplyScope | None = None,
+    config: str | Path | None = None,
+    context_window: int | None = None,
+    audit: AuditSink | None = None,
+    approval_handler: ApprovalHandler | None = None,
+) -> BridgedTools[StructuredTool]:
+    """The profile's tools (default config and profile, like ``pegboard serve``; or
+    ``registry=`` and ``scope=``) as LangChain :class:`~langchain_core.tools.StructuredTool`."""
+    bridge = ToolBridge.open(
+        profile,
+        registry=registry,
+        scope=scope,
+        config=config,
+        context_window=context_window,
+        audit=audit,
+    )
+    listing = bridge.listing()
+    tools = [_tool(bridge, listing, entry, approval_handler) for entry in listing.tools.shown]
+    return BridgedTools(tools, bridge, listing)
+
+
+def _tool(
+    bridge: ToolBridge, listing: Listing, entry: ToolEntry, handler: ApprovalHandler | None
+) -> StructuredTool:
+    name = entry.name
+
+    async def acall(**arguments: Any) -> str:
+        # LangChain does not hand the model's call id to the function: a fresh one per call.
+        call_id = f"lc_{uuid.uuid4().hex[:16]}"
+        try:
+            output = await bridge.call(listing, name, arguments, call_id, via=VIA, handler=handler)
+        except PegboardError as exc:
+            output = error_output(exc, listing.tools.lookup)
+        return result_text(output)
+
+    def call(**arguments: Any) -> str:
+        return anyio.run(partial(acall, **arguments))
+
+    return StructuredTool.from_function(
+        func=call,
+        coroutine=acall,
+        name=name,
+        description=entry.tool.description,
+        args_schema=dict(entry.tool.input_schema),
+        infer_schema=False,
+    )

@@ -1,0 +1,110 @@
+"""pegboard's tools as OpenAI Agents SDK function tools::
+
+    from agents import Agent, Runner
+    from pegboard.integrations.openai_agents import pegboard_tools
+
+    tools = pegboard_tools()
+    async with tools:                       # runs the config's MCP servers
+        agent = Agent(name="a", instructions=base + tools.instructions, tools=tools)
+        result = await Runner.run(agent, "...")
+        while result.interruptions:         # a gated call waits for a human
+            state = result.to_state()
+            for item in result.interruptions:
+                state.approve(item)         # or state.reject(item)
+            result = await Runner.run(agent, state)
+
+The listing is deferred for the context window once, when the tools are built: the deferred
+pool is reached through ``tool_search`` / ``tool_inspect`` / ``tool_invoke``. Schemas are sent
+strict where pegboard's strict-mode rewriting can express them (the nulls strict mode sends for
+optional properties are removed again before validation), as they are otherwise. A gated
+call sets ``needs_approval``, so the run is interrupted; the call then runs through pegboard's
+authorisation with the approval the SDK recorded for that very call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pegboard.agent.formats.calls import ToolCall
+from pegboard.agent.formats.strict import openai_strict_schema, relax_strict_arguments
+from pegboard.calls.approval import may_need_approval
+from pegboard.calls.audit import AuditSink
+from pegboard.calls.execute import error_output
+from pegboard.core.entry import ToolEntry
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import ToolApplyScope
+from pegboard.errors import InvalidToolArguments, PegboardError, SchemaError
+from pegboard.integrations import missing_extra
+from pegboard.integrations.bridge import BridgedTools, Listing, ToolBridge, result_text
+
+try:
+    from agents import FunctionTool, RunContextWrapper
+    from agents.tool_context import ToolContext
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise missing_extra("openai_agents", "agents") from exc
+
+__all__ = ["pegboard_tools"]
+
+VIA = "openai_agents"
+
+
+def pegboard_tools(
+    profile: str | None = None,
+    *,
+    registry: ToolRegistry | None = None,
+    scope: ToolApplyScope | None = None,
+    config: str | Path | None = None,
+    context_window: int | None = None,
+    audit: AuditSink | None = None,
+) -> BridgedTools[FunctionTool]:
+    """The profile's tools (default config and profile, like ``pegboard serve``; or
+    ``registry=`` and ``scope=``) as Agents SDK :class:`~agents.FunctionTool` objects."""
+    bridge = ToolBridge.open(
+        profile,
+        registry=registry,
+        scope=scope,
+        config=config,
+        context_window=context_window,
+        audit=audit,
+    )
+    listing = bridge.listing()
+    tools = [_function_tool(bridge, listing, entry) for entry in listing.tools.shown]
+    return BridgedTools(tools, bridge, listing)
+
+
+def _function_tool(bridge: ToolBridge, listing: Listing, entry: ToolEntry) -> FunctionTool:
+    name, schema = entry.name, entry.tool.input_schema
+    try:
+        params, strict = openai_strict_schema(schema, tool_name=name), True
+    except SchemaError:  # free-form objects and the like: sent as they are
+        params, strict = dict(schema), False
+
+    def arguments(parsed: dict[str, Any]) -> dict[str, Any]:
+        return relax_strict_arguments(schema, parsed) if strict else parsed
+
+    async def invoke(ctx: ToolContext[Any], raw: str) -> str:
+        call = ToolCall.parse(ctx.tool_call_id, name, raw)
+        if call.parse_error is not None:
+            problem = InvalidToolArguments(name, [call.parse_error])
+            return result_text(error_output(problem, listing.tools.lookup))
+        approved = ctx.is_tool_approved(name, ctx.tool_call_id) is True
+        try:
+            output = await bridge.call(
+                listing, name, arguments(call.arguments), call.id, via=VIA, approved=approved
+            )
+        except PegboardError as exc:
+            output = error_output(exc, listing.tools.lookup)
+        return result_text(output)
+
+    async def needs_approval(_ctx: RunContextWrapper[Any], given: dict[str, Any], _id: str) -> bool:
+        return await bridge.is_gated(listing.tools, name, arguments(given))
+
+    return FunctionTool(
+        name=name,
+        description=entry.tool.description,
+        params_json_schema=params,
+        on_invoke_tool=invoke,
+        strict_json_schema=strict,
+        needs_approval=needs_approval if may_need_approval(entry.tool) else False,
+    )
