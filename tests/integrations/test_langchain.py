@@ -69,7 +69,7 @@ def test_a_tool_runs_synchronously_too() -> None:
     tools = pegboard_langchain_tools(registry=world.registry(), scope=SCOPE)
     invoke = next(t for t in tools if t.name == "tool_invoke")
 
-    assert invoke.invoke(
-        {"name": "weather_lookup", "params": {"city": "Oslo"}}
-    ) == "Oslo: sunny, 21 C"
+    assert (
+        invoke.invoke({"name": "weather_lookup", "params": {"city": "Oslo"}}) == "Oslo: sunny, 21 C"
+    )
     assert world.ran == [("weather_lookup", {"city": "Oslo"})]

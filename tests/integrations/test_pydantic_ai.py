@@ -1,15 +1,20 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
+import anyio
 import pytest
+import tomli_w
 
 from tests.integrations.drivers import run_pydantic_ai
 from tests.integrations.scenario import EXPECTED_RAN, FINAL, World, turns
-from tests.model_server import ScriptedModel, Turn
 from tests.model_server import Call as ModelCall
+from tests.model_server import ScriptedModel, Turn
 
 pytest.importorskip("pydantic_ai")
+MCP_SERVERS = Path(__file__).resolve().parents[1] / "mcp" / "servers"
 pytestmark = pytest.mark.anyio
 
 
@@ -110,20 +115,51 @@ async def test_a_denied_call_never_runs_and_the_model_reads_why(
     assert model_server.requests[1].messages[-1]["content"] == "not today"
 
 
-def test_without_an_argument_the_toolset_serves_the_default_config_and_profile(
-    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+async def test_without_an_argument_the_toolset_serves_the_default_config_and_profile(
+    model_server: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The config's MCP server (a real stdio process) behind PegboardToolset(): its catalog
+    runs with the agent, its force-prompt tool pauses the run like any gated tool."""
+    from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolApproved
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
     from pegboard.integrations.pydantic_ai import PegboardToolset
 
-    config = tmp_path / "config.toml"  # type: ignore[operator]
-    config.write_text('[profiles.work]\nmcp_mode = "disabled"\n')
-    monkeypatch.setenv("PEGBOARD_CONFIG", str(config))
-    monkeypatch.setenv("PEGBOARD_DATA_DIR", str(tmp_path))
+    server = {
+        "command": sys.executable,
+        "args": [str(MCP_SERVERS / "scripted.py"), "--names", "lookup,erase"],
+        "force_prompt_tools": ["erase"],
+    }
+    config = {"servers": {"files": server}, "profiles": {"work": {"mcp_mode": "disabled"}}}
+    (tmp_path / "config.toml").write_text(tomli_w.dumps(config))
+    monkeypatch.setenv("PEGBOARD_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("PEGBOARD_DATA_DIR", str(tmp_path / "data"))
+    model_server.add(
+        Turn(tool_calls=[ModelCall("mcp__files__lookup", {"q": "a"})]),
+        Turn(tool_calls=[ModelCall("mcp__files__erase", {"q": "b"})]),
+        Turn(text="Erased."),
+    )
+    model = OpenAIChatModel(
+        model_server.model, provider=OpenAIProvider(base_url=model_server.url, api_key="k")
+    )
 
-    default = PegboardToolset()
-    work = PegboardToolset(profile="work")
+    assert PegboardToolset(profile="work").bridge.registry.get_all() == []
+    toolset = PegboardToolset()
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    async with toolset:
+        assert toolset.bridge.runtime is not None
+        with anyio.fail_after(20):
+            await toolset.bridge.runtime.catalog.refresh_tools("files")
+        first = await agent.run("Look up a, then erase b.")
+        assert isinstance(first.output, DeferredToolRequests)
+        [gated] = first.output.approvals
+        assert gated.tool_name == "mcp__files__erase"
+        approve = DeferredToolResults(approvals={gated.tool_call_id: ToolApproved()})
+        second = await agent.run(
+            message_history=first.all_messages(), deferred_tool_results=approve
+        )
 
-    assert default.bridge.runtime is not None
-    assert default.bridge.runtime.loaded.path == config
-    assert work.bridge.runtime is not None
-    assert work.bridge.runtime.settings.mcp_mode == "disabled"
+    assert second.output == "Erased."
+    results = [m for m in model_server.requests[2].messages if m["role"] == "tool"]
+    assert [m["content"] for m in results] == ['lookup:{"q": "a"}', 'erase:{"q": "b"}']

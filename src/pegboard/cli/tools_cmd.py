@@ -191,7 +191,7 @@ def call_tool(
 
 
 async def _call(
-    runtime: ToolRuntime, name: str, args: dict[str, Any], handler: CallbackApprovalHandler
+    runtime: ToolRuntime, name: str, args: dict[str, Any], handler: ApprovalHandler
 ) -> tuple[ToolOutput, int]:
     """One call through the runtime's composed toolset (resolve, approval, audit); servers
     start only when the name resolves. Returns the output and the exit code."""

@@ -40,7 +40,9 @@ VIA = "pydantic_ai"
 # pegboard validates against the tool's own schema (with its error and signature), so the
 # framework only checks that the arguments are an object.
 _OBJECT = SchemaValidator(
-    core_schema.dict_schema(keys_schema=core_schema.str_schema(), values_schema=core_schema.any_schema())
+    core_schema.dict_schema(
+        keys_schema=core_schema.str_schema(), values_schema=core_schema.any_schema()
+    )
 )
 
 
