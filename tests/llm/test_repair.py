@@ -192,8 +192,7 @@ async def test_a_repaired_call_is_approved_with_the_repaired_arguments(
         asked.append(request)
         return "allow_once"
 
-    session = AgentSession()
-    session.policy.approval_handler = CallbackApprovalHandler(approve)
+    session = AgentSession(approval_handler=CallbackApprovalHandler(approve))
     repair = _repair(model_server)
     params = build_agent_params(
         ToolRegistry([GATED_ADD]), ToolApplyScope(), GPT, session=session, repair=repair

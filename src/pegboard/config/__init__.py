@@ -20,6 +20,7 @@ from pegboard.config.model import (
     PegboardConfig,
     ProfileConfig,
     ServerConfig,
+    WebFetchConfig,
     WebSearchProviderConfig,
 )
 from pegboard.config.reference import render_reference
@@ -37,6 +38,7 @@ __all__ = [
     "PegboardConfig",
     "ProfileConfig",
     "ServerConfig",
+    "WebFetchConfig",
     "WebSearchProviderConfig",
     "default_config_path",
     "load_config",

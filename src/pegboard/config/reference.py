@@ -15,6 +15,7 @@ from pegboard.config.model import (
     PegboardConfig,
     ProfileConfig,
     ServerConfig,
+    WebFetchConfig,
     WebSearchProviderConfig,
 )
 
@@ -23,11 +24,12 @@ _TABLES: tuple[tuple[str, type[BaseModel]], ...] = (
     ("[servers.<id>]", ServerConfig),
     ("[profiles.<name>]", ProfileConfig),
     ("[web_search.<name>]", WebSearchProviderConfig),
+    ("[web_fetch]", WebFetchConfig),
     ("[models.<id>]", ModelConfig),
     ("[meta]", MetaConfig),
     ("[gateway]", GatewayConfig),
 )
-_NESTED = {"servers", "profiles", "web_search", "models", "meta", "gateway"}
+_NESTED = {"servers", "profiles", "web_search", "web_fetch", "models", "meta", "gateway"}
 
 
 def _type_name(annotation: Any) -> str:
