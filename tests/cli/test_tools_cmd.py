@@ -120,24 +120,31 @@ def test_tools_call_of_a_gated_tool_without_a_terminal_is_denied_naming_yes(
     assert approved.stdout.strip() == "42"
 
 
-def test_tools_call_asks_on_a_real_terminal_and_runs_once_allowed(
-    invoke: Invoke, config_path: Path, tmp_path: Path
-) -> None:
-    _gated_toolbox(invoke, config_path)
+def _answer_on_a_terminal(config_path: Path, tmp_path: Path, keys: str) -> PseudoTerminal:
+    """Run ``tools call`` of the gated add on a pseudo-terminal and type ``keys`` at the
+    approval prompt; the terminal is returned closed, with all it showed."""
     env = os.environ | {
         "PEGBOARD_CONFIG": str(config_path),
         "PEGBOARD_DATA_DIR": str(tmp_path / "data"),
     }
     code = f"{CONTROLLING_TTY}; from pegboard.cli import main; main()"
     args = ["tools", "call", "mcp__toolbox__add", '{"a": 40, "b": 2}']
-
     with PseudoTerminal([sys.executable, "-c", code, *args], env=env) as term:
         term.expect("(d): ")
-        term.send("o\n")
-        rest = term.read_to_end()
+        term.send(keys)
+        term.read_to_end()
+    return term
+
+
+def test_tools_call_asks_on_a_real_terminal_and_runs_once_allowed(
+    invoke: Invoke, config_path: Path, tmp_path: Path
+) -> None:
+    _gated_toolbox(invoke, config_path)
+
+    term = _answer_on_a_terminal(config_path, tmp_path, "o\n")
 
     assert "│ tool       mcp__toolbox__add" in term.seen
-    assert rest.splitlines()[-1].strip() == "42"
+    assert term.seen.splitlines()[-1].strip() == "42"
     assert term.returncode == 0
 
 
@@ -145,16 +152,8 @@ def test_ctrl_c_at_the_approval_prompt_ends_the_command_without_running_the_tool
     invoke: Invoke, config_path: Path, tmp_path: Path
 ) -> None:
     _gated_toolbox(invoke, config_path)
-    env = os.environ | {
-        "PEGBOARD_CONFIG": str(config_path),
-        "PEGBOARD_DATA_DIR": str(tmp_path / "data"),
-    }
-    code = f"{CONTROLLING_TTY}; from pegboard.cli import main; main()"
-    args = ["tools", "call", "mcp__toolbox__add", '{"a": 40, "b": 2}']
 
-    with PseudoTerminal([sys.executable, "-c", code, *args], env=env) as term:
-        term.expect("(d): ")
-        term.send("\x03")
-        rest = term.read_to_end()
+    term = _answer_on_a_terminal(config_path, tmp_path, "\x03")
 
-    assert (rest.strip(), term.returncode) == ("^C", 130)  # 130: interrupted; no "42"
+    assert term.seen.rstrip().endswith("(d): ^C")  # nothing after the interrupt: the tool never ran
+    assert term.returncode == 130
