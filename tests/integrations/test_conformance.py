@@ -3,6 +3,7 @@ must run the same tools, leave the same audit records and reach the same answer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -49,7 +50,7 @@ async def run(route: str) -> tuple[World, drivers.Outcome, ScriptedModel]:
 
 @pytest.mark.parametrize("route", list(ROUTES))
 async def test_every_route_runs_the_same_tools_with_the_same_audit_and_answer(route: str) -> None:
-    world, outcome, _ = await run(route)
+    world, outcome, server = await run(route)
 
     assert world.ran == EXPECTED_RAN
     assert outcome.asked == ["send_email"]
@@ -57,6 +58,10 @@ async def test_every_route_runs_the_same_tools_with_the_same_audit_and_answer(ro
     assert world.audit_trail() == EXPECTED_TRAIL
     assert {r.via for r in world.records if r.tool == "weather_lookup"} == {"tool_invoke"}
     assert outcome.answer == FINAL
+    first = server.requests[0]
+    assert sorted(first.tool_names) == ["send_email", "tool_inspect", "tool_invoke", "tool_search"]
+    assert "weather_lookup" in json.dumps(first.body)  # the deferred-tools section
+    assert "weather_lookup" in tool_results(server)[0]  # found by tool_search
 
 
 async def test_the_routes_agree_with_each_other() -> None:

@@ -2,29 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integrations.drivers import run_langchain
-from tests.integrations.scenario import EMAIL, EXPECTED_RAN, FINAL, SCOPE, World, turns
-from tests.model_server import ScriptedModel
+from tests.integrations.scenario import EMAIL, SCOPE, World
 
-pytest.importorskip("langchain_core")
 pytestmark = pytest.mark.anyio
-
-
-async def test_a_tool_calling_loop_searches_invokes_a_deferred_tool_and_asks_before_the_gated_one(
-    model_server: ScriptedModel,
-) -> None:
-    model_server.add(*turns())
-    world = World()
-
-    outcome = await run_langchain(world, model_server)
-
-    assert outcome.asked == ["send_email"]
-    assert outcome.ran_before_approval == ["weather_lookup"]
-    assert world.ran == EXPECTED_RAN
-    assert outcome.answer == FINAL
-    first = model_server.requests[0]
-    assert sorted(first.tool_names) == ["send_email", "tool_inspect", "tool_invoke", "tool_search"]
-    assert model_server.problems == []
 
 
 def test_the_json_schemas_are_passed_as_they_are() -> None:

@@ -5,32 +5,11 @@ import pytest
 from pegboard.core.entry import ToolEntry
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.tool import Tool
-from tests.integrations.drivers import run_openai_agents
-from tests.integrations.scenario import EXPECTED_RAN, FINAL, SCOPE, World, turns
+from tests.integrations.scenario import SCOPE
 from tests.model_server import Call as ModelCall
 from tests.model_server import ScriptedModel, Turn
 
-pytest.importorskip("agents")
 pytestmark = pytest.mark.anyio
-
-
-async def test_a_runner_searches_invokes_a_deferred_tool_and_is_interrupted_for_the_gated_one(
-    model_server: ScriptedModel,
-) -> None:
-    model_server.add(*turns())
-    world = World()
-
-    outcome = await run_openai_agents(world, model_server)
-
-    assert outcome.asked == ["send_email"]
-    assert outcome.ran_before_approval == ["weather_lookup"]
-    assert world.ran == EXPECTED_RAN
-    assert outcome.answer == FINAL
-    first = model_server.requests[0]
-    assert first.api == "responses"
-    assert sorted(first.tool_names) == ["send_email", "tool_inspect", "tool_invoke", "tool_search"]
-    assert "weather_lookup" in first.body["instructions"]
-    assert model_server.problems == []
 
 
 def _strictness_registry(ran: list[dict[str, object]]) -> ToolRegistry:
@@ -90,3 +69,34 @@ async def test_schemas_are_strict_where_they_can_be_and_strict_nulls_are_relaxed
         "type": "object",
         "properties": {"payload": {"type": "object", "additionalProperties": True}},
     }
+
+
+async def test_a_rejected_call_never_runs(model_server: ScriptedModel) -> None:
+    import openai
+    from agents import Agent, OpenAIResponsesModel, RunConfig, Runner
+
+    from pegboard.integrations.openai_agents import pegboard_tools
+    from tests.integrations.scenario import EMAIL, World
+
+    world = World()
+    tools = pegboard_tools(registry=world.registry(), scope=SCOPE, audit=world.audit)
+    model_server.add(Turn(tool_calls=[ModelCall("send_email", EMAIL)]), Turn(text="Not sent."))
+    client = openai.AsyncOpenAI(base_url=model_server.url, api_key="k")
+    agent: Agent[None] = Agent(
+        name="a", tools=list(tools), model=OpenAIResponsesModel(model_server.model, client)
+    )
+    config = RunConfig(tracing_disabled=True)
+    first = await Runner.run(agent, "Email ops.", run_config=config)
+    [item] = first.interruptions
+    state = first.to_state()
+    state.reject(item, rejection_message="The user said no.")
+
+    second = await Runner.run(agent, state, run_config=config)
+
+    assert second.final_output == "Not sent."
+    assert world.ran == []
+    assert world.records == []
+    outputs = [
+        m for m in model_server.requests[1].messages if m.get("type") == "function_call_output"
+    ]
+    assert [o["output"] for o in outputs] == ["The user said no."]

@@ -8,35 +8,15 @@ import anyio
 import pytest
 import tomli_w
 
-from tests.integrations.drivers import run_pydantic_ai
-from tests.integrations.scenario import EXPECTED_RAN, FINAL, World, turns
+from pegboard.core.entry import ToolEntry
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.tool import Tool
+from tests.integrations.scenario import SCOPE, World
 from tests.model_server import Call as ModelCall
 from tests.model_server import ScriptedModel, Turn
 
-pytest.importorskip("pydantic_ai")
 MCP_SERVERS = Path(__file__).resolve().parents[1] / "mcp" / "servers"
 pytestmark = pytest.mark.anyio
-
-
-async def test_an_agent_run_searches_invokes_a_deferred_tool_and_pauses_for_the_gated_one(
-    model_server: ScriptedModel,
-) -> None:
-    model_server.add(*turns())
-    world = World()
-
-    outcome = await run_pydantic_ai(world, model_server)
-
-    assert outcome.asked == ["send_email"]
-    assert outcome.ran_before_approval == ["weather_lookup"]
-    assert world.ran == EXPECTED_RAN
-    assert outcome.answer == FINAL
-    first = model_server.requests[0]
-    assert sorted(first.tool_names) == ["send_email", "tool_inspect", "tool_invoke", "tool_search"]
-    assert "weather_lookup" in json.dumps(first.body["messages"][0])  # the deferred section
-    search_result = model_server.requests[1].messages[-1]
-    assert search_result["role"] == "tool"
-    assert "weather_lookup" in search_result["content"]
-    assert model_server.problems == []
 
 
 async def test_invalid_arguments_come_back_as_a_retry_the_model_corrects(
@@ -163,3 +143,45 @@ async def test_without_an_argument_the_toolset_serves_the_default_config_and_pro
     assert second.output == "Erased."
     results = [m for m in model_server.requests[2].messages if m["role"] == "tool"]
     assert [m["content"] for m in results] == ['lookup:{"q": "a"}', 'erase:{"q": "b"}']
+
+
+def _many_tools(count: int) -> ToolRegistry:
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    return ToolRegistry(
+        ToolEntry(
+            f"tool_{i}",
+            "demo",
+            Tool(f"Tool number {i}, which does one thing well. " * 4, schema, execute=print),
+        )
+        for i in range(count)
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "listed"),
+    [
+        (1_000_000, [f"tool_{i}" for i in range(40)]),
+        (8_000, ["tool_inspect", "tool_invoke", "tool_search"]),
+    ],
+)
+async def test_the_tools_are_deferred_for_the_models_context_window(
+    model_server: ScriptedModel, window: int, listed: list[str]
+) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.profiles import ModelProfile
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from pegboard.integrations.pydantic_ai import PegboardToolset
+
+    model_server.add(Turn(text="ok"))
+    model = OpenAIChatModel(
+        model_server.model,
+        provider=OpenAIProvider(base_url=model_server.url, api_key="k"),
+        profile=ModelProfile(context_window=window),
+    )
+    agent = Agent(model, toolsets=[PegboardToolset(registry=_many_tools(40), scope=SCOPE)])
+
+    await agent.run("hi")
+
+    assert sorted(model_server.requests[0].tool_names) == sorted(listed)

@@ -19,12 +19,13 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 from pegboard.agent.formats.openai import chat_tool_result
 from pegboard.calls.approval import ApprovalHandler, ApprovalRequest, Decision, is_approval_gated
 from pegboard.calls.audit import AuditSink
 from pegboard.calls.session import Call, CallSession
+from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
@@ -37,6 +38,16 @@ from pegboard.toolsets import compose as compose_toolset
 
 if TYPE_CHECKING:
     from pegboard.runtime import ToolRuntime
+
+
+class SourceOptions(TypedDict, total=False):
+    """Where an integration's tools come from, besides the profile (see :meth:`ToolBridge.open`)."""
+
+    registry: ToolRegistry | None
+    scope: ToolApplyScope | None
+    config: str | Path | None
+    context_window: int | None
+    audit: AuditSink | None
 
 
 @dataclass(frozen=True)
@@ -84,26 +95,21 @@ class ToolBridge:
     sticky: bool = False
 
     @classmethod
-    def open(
-        cls,
-        profile: str | None = None,
-        *,
-        registry: ToolRegistry | None = None,
-        scope: ToolApplyScope | None = None,
-        config: str | Path | None = None,
-        context_window: int | None = None,
-        audit: AuditSink | None = None,
-    ) -> ToolBridge:
-        """``registry`` and ``scope`` as given, or else the config's profile (the default
-        config and profile when both are None), as ``pegboard serve`` loads them."""
+    def open(cls, profile: str | None = None, **options: Unpack[SourceOptions]) -> ToolBridge:
+        """``registry`` and ``scope`` as given, or else the profile of ``config`` (the default
+        config and profile when both are None), as ``pegboard serve`` loads them.
+        ``context_window`` applies when the model's own is not known; ``audit`` receives one
+        :class:`~pegboard.calls.CallRecord` per call."""
+        registry, scope = options.get("registry"), options.get("scope")
+        context_window, audit = options.get("context_window"), options.get("audit")
         if registry is not None:
             fixed = scope or ToolApplyScope()
             return cls(registry, lambda: fixed, CallSession(audit=audit), context_window)
         from pegboard.config import load_config
         from pegboard.runtime import RuntimeOptions, ToolRuntime
 
-        options = RuntimeOptions(profile=profile, context_window=context_window, audit=audit)
-        runtime = ToolRuntime(load_config(config), options)
+        runtime_options = RuntimeOptions(profile, context_window=context_window, audit=audit)
+        runtime = ToolRuntime(load_config(options.get("config")), runtime_options)
         return cls(
             runtime.registry,
             runtime.scope,
@@ -205,6 +211,17 @@ class BridgedTools(list[T], Generic[T]):
         running, self._running = self._running, None
         if running is not None:
             await running.__aexit__(*exc)
+
+
+def bridged_tools(
+    make: Callable[[ToolBridge, Listing, ToolEntry], T],
+    profile: str | None,
+    options: SourceOptions,
+) -> BridgedTools[T]:
+    """One framework tool per listed entry (``make``), deferred once, when built."""
+    bridge = ToolBridge.open(profile, **options)
+    listing = bridge.listing()
+    return BridgedTools([make(bridge, listing, e) for e in listing.tools.shown], bridge, listing)
 
 
 def result_text(output: ToolOutput) -> str:

@@ -22,24 +22,27 @@ from __future__ import annotations
 
 import uuid
 from functools import partial
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 
 from pegboard.calls.approval import ApprovalHandler
-from pegboard.calls.audit import AuditSink
 from pegboard.calls.execute import error_output
 from pegboard.core.entry import ToolEntry
-from pegboard.core.registry import ToolRegistry
-from pegboard.core.scope import ToolApplyScope
 from pegboard.errors import PegboardError
 from pegboard.integrations import missing_extra
-from pegboard.integrations.bridge import BridgedTools, Listing, ToolBridge, result_text
+from pegboard.integrations.bridge import (
+    BridgedTools,
+    Listing,
+    SourceOptions,
+    ToolBridge,
+    bridged_tools,
+    result_text,
+)
 
 try:
     from langchain_core.tools import StructuredTool
-except ImportError as exc:  # pragma: no cover - exercised without the extra
+except ImportError as exc:  # no extra: see tests/integrations/test_imports.py
     raise missing_extra("langchain", "langchain") from exc
 
 __all__ = ["pegboard_langchain_tools"]
@@ -50,30 +53,17 @@ VIA = "langchain"
 def pegboard_langchain_tools(
     profile: str | None = None,
     *,
-    registry: ToolRegistry | None = None,
-    scope: ToolApplyScope | None = None,
-    config: str | Path | None = None,
-    context_window: int | None = None,
-    audit: AuditSink | None = None,
     approval_handler: ApprovalHandler | None = None,
+    **options: Unpack[SourceOptions],
 ) -> BridgedTools[StructuredTool]:
     """The profile's tools (default config and profile, like ``pegboard serve``; or
-    ``registry=`` and ``scope=``) as LangChain :class:`~langchain_core.tools.StructuredTool`."""
-    bridge = ToolBridge.open(
-        profile,
-        registry=registry,
-        scope=scope,
-        config=config,
-        context_window=context_window,
-        audit=audit,
-    )
-    listing = bridge.listing()
-    tools = [_tool(bridge, listing, entry, approval_handler) for entry in listing.tools.shown]
-    return BridgedTools(tools, bridge, listing)
+    ``registry=`` and ``scope=``; see :meth:`ToolBridge.open`) as LangChain
+    :class:`~langchain_core.tools.StructuredTool` objects."""
+    return bridged_tools(partial(_tool, approval_handler), profile, options)
 
 
 def _tool(
-    bridge: ToolBridge, listing: Listing, entry: ToolEntry, handler: ApprovalHandler | None
+    handler: ApprovalHandler | None, bridge: ToolBridge, listing: Listing, entry: ToolEntry
 ) -> StructuredTool:
     name = entry.name
 

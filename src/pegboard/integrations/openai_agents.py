@@ -23,25 +23,28 @@ authorisation with the approval the SDK recorded for that very call.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from pegboard.agent.formats.calls import ToolCall
 from pegboard.agent.formats.strict import openai_strict_schema, relax_strict_arguments
 from pegboard.calls.approval import may_need_approval
-from pegboard.calls.audit import AuditSink
 from pegboard.calls.execute import error_output
 from pegboard.core.entry import ToolEntry
-from pegboard.core.registry import ToolRegistry
-from pegboard.core.scope import ToolApplyScope
 from pegboard.errors import InvalidToolArguments, PegboardError, SchemaError
 from pegboard.integrations import missing_extra
-from pegboard.integrations.bridge import BridgedTools, Listing, ToolBridge, result_text
+from pegboard.integrations.bridge import (
+    BridgedTools,
+    Listing,
+    SourceOptions,
+    ToolBridge,
+    bridged_tools,
+    result_text,
+)
 
 try:
     from agents import FunctionTool, RunContextWrapper
     from agents.tool_context import ToolContext
-except ImportError as exc:  # pragma: no cover - exercised without the extra
+except ImportError as exc:  # no extra: see tests/integrations/test_imports.py
     raise missing_extra("openai_agents", "agents") from exc
 
 __all__ = ["pegboard_tools"]
@@ -50,27 +53,12 @@ VIA = "openai_agents"
 
 
 def pegboard_tools(
-    profile: str | None = None,
-    *,
-    registry: ToolRegistry | None = None,
-    scope: ToolApplyScope | None = None,
-    config: str | Path | None = None,
-    context_window: int | None = None,
-    audit: AuditSink | None = None,
+    profile: str | None = None, **options: Unpack[SourceOptions]
 ) -> BridgedTools[FunctionTool]:
     """The profile's tools (default config and profile, like ``pegboard serve``; or
-    ``registry=`` and ``scope=``) as Agents SDK :class:`~agents.FunctionTool` objects."""
-    bridge = ToolBridge.open(
-        profile,
-        registry=registry,
-        scope=scope,
-        config=config,
-        context_window=context_window,
-        audit=audit,
-    )
-    listing = bridge.listing()
-    tools = [_function_tool(bridge, listing, entry) for entry in listing.tools.shown]
-    return BridgedTools(tools, bridge, listing)
+    ``registry=`` and ``scope=``; see :meth:`ToolBridge.open`) as Agents SDK
+    :class:`~agents.FunctionTool` objects."""
+    return bridged_tools(_function_tool, profile, options)
 
 
 def _function_tool(bridge: ToolBridge, listing: Listing, entry: ToolEntry) -> FunctionTool:

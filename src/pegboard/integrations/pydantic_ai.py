@@ -16,22 +16,18 @@ runs through pegboard's authorisation with that approval. Invalid arguments beco
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from pegboard.calls.audit import AuditSink
 from pegboard.calls.execute import error_output
-from pegboard.core.registry import ToolRegistry
-from pegboard.core.scope import ToolApplyScope
 from pegboard.errors import InvalidToolArguments, PegboardError
 from pegboard.integrations import missing_extra
-from pegboard.integrations.bridge import Listing, ToolBridge, result_text
+from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge, result_text
 
 try:
     from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, ToolDefinition
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
-except ImportError as exc:  # pragma: no cover - exercised without the extra
+except ImportError as exc:  # no extra: see tests/integrations/test_imports.py
     raise missing_extra("pydantic_ai", "pydantic-ai") from exc
 
 __all__ = ["PegboardToolset"]
@@ -60,22 +56,11 @@ class PegboardToolset(AbstractToolset[Any]):
         self,
         profile: str | None = None,
         *,
-        registry: ToolRegistry | None = None,
-        scope: ToolApplyScope | None = None,
-        config: str | Path | None = None,
-        context_window: int | None = None,
-        audit: AuditSink | None = None,
         max_retries: int = 2,
         id: str | None = None,
+        **options: Unpack[SourceOptions],
     ) -> None:
-        self.bridge = ToolBridge.open(
-            profile,
-            registry=registry,
-            scope=scope,
-            config=config,
-            context_window=context_window,
-            audit=audit,
-        )
+        self.bridge = ToolBridge.open(profile, **options)
         self.max_retries = max_retries
         self._id = id
         self._listing: Listing | None = None
