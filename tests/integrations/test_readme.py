@@ -16,18 +16,8 @@ from tests.model_server import ScriptedModel, Turn
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
-# Refuse any connection that is not to loopback before it is made (the Agents SDK, for one,
-# would export traces to its vendor unless told not to).
-GUARD = """
-import socket
-_connect = socket.socket.connect
-def _loopback_only(self, address):
-    host = address[0] if isinstance(address, tuple) else address
-    if host not in ("127.0.0.1", "::1", "localhost"):
-        raise OSError(f"test guard: refused a connection to {host}")
-    return _connect(self, address)
-socket.socket.connect = _loopback_only
-"""
+GUARD = "from tests.integrations.loopback import only_loopback\nonly_loopback()\n"
+ROOT = README.parent
 
 
 def examples() -> dict[str, str]:
@@ -62,7 +52,12 @@ def test_a_readme_example_runs(module: str, tmp_path: Path, model_server: Script
     code = GUARD + examples()[module]
 
     done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=90
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
     )
 
     assert done.returncode == 0, done.stderr
