@@ -19,13 +19,11 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from pegboard.agent.formats.openai import chat_tool_result
 from pegboard.calls.approval import ApprovalHandler, ApprovalRequest, Decision, is_approval_gated
 from pegboard.calls.audit import AuditSink
 from pegboard.calls.session import Call, CallSession
-from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
@@ -182,50 +180,3 @@ class ToolBridge:
         )
         call = Call(name, dict(arguments), self.context(call_id), via, session)
         return await listing.toolset.call_tool(call, listing.tools)
-
-
-T = TypeVar("T")
-
-
-class BridgedTools(list[T], Generic[T]):
-    """A framework's tools (a plain list) that also carry what goes with them.
-
-    ``instructions`` is the deferred-tools section for the system prompt ("" when nothing is
-    deferred). ``async with tools:`` runs the MCP catalog behind a config's tools while the
-    agent runs (a registry of your own needs nothing running).
-    """
-
-    def __init__(self, items: list[T], bridge: ToolBridge, listing: Listing) -> None:
-        super().__init__(items)
-        self.bridge = bridge
-        self.listing = listing
-        self.instructions = listing.tools.prompt_section
-        self._running: Any = None
-
-    async def __aenter__(self) -> BridgedTools[T]:
-        self._running = self.bridge.running()
-        await self._running.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        running, self._running = self._running, None
-        if running is not None:
-            await running.__aexit__(*exc)
-
-
-def bridged_tools(
-    make: Callable[[ToolBridge, Listing, ToolEntry], T],
-    profile: str | None,
-    options: SourceOptions,
-) -> BridgedTools[T]:
-    """One framework tool per listed entry (``make``), deferred once, when built."""
-    bridge = ToolBridge.open(profile, **options)
-    listing = bridge.listing()
-    return BridgedTools([make(bridge, listing, e) for e in listing.tools.shown], bridge, listing)
-
-
-def result_text(output: ToolOutput) -> str:
-    """The text a model gets for ``output``: what the dispatcher sends as a Chat tool message
-    (an error prefixed ``Error:``), so every route reads the same."""
-    content: str = chat_tool_result("", output)["content"]
-    return content

@@ -31,14 +31,8 @@ from pegboard.calls.execute import error_output
 from pegboard.core.entry import ToolEntry
 from pegboard.errors import PegboardError
 from pegboard.integrations import missing_extra
-from pegboard.integrations.bridge import (
-    BridgedTools,
-    Listing,
-    SourceOptions,
-    ToolBridge,
-    bridged_tools,
-    result_text,
-)
+from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
+from pegboard.integrations.listed import BridgedTools, bridged_tools, result_text
 
 try:
     from langchain_core.tools import StructuredTool

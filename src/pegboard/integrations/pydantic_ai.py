@@ -21,7 +21,8 @@ from typing import Any, Unpack
 from pegboard.calls.execute import error_output
 from pegboard.errors import InvalidToolArguments, PegboardError
 from pegboard.integrations import missing_extra
-from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge, result_text
+from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
+from pegboard.integrations.listed import result_text
 
 try:
     from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, ToolDefinition
