@@ -16,7 +16,7 @@ framework did not approve is refused by pegboard whatever the framework does.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -91,6 +91,8 @@ class ToolBridge:
     runtime: ToolRuntime | None = None
     ledger: InspectLedger = field(default_factory=InspectLedger)
     sticky: bool = False
+    _users: int = field(default=0, repr=False)
+    _catalog: AsyncExitStack | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, profile: str | None = None, **options: Unpack[SourceOptions]) -> ToolBridge:
@@ -121,12 +123,24 @@ class ToolBridge:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ToolBridge]:
-        """Run the MCP catalog behind a config's tools (nothing to run for a registry)."""
-        if self.runtime is None:
+        """Run the MCP catalog behind a config's tools (nothing to run for a registry).
+
+        Re-entrant: the catalog starts with the first user and stops with the last. Its
+        task group must end in the task that started it, so for concurrent agent runs enter
+        once around them (``async with toolset:``) rather than only inside each run.
+        """
+        self._users += 1
+        try:
+            if self._users == 1 and self.runtime is not None:
+                stack = AsyncExitStack()
+                await stack.enter_async_context(self.runtime.running())
+                self._catalog = stack
             yield self
-            return
-        async with self.runtime.running():
-            yield self
+        finally:
+            self._users -= 1
+            if self._users == 0 and self._catalog is not None:
+                catalog, self._catalog = self._catalog, None
+                await catalog.aclose()
 
     def listing(self, context_window: int | None = None) -> Listing:
         """The tools for this moment, deferred for ``context_window`` (else the bridge's)."""

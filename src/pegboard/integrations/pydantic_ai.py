@@ -16,6 +16,8 @@ runs through pegboard's authorisation with that approval. Invalid arguments beco
 
 from __future__ import annotations
 
+import copy
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Unpack
 
 from pegboard.calls.execute import error_output
@@ -64,25 +66,29 @@ class PegboardToolset(AbstractToolset[Any]):
         self.bridge = ToolBridge.open(profile, **options)
         self.max_retries = max_retries
         self._id = id
-        self._listing: Listing | None = None
-        self._entered = 0
-        self._running: Any = None
+        self._listing: Listing | None = None  # the run step's listing (see for_run)
+        self._running: AbstractAsyncContextManager[ToolBridge] | None = None
 
     @property
     def id(self) -> str | None:
         return self._id
 
+    async def for_run(self, ctx: RunContext[Any]) -> PegboardToolset:
+        """A copy per agent run (same bridge: session, grants, catalog), so that concurrent
+        runs resolve their calls against their own listing."""
+        run = copy.copy(self)
+        run._listing, run._running = None, None
+        return run
+
     async def __aenter__(self) -> PegboardToolset:
-        self._entered += 1
-        if self._entered == 1:
-            self._running = self.bridge.running()
-            await self._running.__aenter__()
+        running = self.bridge.running()
+        await running.__aenter__()
+        self._running = running
         return self
 
     async def __aexit__(self, *args: Any) -> bool | None:
-        self._entered -= 1
-        if self._entered == 0 and self._running is not None:
-            running, self._running = self._running, None
+        running, self._running = self._running, None
+        if running is not None:
             await running.__aexit__(*args)
         return None
 
