@@ -185,3 +185,34 @@ async def test_the_tools_are_deferred_for_the_models_context_window(
     await agent.run("hi")
 
     assert sorted(model_server.requests[0].tool_names) == sorted(listed)
+
+
+async def test_a_strict_tool_gets_its_strict_nulls_removed(model_server: ScriptedModel) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from pegboard.integrations.pydantic_ai import PegboardToolset
+
+    ran: list[dict[str, object]] = []
+    schema = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["q"],
+    }
+    tool = Tool("Find.", schema, execute=lambda args, ctx: ran.append(args) or "ok", strict=True)
+    registry = ToolRegistry([ToolEntry("find", "demo", tool, defer="never")])
+    model_server.add(
+        Turn(tool_calls=[ModelCall("find", {"q": "x", "limit": None})]), Turn(text="done")
+    )
+    model = OpenAIChatModel(
+        model_server.model, provider=OpenAIProvider(base_url=model_server.url, api_key="k")
+    )
+    agent = Agent(model, toolsets=[PegboardToolset(registry=registry, scope=SCOPE)])
+
+    result = await agent.run("find x")
+
+    assert result.output == "done"
+    assert ran == [{"q": "x"}]
+    [sent] = model_server.requests[0].tools
+    assert sent["function"]["strict"] is True

@@ -20,6 +20,7 @@ import copy
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Unpack
 
+from pegboard.agent.formats.strict import relax_strict_arguments
 from pegboard.calls.execute import error_output
 from pegboard.errors import InvalidToolArguments, PegboardError
 from pegboard.integrations import missing_extra
@@ -110,6 +111,7 @@ class PegboardToolset(AbstractToolset[Any]):
                     name=entry.name,
                     parameters_json_schema=dict(entry.tool.input_schema),
                     description=entry.tool.description,
+                    strict=entry.tool.strict,
                 ),
                 max_retries=self.max_retries,
                 args_validator=_OBJECT,
@@ -121,6 +123,8 @@ class PegboardToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         listing = self._listing or self._list(ctx)
+        if tool.tool_def.strict:  # strict mode sends null for an optional property left out
+            tool_args = relax_strict_arguments(tool.tool_def.parameters_json_schema, tool_args)
         approved = ctx.tool_call_approved
         if not approved and await self.bridge.is_gated(listing.tools, name, tool_args):
             raise ApprovalRequired(metadata={"tool": name, "via": "pegboard"})
