@@ -141,3 +141,43 @@ async def run_langchain(world: World, server: ScriptedModel) -> Outcome:
         for call in reply.tool_calls:  # type: ignore[attr-defined]
             messages.append(await by_name[call["name"]].ainvoke(call))
     raise AssertionError("the loop did not finish")
+
+
+async def run_langgraph(world: World, server: ScriptedModel) -> Outcome:
+    """A LangGraph agent graph (model node, ToolNode, checkpointer); a gated call interrupts
+    the graph, which is resumed approved."""
+    from langchain_core.messages import SystemMessage
+    from langchain_openai import ChatOpenAI
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+    from langgraph.types import Command
+
+    from pegboard.integrations.langchain import pegboard_langchain_tools
+
+    tools = pegboard_langchain_tools(
+        registry=world.registry(), scope=SCOPE, audit=world.audit, interrupt=True
+    )
+    chat = ChatOpenAI(model=server.model, base_url=server.url, api_key="test-key")  # type: ignore[arg-type]
+    model = chat.bind_tools(list(tools))
+
+    async def agent(state: MessagesState) -> dict[str, Any]:
+        reply = await model.ainvoke([SystemMessage(tools.instructions), *state["messages"]])
+        return {"messages": [reply]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(list(tools)))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "scenario"}}
+    outcome = Outcome("")
+    state = await graph.ainvoke({"messages": [("user", PROMPT)]}, config)
+    while state.get("__interrupt__"):
+        outcome.ran_before_approval = [name for name, _ in world.ran]
+        outcome.asked += [pending.value["tool"] for pending in state["__interrupt__"]]
+        state = await graph.ainvoke(Command(resume=True), config)
+    outcome.answer = str(state["messages"][-1].content)
+    return outcome

@@ -21,6 +21,7 @@ ROUTES: dict[str, Driver] = {
     "pydantic_ai": drivers.run_pydantic_ai,
     "openai_agents": drivers.run_openai_agents,
     "langchain": drivers.run_langchain,
+    "langgraph": drivers.run_langgraph,
 }
 
 EXPECTED_TRAIL = [

@@ -41,3 +41,19 @@ def test_an_integration_without_its_extra_names_the_install_that_fixes_it(
         f"pegboard.integrations.{module} needs its framework, which is not installed: "
         f"pip install 'pegboard[{extra}]'"
     )
+
+
+def test_interrupts_without_langgraph_name_the_install_that_fixes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pegboard.integrations.langchain import pegboard_langchain_tools
+    from tests.integrations.scenario import SCOPE, World
+
+    monkeypatch.setitem(sys.modules, "langgraph.types", None)
+
+    with pytest.raises(ImportError) as raised:
+        pegboard_langchain_tools(registry=World().registry(), scope=SCOPE, interrupt=True)
+
+    assert str(raised.value) == (
+        "pegboard_langchain_tools(interrupt=True) needs LangGraph: pip install langgraph"
+    )
