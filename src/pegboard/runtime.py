@@ -51,7 +51,7 @@ class ToolRuntime:
         config = loaded.config
         self.settings: AssistantSettings = config.profile(self.options.profile).to_settings()
         self.context_window = self.options.context_window or config.context_window
-        servers = [server.to_mcp(sid) for sid, server in config.servers.items()]
+        servers = list(config.servers.values())
         self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
         self.registry = ToolRegistry()
         self.selected: frozenset[str] = frozenset()
@@ -152,8 +152,8 @@ class ToolRuntime:
 
         Added or removed servers, or a changed command, need a restart (logged).
         """
-        old = {sid: s.to_mcp(sid) for sid, s in self.loaded.config.servers.items()}
-        new = {sid: s.to_mcp(sid) for sid, s in loaded.config.servers.items()}
+        old = dict(self.loaded.config.servers)
+        new = dict(loaded.config.servers)
         if set(old) != set(new) or any(old[k].fingerprint != new[k].fingerprint for k in old):
             logger.warning("MCP servers were added, removed or redefined: restart pegboard serve")
         self.loaded = loaded

@@ -11,6 +11,7 @@ import typer
 
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, echo_json, fail, load, run
 from pegboard.config import LoadedConfig, write_config
+from pegboard.core.redact import mask, redact_url
 from pegboard.mcp import ServerStatus
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 
@@ -64,8 +65,10 @@ def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     loaded = load(ctx)
     rows = []
     for sid, server in loaded.config.servers.items():
-        mcp = server.to_mcp(sid)
-        target = " ".join([mcp.command or "", *mcp.args]).strip() if mcp.command else mcp.url
+        mcp = server
+        shown = " ".join([mcp.command or "", *mcp.args]).strip() if mcp.command else mcp.url
+        # URL credentials and configured secret values never reach the terminal.
+        target = mask(redact_url(shown or "") if mcp.url else shown or "", mcp.secrets)
         rows.append(
             {
                 "id": sid,
