@@ -380,7 +380,10 @@ async def test_disabled_mode_and_an_unlinked_manual_assistant_never_touch_a_serv
     async with catalog.running(prewarm=False):
         disabled = AssistantSettings(mcp_mode="disabled", mcp_server_ids=("s1",))
         assert await resolve_assistant_mcp_tool_ids(disabled, catalog) == []
-        assert await resolve_assistant_mcp_tool_ids(AssistantSettings(mcp_mode="manual"), catalog) == []
+        assert (
+            await resolve_assistant_mcp_tool_ids(AssistantSettings(mcp_mode="manual"), catalog)
+            == []
+        )
         await anyio.wait_all_tasks_blocked()
         assert catalog.status("s1").state == "cold"
         linked = AssistantSettings(mcp_mode="manual", mcp_server_ids=("s1",))  # linked: warms
