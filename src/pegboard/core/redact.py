@@ -52,45 +52,57 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-_EXIT = re.compile(r"exited with (?:exit )?code (-?\d+)")
-_TIMEOUT = re.compile(
-    r"\b(initialize|tools/list|tool '[\w.-]{1,128}') "
-    r"(?:timed out after|did not answer within) (\d+(?:\.\d+)?)s"
+_NAME = r"'[\w.-]{1,128}'"
+# pegboard's own failure phrases; a match is returned as matched (the patterns admit only
+# safe characters), so a server's stderr or error text cannot ride along.
+_OWN = tuple(
+    re.compile(p)
+    for p in (
+        r"server process exited with code -?\d+",
+        r"server process exited",
+        rf"(?:initialize|tools/list|tool {_NAME}) (?:did not answer within|timed out after) "
+        r"\d+(?:\.\d+)? ?s",
+        r"timed out after \d+(?:\.\d+)? ?s",
+        r"no answer to initialize within \d+(?:\.\d+)?s",
+        r"retrying in \d+s after \d+ failures",
+        r"server sent a message larger than \d+ bytes",
+        r"tools/list ran over \d+ pages",
+        r"server closed its stdin",
+        r"the refresh was cancelled",
+        r"launch definition changed[\w ;`.-]*",
+        r"not active",
+    )
 )
-_RETRY = re.compile(r"retrying in (\d+)s after (\d+) failures")
-_TOO_BIG = re.compile(r"larger than (\d+) bytes")
+_FAILED = re.compile(rf"^((?:tools/list|initialize|tool {_NAME}) failed): (.*)$", re.S)
 _FIXED = (
-    (re.compile(r"no such file|not found|ENOENT", re.I), "failed to start: command not found"),
+    (
+        re.compile(r"no such file|ENOENT", re.I),
+        "failed to start: command not found (No such file or directory)",
+    ),
     (re.compile(r"permission denied|EACCES", re.I), "failed to start: permission denied"),
     (re.compile(r"refused|connect(ion)? attempts failed|ConnectError", re.I), "connection refused"),
-    (re.compile(r"timed out|timeout", re.I), "timed out"),
-    (re.compile(r"closed its stdin", re.I), "server closed its stdin"),
-    (re.compile(r"cancelled", re.I), "refresh cancelled"),
-    (re.compile(r"not active", re.I), "not active"),
-    (re.compile(r"launch definition changed", re.I), "launch definition changed; needs trust"),
     (re.compile(r"connection closed", re.I), "connection closed"),
+    (re.compile(r"timed out|timeout", re.I), "timed out"),
 )
+UNKNOWN_REASON = "failed (see `pegboard servers logs`)"
 
 
 def public_reason(reason: str) -> str:
-    """A fixed phrase for a failure reason ("failed to start: exit code 3").
+    """A fixed phrase for a server failure reason (``server process exited with code 3``).
 
-    Only pegboard's own wording survives, rebuilt from numbers; anything a server wrote
-    (stderr, an error message) is dropped, so the result is safe inside a prompt.
+    Only pegboard's own wording survives; anything a server wrote (stderr, an error message)
+    is dropped or replaced by a fixed phrase, so the result is safe inside a prompt.
     """
-    text = reason.split(" (stderr:", 1)[0]
-    if match := _EXIT.search(text):
-        return f"failed to start: exit code {match.group(1)}"
-    if match := _TIMEOUT.search(text):
-        return f"{match.group(1)} timed out after {match.group(2)}s"
-    if match := _RETRY.search(text):
-        return f"retrying in {match.group(1)}s after {match.group(2)} failures"
-    if match := _TOO_BIG.search(text):
-        return f"sent a message larger than {match.group(1)} bytes"
+    text = reason.split(" (stderr:", 1)[0].strip()
+    if match := _FAILED.match(text):
+        return f"{match.group(1)}: {public_reason(match.group(2))}"
+    for pattern in _OWN:
+        if match := pattern.search(text):
+            return match.group(0)
     for pattern, phrase in _FIXED:
         if pattern.search(text):
             return phrase
-    return "failed (details: pegboard servers logs)"
+    return UNKNOWN_REASON
 
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}

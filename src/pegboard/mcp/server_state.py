@@ -12,6 +12,7 @@ import anyio
 import mcp_types
 from pydantic import ValidationError
 
+from pegboard.core.redact import public_reason
 from pegboard.core.tool import canonical_json
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
@@ -77,7 +78,7 @@ class ServerEntry:
     # -- cache --------------------------------------------------------------------------------
     def load(self, record: StoredServer) -> None:
         self.error, self.at, self.backoff_until = (
-            record.error,
+            public_reason(record.error) if record.error else None,
             record.error_at,
             record.backoff_until,
         )
@@ -133,6 +134,7 @@ class ServerEntry:
         return had_tools
 
     def fail(self, error: str, now: float, backoff_until: float) -> None:
+        error = public_reason(error)  # status lines and prompts never carry server text
         self.attempted = True
         self.error = error
         self.backoff_until = backoff_until
