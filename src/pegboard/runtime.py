@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import anyio
 
 from pegboard.calls.approval import unmatched_gates
+from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.execute import CallPolicy
 from pegboard.config import LoadedConfig, load_config
 from pegboard.core.registry import ToolRegistry
@@ -53,6 +54,8 @@ class ToolRuntime:
         self.context_window = self.options.context_window or config.context_window
         servers = list(config.servers.values())
         self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
+        # Every session of this runtime (gateway, CLI) records each call in the data directory.
+        self.audit = AuditLog(loaded.data_dir / AUDIT_FILE)
         self.registry = ToolRegistry()
         self.selected: frozenset[str] = frozenset()
         self.gate_problems: tuple[str, ...] = ()
@@ -66,7 +69,7 @@ class ToolRuntime:
             context_window=self.context_window,
             defer=defer,
             statuses=self.namespace_statuses,
-            audit=CallPolicy(),
+            audit=CallPolicy(audit=self.audit),
             index=self._search_index(),
         )
 

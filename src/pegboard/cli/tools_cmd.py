@@ -182,7 +182,11 @@ def call_tool(
         async with runtime.running():
             try:
                 return await execute_entry(
-                    entry, args, ToolContext(call_id="cli"), via="cli", policy=CallPolicy(handler)
+                    entry,
+                    args,
+                    ToolContext(call_id="cli"),
+                    via="cli",
+                    policy=CallPolicy(handler, audit=runtime.audit),
                 )
             except PegboardError as exc:
                 return error_output(exc, runtime.registry.get_by_name)
