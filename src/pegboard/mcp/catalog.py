@@ -23,7 +23,13 @@ import anyio.to_thread
 import mcp_types
 
 from pegboard.core.output import ToolOutput
-from pegboard.errors import CatalogError, McpError, ServerInactive, ServerUnavailable
+from pegboard.errors import (
+    CatalogError,
+    McpError,
+    ServerInactive,
+    ServerUnavailable,
+    ToolNotAllowed,
+)
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
 from pegboard.mcp.results import call_result_to_output
@@ -35,6 +41,7 @@ from pegboard.mcp.transport import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STDERR_LOG
 logger = logging.getLogger("pegboard.mcp.catalog")
 
 ToolsChangedCallback = Callable[[str], None]
+LAUNCH_REFUSED = "launch definition changed since it was trusted; not started"
 
 
 class McpCatalog:
@@ -80,6 +87,7 @@ class McpCatalog:
                 stderr_log=StderrLog(stderr_log_bytes),
             )
             entry = ServerEntry(config, connection, on_state=self._notify_status, clock=clock)
+            entry.set_pins(self._read_pins(config.id))
             record = stored.get(config.id)
             if record is not None and record.fingerprint == config.fingerprint:
                 entry.load(record)
@@ -88,6 +96,13 @@ class McpCatalog:
                     "MCP server %s changed its definition; its cached tools are dropped", config.id
                 )
             self._entries[config.id] = entry
+
+    def _read_pins(self, server_id: str) -> dict[str, str]:
+        try:
+            return self.store.pins(server_id)
+        except Exception as exc:
+            logger.warning("could not read the trust pins of MCP server %s (%s)", server_id, exc)
+            return {}
 
     def _load_store(self) -> dict[str, StoredServer]:
         try:
@@ -286,7 +301,12 @@ class McpCatalog:
         if entry.flight is not None:
             return await entry.flight.result()
         flight = entry.begin_flight()
+        shown_before = entry.visible
         try:
+            # Trust may have changed in another process (`pegboard tools trust`).
+            entry.set_pins(await anyio.to_thread.run_sync(self._read_pins, server_id))
+            if entry.launch_changed:  # never start a redefined server before it is trusted
+                raise ServerUnavailable(server_id, LAUNCH_REFUSED)
             if not entry.connection.connected:
                 entry.set_state("connecting")
             raw, skipped = await entry.connection.list_tools()
@@ -311,7 +331,7 @@ class McpCatalog:
         changed = entry.accept(raw, self._clock(), self.empty_backoff)
         flight.finish(list(entry.visible))
         await self._persist(entry)
-        if changed:
+        if changed or entry.visible != shown_before:
             self._notify(server_id)
         return list(entry.visible)
 
@@ -323,8 +343,11 @@ class McpCatalog:
 
     async def _persist(self, entry: ServerEntry) -> None:
         record = entry.record()
+        pins, entry.new_pins = entry.new_pins, {}
         try:
             await anyio.to_thread.run_sync(self.store.put, record)
+            if pins:
+                await anyio.to_thread.run_sync(self.store.set_pins, entry.config.id, pins)
         except CatalogError as exc:
             logger.warning("%s", exc)
 
@@ -403,6 +426,11 @@ class McpCatalog:
         entry = self._entries.get(server_id)
         if entry is None or not entry.enabled:
             raise ServerInactive(server_id)
+        # The execution edge: whatever route got here, hidden tools do not run.
+        if entry.launch_changed:
+            raise ServerUnavailable(server_id, LAUNCH_REFUSED)
+        if tool_name in entry.pending or entry.config.is_tool_disabled(tool_name):
+            raise ToolNotAllowed(tool_name)
         known = next((t for t in entry.tools or () if t.name == tool_name), None)
         result = await entry.connection.call_tool(
             tool_name,
