@@ -412,7 +412,7 @@ async def test_disabled_mode_and_an_unlinked_manual_assistant_never_touch_a_serv
 
 
 def test_a_tool_name_over_64_characters_is_shortened_deterministically() -> None:
-    long_name = "fetch_" + "very_" * 25 + "long"
+    long_name = "fetch_" + "very_" * 20 + "long"
     registry = ToolRegistry()
     report = sync_mcp_tools_to_registry(registry, seeded({"s1": [tool(long_name)]}))
     (wire,) = report.registered

@@ -12,6 +12,7 @@ import anyio
 import mcp_types
 from pydantic import ValidationError
 
+from pegboard.core.names import mcp_tool_name_problem
 from pegboard.core.redact import public_reason
 from pegboard.core.tool import canonical_json
 from pegboard.mcp.config import McpServerConfig
@@ -113,6 +114,9 @@ class ServerEntry:
         parsed: dict[str, mcp_types.Tool] = {}
         kept: list[dict[str, Any]] = []
         for item in raw:
+            if (problem := mcp_tool_name_problem(item.get("name"))) is not None:
+                logger.warning("MCP server %s: dropping a tool: %s", self.config.id, problem)
+                continue
             try:
                 tool = mcp_types.Tool.model_validate(item, by_name=False)
             except ValidationError as exc:
