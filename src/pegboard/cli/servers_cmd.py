@@ -45,7 +45,29 @@ def _status_row(s: ServerStatus) -> dict[str, object]:
         "last_refresh": s.fetched_at,
         "error": s.error,
         "error_at": s.at if s.error else None,
+        "waiting_for_trust": list(s.pending_trust),
+        "launch_changed": s.launch_changed,
+        "flags": {name: list(flags) for name, flags in s.flags},
     }
+
+
+def _trust_lines(s: ServerStatus) -> list[str]:
+    """What waits for `pegboard tools trust`, and poisoning flags (tool names escaped)."""
+    from pegboard.mcp.poison import escape_invisible
+
+    lines = []
+    if s.launch_changed:
+        lines.append(
+            f"{s.server_id}: launch definition changed; not started until "
+            f"`pegboard tools trust --server {s.server_id}`"
+        )
+    if s.pending_trust:
+        names = ", ".join(escape_invisible(n) for n in s.pending_trust)
+        lines.append(f"{s.server_id}: waiting for trust (definition changed): {names}")
+    if s.flags:
+        flagged = "; ".join(f"{escape_invisible(n)}: {', '.join(f)}" for n, f in s.flags)
+        lines.append(f"{s.server_id}: possible hidden instructions: {flagged}")
+    return lines
 
 
 def _check_ids(loaded: LoadedConfig, ids: list[str] | None) -> list[str]:
@@ -119,6 +141,8 @@ def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False)
         error = f"{st.error} ({_when(st.at)})" if st.error else ""
         table.add_row(st.server_id, _state(st), str(st.tool_count), _when(st.fetched_at), error)
     Console().print(table)
+    for line in (line for st in statuses for line in _trust_lines(st)):
+        typer.echo(line)
 
 
 @app.command("refresh")

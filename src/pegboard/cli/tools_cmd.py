@@ -12,6 +12,7 @@ import typer
 
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.calls.execute import CallPolicy, error_output, execute_entry, stub_of
+from pegboard.cli import trust_cmd
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import ToolContext
@@ -144,6 +145,8 @@ def inspect_tool(
         )
         return
     typer.echo(stub_of(entry))
+    if line := trust_cmd.flag_line(runtime.catalog, entry):
+        typer.echo(line)
 
 
 def _ask(request: ApprovalRequest) -> Decision:
@@ -200,3 +203,6 @@ def call_tool(
         typer.echo(output.as_text())
     if output.is_error:
         raise typer.Exit(EXIT_FAILED)
+
+
+app.command("trust")(trust_cmd.trust)

@@ -234,6 +234,11 @@ class McpCatalog:
     def stderr_tail(self, server_id: str) -> str:
         return self._entry(server_id).connection.stderr.text()
 
+    def flags(self, server_id: str) -> dict[str, list[str]]:
+        """Poisoning flags of the server's cached tools, by tool name (heuristic)."""
+        entry = self._entries.get(server_id)
+        return {} if entry is None else {k: list(v) for k, v in entry.flags.items()}
+
     def tool_hashes(self, server_id: str) -> dict[str, str]:
         return dict(self._entry(server_id).tool_hashes)
 
