@@ -151,18 +151,39 @@ class ToolRuntime:
 
     # -- config changes ----------------------------------------------------------------------
     async def apply_config(self, loaded: LoadedConfig) -> None:
-        """Take over what can change while serving: enabled flags and the profile's settings.
+        """Take over a changed config while serving; a gate never silently fails open.
 
-        Added or removed servers, or a changed command, need a restart (logged).
+        Live: enabled flags, the profile's settings, and every server's tool gates
+        (``disabled_tools``, ``force_prompt_tools``). A removed server is disabled at once.
+        An added or redefined server (command, args, env, cwd, url, headers) needs a restart:
+        that is logged as an error, and a redefined one keeps its old launch definition
+        until then (its new gates already apply).
         """
-        old = dict(self.loaded.config.servers)
-        new = dict(loaded.config.servers)
-        if set(old) != set(new) or any(old[k].fingerprint != new[k].fingerprint for k in old):
-            logger.warning("MCP servers were added, removed or redefined: restart pegboard serve")
+        old, new = dict(self.loaded.config.servers), dict(loaded.config.servers)
+        added = sorted(set(new) - set(old))
+        redefined = sorted(
+            k for k in set(old) & set(new) if old[k].fingerprint != new[k].fingerprint
+        )
+        if added or redefined:
+            logger.error(
+                "MCP servers added (%s) or redefined (%s) while serving: restart pegboard serve "
+                "to use them; until then added servers are absent and redefined ones run their "
+                "old command",
+                ", ".join(added) or "none",
+                ", ".join(redefined) or "none",
+            )
         self.loaded = loaded
         self.settings = loaded.config.profile(self.options.profile).to_settings()
+        for sid in sorted(set(old) - set(new)):
+            logger.warning("MCP server %s was removed from the config: disabled", sid)
+            await self.catalog.set_enabled(sid, False)
         for sid, server in new.items():
-            if sid in old and old[sid].enabled != server.enabled:
+            if sid not in old:
+                continue
+            if old[sid].gates() != server.gates():
+                logger.info("MCP server %s: tool gates changed; applied", sid)
+                self.catalog.update_gates(sid, server)
+            if old[sid].enabled != server.enabled:
                 logger.info("MCP server %s %s", sid, "enabled" if server.enabled else "disabled")
                 await self.catalog.set_enabled(sid, server.enabled)
         self.resync()

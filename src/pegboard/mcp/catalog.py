@@ -400,6 +400,21 @@ class McpCatalog:
         if before != (list(entry.visible) if entry.enabled else []):
             self._notify(server_id)
 
+    def update_gates(self, server_id: str, config: McpServerConfig) -> None:
+        """Take ``config``'s tool gates (disabled and force-prompt tools) live, whatever else
+        changed; fires tools-changed so the registry re-syncs (the launch definition stays
+        as started: a redefined server needs a restart)."""
+        entry = self._entry(server_id)
+        entry.config = entry.config.model_copy(
+            update={
+                "disabled_tools": config.disabled_tools,
+                "force_prompt_tools": config.force_prompt_tools,
+            }
+        )
+        if entry.raw is not None:
+            entry.set_pins(entry.pins)  # recomputes what is visible under the new gates
+        self._notify(server_id)
+
     async def clear_tools(self, server_id: str) -> None:
         """Forget the server's cached list, error and backoff (on disk too): the next read or
         warm lists it again. Fires tools-changed when the list was non-empty."""
