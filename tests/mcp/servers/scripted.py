@@ -9,12 +9,13 @@ tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first
 ``hang-call`` (a call to ``slow`` never answers), ``crash-once`` (the first tools/call exits
 the process; a marker file next to --log remembers it), ``extra`` (lists one more tool,
 ``extra_tool``), ``rug-pull`` (the first tool's description becomes a poisoned one),
-``rug-annotations`` (the first tool gains annotations), ``exit`` (exits at once), ``bad-result`` (tools/call answers a result of the
-wrong shape), ``stubborn`` (ignores SIGTERM and outlives its stdin), ``no-tools`` (lists no
-tool), ``noisy`` (a garbage line, an unknown id and a notification before each answer),
-``big-result`` (tools/call answers one 50 MiB line), ``note-flood`` (5,000 log
-notifications before each tools/call answer), ``typed`` (lists ``typed``, whose
-``outputSchema`` wants an integer ``n``; calling it returns ``{"n": <argument n>}``).
+``rug-annotations`` (the first tool gains annotations), ``exit`` (exits at once),
+``bad-result`` (tools/call answers a result of the wrong shape), ``stubborn`` (ignores SIGTERM
+and outlives its stdin), ``no-tools`` (lists no tool), ``noisy`` (a garbage line, an unknown id
+and a notification before each answer), ``big-result`` (tools/call answers one 50 MiB line),
+``note-flood`` (5,000 log notifications before each tools/call answer), ``typed`` (lists
+``typed``, whose ``outputSchema`` wants an integer ``n``; calling it returns ``{"n": <argument
+n>}``).
 Calling ``announce`` first sends ``notifications/tools/list_changed``.
 ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
 so a test can change a server's behaviour without changing its command line (fingerprint).
