@@ -91,11 +91,22 @@ class McpCatalog:
             record = stored.get(config.id)
             if record is not None and record.fingerprint == config.fingerprint:
                 entry.load(record)
+                self._write_first_pins(entry)
             elif record is not None:
                 logger.info(
                     "MCP server %s changed its definition; its cached tools are dropped", config.id
                 )
             self._entries[config.id] = entry
+
+    def _write_first_pins(self, entry: ServerEntry) -> None:
+        """Pin what a cached list shows for the first time (trust on first sight)."""
+        pins, entry.new_pins = entry.new_pins, {}
+        if not pins:
+            return
+        try:
+            self.store.set_pins(entry.config.id, pins)
+        except CatalogError as exc:
+            logger.warning("%s", exc)
 
     def _read_pins(self, server_id: str) -> dict[str, str]:
         try:
