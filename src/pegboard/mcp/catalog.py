@@ -41,7 +41,10 @@ from pegboard.mcp.transport import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STDERR_LOG
 logger = logging.getLogger("pegboard.mcp.catalog")
 
 ToolsChangedCallback = Callable[[str], None]
-LAUNCH_REFUSED = "launch definition changed since it was trusted; not started"
+LAUNCH_REFUSED = (
+    "launch definition changed since it was trusted; "
+    "not started until `pegboard tools trust --server`"
+)
 
 
 class McpCatalog:
