@@ -104,9 +104,14 @@ def _resolve_path(value: str, what: str, base_dir: Path | None) -> str:
 class ServerConfig(BaseModel):
     """One MCP server: a stdio command or a remote URL (see the module docstring)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # Dumped as a ``[servers.<id>]`` table: ``type`` rather than ``transport``, no ``id``.
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, serialize_by_alias=True
+    )
 
-    id: str = Field(description="The server id (the key of its [servers.<id>] table).")
+    id: str = Field(
+        exclude=True, description="The server id (the key of its [servers.<id>] table)."
+    )
     command: str | None = Field(default=None, description="Executable of a stdio server.")
     args: tuple[str, ...] = Field(default=(), description="Arguments of the stdio command.")
     env: dict[str, str] = Field(
@@ -119,6 +124,7 @@ class ServerConfig(BaseModel):
     transport: Transport | None = Field(
         default=None,
         validation_alias=AliasChoices("type", "transport"),
+        serialization_alias="type",
         description="Transport: stdio, http (also streamable-http) or sse; inferred from "
         "command/url when omitted.",
     )
