@@ -20,6 +20,7 @@ from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.execute import CallPolicy
 from pegboard.config import LoadedConfig, load_config
+from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
@@ -50,6 +51,14 @@ class ToolRuntime:
         self.loaded = loaded
         self.options = options or RuntimeOptions()
         config = loaded.config
+        # Configured secrets (server env/header values, the gateway token) and URL
+        # credentials never reach a log line, whoever logs it (the SDK logs request URLs).
+        redact_logs(
+            [
+                *(v for server in config.servers.values() for v in server.secrets),
+                *([loaded.gateway_token] if loaded.gateway_token else []),
+            ]
+        )
         self.settings: AssistantSettings = config.profile(self.options.profile).to_settings()
         self.context_window = self.options.context_window or config.context_window
         servers = list(config.servers.values())

@@ -9,8 +9,11 @@ server-sent text never reach the model or a status line (people read stderr with
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
@@ -111,3 +114,46 @@ _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 def escape_markup(text: str) -> str:
     """``text`` safe inside a ``<tag>...</tag>`` prompt wrapper (no tag can be closed)."""
     return re.sub(r"[&<>]", lambda m: _ESCAPES[m.group(0)], text)
+
+
+_URL = re.compile(r"""[a-z][a-z0-9+.-]*://[^\s'"<>]+""", re.I)
+
+
+def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with URL credentials and secret parameters, and ``secrets``, masked."""
+    return mask(_URL.sub(lambda m: redact_url(m.group(0)), text), secrets)
+
+
+class _LogRedaction:
+    """A log-record factory masking secrets in every record, pegboard's and libraries'
+    (the MCP SDK and httpx log request URLs, which may carry credentials)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.secrets: set[str] = set()
+        self.lock = threading.Lock()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record: logging.LogRecord = self.inner(*args, **kwargs)
+        try:
+            text = record.getMessage()
+        except Exception:  # a broken format string is logging's problem, not ours
+            return record
+        cleaned = redact_text(text, self.secrets)
+        if cleaned != text:
+            record.msg, record.args = cleaned, None
+        return record
+
+
+_installed: _LogRedaction | None = None
+
+
+def redact_logs(secrets: Iterable[str]) -> None:
+    """Mask URL credentials and ``secrets`` in every log record from now on (idempotent;
+    later calls add secrets)."""
+    global _installed
+    if _installed is None:
+        _installed = _LogRedaction(logging.getLogRecordFactory())
+        logging.setLogRecordFactory(_installed)
+    with _installed.lock:
+        _installed.secrets.update(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)
