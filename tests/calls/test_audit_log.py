@@ -6,13 +6,21 @@ import json
 import multiprocessing
 from pathlib import Path
 
+from pegboard.calls.audit import CallRecord
 from pegboard.calls.audit_log import AuditLog
-from pegboard.calls.execute import CallRecord
 
 
 def _record(i: int) -> CallRecord:
     return CallRecord(
-        call_id=f"c{i}", tool_name="mcp__fs__read", via="direct", outcome="ok", seconds=0.01
+        time=1.5,
+        via="direct",
+        tool="mcp__fs__read",
+        call_id=f"c{i}",
+        session_id=None,
+        arguments_sha256="0" * 64,
+        approval="not_required",
+        outcome="ok",
+        duration=0.01,
     )
 
 
@@ -24,9 +32,9 @@ def test_each_record_is_one_json_line_with_its_fields_and_a_time(tmp_path: Path)
     [line] = (tmp_path / "audit.jsonl").read_text().splitlines()
     data = json.loads(line)
     assert data["call_id"] == "c1"
-    assert data["tool_name"] == "mcp__fs__read"
+    assert data["tool"] == "mcp__fs__read"
     assert data["via"] == "direct"
-    assert isinstance(data["time"], float)
+    assert data["time"] == 1.5
 
 
 def test_the_log_rotates_and_never_grows_past_its_bound(tmp_path: Path) -> None:
@@ -45,7 +53,7 @@ def test_the_log_rotates_and_never_grows_past_its_bound(tmp_path: Path) -> None:
 def _write_many(path: str, worker: int) -> None:
     log = AuditLog(path, max_bytes=40_000, backups=50)
     for i in range(200):
-        log({"call_id": f"w{worker}-{i}", "tool_name": "t", "via": "cli", "outcome": "ok"})
+        log({"call_id": f"w{worker}-{i}", "tool": "t", "via": "cli", "outcome": "ok"})
 
 
 def test_concurrent_writer_processes_lose_and_tear_no_line(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ async def test_gateway_calls_are_recorded_in_the_audit_log(tmp_path: Path) -> No
             await client.call_tool("mcp__box__tool_1", {"q": "b"})  # gated, no elicitation
 
     records = _audit(tmp_path)
-    assert [(r["tool_name"], r["outcome"]) for r in records] == [
+    assert [(r["tool"], r["outcome"]) for r in records] == [
         ("mcp__box__tool_0", "ok"),
         ("mcp__box__tool_1", "ApprovalRequired"),
     ]
@@ -88,6 +88,4 @@ def test_a_cli_call_is_recorded_in_the_audit_log(
     tail = json.loads(invoke("audit", "tail", "--json").stdout)
 
     assert result.exit_code == 0
-    assert [(r["tool_name"], r["via"], r["outcome"]) for r in tail] == [
-        ("mcp__box__add", "cli", "ok")
-    ]
+    assert [(r["tool"], r["via"], r["outcome"]) for r in tail] == [("mcp__box__add", "cli", "ok")]
