@@ -7,6 +7,7 @@ logs every ``tools/call`` it receives: a refused call must leave no line there).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 import tomli_w
 from mcp.client.context import ClientRequestContext
 
+from tests.cli.conftest import Invoke, warm_cache, write
 from tests.gateway.harness import (
     STARTUP_BOUND,
     Notifications,
@@ -120,3 +122,33 @@ async def test_a_server_removed_while_serving_is_disabled_at_once(tmp_path: Path
 
     assert refused.is_error
     assert _calls(tmp_path / "log") == []
+
+
+@pytest.mark.parametrize(
+    "gate",
+    [
+        {"profiles": {"default": {"disabled_tools": ["mcp__box__tool_0"]}}},
+        {"profiles": {"default": {"disabled_tools": ["box/tool_0"]}}},
+        {"server": {"disabled_tools": ["tool_0"]}},
+    ],
+    ids=["profile-wire-name", "profile-server-slash-tool", "server-level"],
+)
+def test_the_cli_never_runs_a_disabled_tool(
+    invoke: Invoke, config_path: Path, tmp_path: Path, gate: dict[str, Any]
+) -> None:
+    log = tmp_path / "log"
+    box = scripted_server("--log", str(log)) | gate.get("server", {})
+    write(config_path, {"servers": {"box": box}} | {k: v for k, v in gate.items() if k != "server"})
+    tools = [{"name": f"tool_{i}", "inputSchema": {"type": "object"}} for i in range(2)]
+    warm_cache(config_path, "box", tools)
+
+    refused = invoke("tools", "call", GATED, '{"q": "x"}', "--yes")
+    allowed = invoke("tools", "call", "mcp__box__tool_1", '{"q": "x"}', "--yes")
+    records = json.loads(invoke("audit", "tail", "--json").stdout)
+
+    assert refused.exit_code == 3
+    assert allowed.exit_code == 0
+    assert len(_calls(log)) == 1  # tool_1 only
+    assert [r["tool"] for r in records] == [GATED, "mcp__box__tool_1"]
+    assert records[0]["outcome"] in ("ToolNotAllowed", "ToolNotFound")  # hidden or unregistered
+    assert records[1]["outcome"] == "ok"
