@@ -16,7 +16,7 @@ from functools import cached_property
 
 from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
-from pegboard.core.names import META_TOOL_NAMES
+from pegboard.core.names import META_TOOL_NAMES, strip_mcp_namespace
 from pegboard.core.registry import RegistrySnapshot
 from pegboard.core.tokens import TokenCounter, default_token_counter
 from pegboard.deferral.ledger import InspectLedger
@@ -75,11 +75,11 @@ class DeferredPool:
         exact = {raw for raw, label in known.items() if wanted in (raw, label)}
         if exact:
             return frozenset(exact)
-        folded = _fold(wanted.removeprefix("mcp:"))
+        folded = _fold(strip_mcp_namespace(wanted))
         return frozenset(
             raw
             for raw, label in known.items()
-            if folded in (_fold(raw.removeprefix("mcp:")), _fold(label.removeprefix("mcp:")))
+            if folded in (_fold(strip_mcp_namespace(raw)), _fold(strip_mcp_namespace(label)))
         )
 
     def suggestions(self, name: str) -> list[str]:
