@@ -59,7 +59,8 @@ async def bench(runs: int, calls: int) -> None:
     session = CallSession()
 
     async def call_tool(name: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        return await execute_entry(entry, Call(name, args, ctx, "tool_exec", session))
+        call = Call(name, args, ctx, via="tool_exec", session=session, interactive=False)
+        return await execute_entry(entry, call)
 
     tool_exec = make_tool_exec(call_tool, [entry], limits)
     loop = f"for _ in range({calls}):\n    await echo(text='hello')\n1"
@@ -84,7 +85,8 @@ async def bench(runs: int, calls: int) -> None:
 
     async def entry_loop() -> None:
         for _ in range(calls):
-            await execute_entry(entry, Call("echo", {"text": "hello"}, CTX, "direct", session))
+            call = Call("echo", {"text": "hello"}, CTX, via="direct", session=session)
+            await execute_entry(entry, call)
 
     paths: dict[str, Callable[[], Awaitable[Any]]] = {
         "start: run_code('1')": lambda: run_code("1", {}, limits),

@@ -52,7 +52,7 @@ class Harness:
 
     async def call_tool(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         self.seen_ids.append(ctx.call_id)
-        call = Call(name, args, ctx, "tool_exec", self.session, interactive=False)
+        call = Call(name, args, ctx, via="tool_exec", session=self.session, interactive=False)
         return await execute_entry(self.entries[name], call)
 
     async def run(self, code: str, limits: ExecLimits | None = None) -> ToolOutput:
