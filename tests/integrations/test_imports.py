@@ -38,8 +38,8 @@ def test_an_integration_without_its_extra_names_the_install_that_fixes_it(
         importlib.import_module(f"pegboard.integrations.{module}")
 
     assert str(raised.value) == (
-        f"pegboard.integrations.{module} needs its framework, which is not installed: "
-        f"pip install 'pegboard[{extra}]'"
+        f"pegboard.integrations.{module} needs an optional dependency. "
+        f"Install it with: pip install 'pegboard[{extra}]'"
     )
 
 

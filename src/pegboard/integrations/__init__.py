@@ -8,13 +8,6 @@
   (``pip install 'pegboard[langchain]'``)
 
 Nothing here imports a framework until its module is imported; without the extra, that
-import fails with an :class:`ImportError` naming the ``pip install`` that fixes it.
+import fails with :class:`~pegboard.errors.OptionalDependencyMissing` (an ``ImportError``)
+naming the ``pip install`` that fixes it.
 """
-
-
-def missing_extra(module: str, extra: str) -> ImportError:
-    """The error of an integration whose framework is not installed."""
-    return ImportError(
-        f"pegboard.integrations.{module} needs its framework, which is not installed: "
-        f"pip install 'pegboard[{extra}]'"
-    )

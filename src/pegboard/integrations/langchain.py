@@ -33,15 +33,14 @@ import anyio
 from pegboard.calls.approval import ApprovalHandler
 from pegboard.calls.execute import error_output
 from pegboard.core.entry import ToolEntry
-from pegboard.errors import PegboardError
-from pegboard.integrations import missing_extra
+from pegboard.errors import OptionalDependencyMissing, PegboardError
 from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import BridgedTools, bridged_tools, result_text
 
 try:
     from langchain_core.tools import StructuredTool
 except ImportError as exc:  # no extra: see tests/integrations/test_imports.py
-    raise missing_extra("langchain", "langchain") from exc
+    raise OptionalDependencyMissing("pegboard.integrations.langchain", "langchain") from exc
 
 __all__ = ["pegboard_langchain_tools"]
 

@@ -30,8 +30,12 @@ from pegboard.agent.formats.strict import openai_strict_schema, relax_strict_arg
 from pegboard.calls.approval import may_need_approval
 from pegboard.calls.execute import error_output
 from pegboard.core.entry import ToolEntry
-from pegboard.errors import InvalidToolArguments, PegboardError, SchemaError
-from pegboard.integrations import missing_extra
+from pegboard.errors import (
+    InvalidToolArguments,
+    OptionalDependencyMissing,
+    PegboardError,
+    SchemaError,
+)
 from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import BridgedTools, bridged_tools, result_text
 
@@ -39,7 +43,7 @@ try:
     from agents import FunctionTool, RunContextWrapper
     from agents.tool_context import ToolContext
 except ImportError as exc:  # no extra: see tests/integrations/test_imports.py
-    raise missing_extra("openai_agents", "agents") from exc
+    raise OptionalDependencyMissing("pegboard.integrations.openai_agents", "agents") from exc
 
 __all__ = ["pegboard_tools"]
 

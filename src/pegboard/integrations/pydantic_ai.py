@@ -22,8 +22,7 @@ from typing import Any, Unpack
 
 from pegboard.agent.formats.strict import relax_strict_arguments
 from pegboard.calls.execute import error_output
-from pegboard.errors import InvalidToolArguments, PegboardError
-from pegboard.integrations import missing_extra
+from pegboard.errors import InvalidToolArguments, OptionalDependencyMissing, PegboardError
 from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import result_text
 
@@ -32,7 +31,7 @@ try:
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 except ImportError as exc:  # no extra: see tests/integrations/test_imports.py
-    raise missing_extra("pydantic_ai", "pydantic-ai") from exc
+    raise OptionalDependencyMissing("pegboard.integrations.pydantic_ai", "pydantic-ai") from exc
 
 __all__ = ["PegboardToolset"]
 
