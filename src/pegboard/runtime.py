@@ -49,8 +49,11 @@ class ToolRuntime:
         self.loaded = loaded
         self.options = options or RuntimeOptions()
         config = loaded.config
-        self.settings: AssistantSettings = config.profile(self.options.profile).to_settings()
-        self.context_window = self.options.context_window or config.context_window
+        profile = config.profile(self.options.profile)
+        self.settings: AssistantSettings = profile.to_settings()
+        self.context_window = (
+            self.options.context_window or profile.context_window or config.context_window
+        )
         servers = [server.to_mcp(sid) for sid, server in config.servers.items()]
         self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
         self.registry = ToolRegistry()

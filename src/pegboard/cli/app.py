@@ -8,8 +8,10 @@ import typer
 
 from pegboard.cli import bench_cmd, config_cmd, serve_cmd, servers_cmd, tools_cmd
 from pegboard.cli._common import state
+from pegboard.cli.help import PlainCommand, PlainGroup
 
 app = typer.Typer(
+    cls=PlainGroup,
     name="pegboard",
     help="A tool layer for LLM agents: many tools and MCP servers, a small context.",
     no_args_is_help=True,
@@ -33,7 +35,7 @@ def main(
     state(ctx).config_path = config
 
 
-app.command("serve")(serve_cmd.serve)
+app.command("serve", cls=PlainCommand)(serve_cmd.serve)
 app.add_typer(tools_cmd.app, name="tools")
 app.add_typer(servers_cmd.app, name="servers")
 app.add_typer(config_cmd.app, name="config")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.errors import ConfigError
 
 if TYPE_CHECKING:  # imported in the command: pegboard.bench and rich cost every CLI start-up
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # imported in the command: pegboard.bench and rich cost every
 
     from pegboard.bench.runner import SearchBenchmark
 
-app = typer.Typer(help="Benchmarks that anyone can rerun.", no_args_is_help=True)
+app = typer.Typer(cls=PlainGroup, help="Benchmarks that anyone can rerun.", no_args_is_help=True)
 
 
 def _parse_ks(text: str) -> list[int]:
@@ -29,7 +30,7 @@ def _parse_ks(text: str) -> list[int]:
     return ks
 
 
-@app.command("search")
+@app.command("search", cls=PlainCommand)
 def search(
     tools: Annotated[
         list[Path], typer.Option("--tools", help="tools.jsonl; repeat to pool catalogs.")

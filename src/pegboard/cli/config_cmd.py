@@ -10,18 +10,21 @@ import tomli_w
 import typer
 
 from pegboard.cli._common import EXIT_USAGE, echo_json, fail, load
+from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.config import plan_import, write_config
 from pegboard.errors import ConfigError
 
-app = typer.Typer(help="Show, locate and import configuration.", no_args_is_help=True)
+app = typer.Typer(
+    cls=PlainGroup, help="Show, locate and import configuration.", no_args_is_help=True
+)
 
 
-@app.command("path")
+@app.command("path", cls=PlainCommand)
 def path_cmd(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
 ) -> None:
-    """Print the config file path (and whether it exists) and the data directory."""
+    """Print where the config file and the data directory are."""
     loaded = load(ctx)
     info = {
         "config": str(loaded.path),
@@ -56,7 +59,7 @@ def redact(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@app.command("show")
+@app.command("show", cls=PlainCommand)
 def show_cmd(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
@@ -67,7 +70,9 @@ def show_cmd(
         False, "--show-secrets", help="Do not mask env/header values, API keys and the token."
     ),
 ) -> None:
-    """Print the configuration (the file as written, or --effective with every default).
+    """Print the configuration.
+
+    The file as written, or with --effective every setting with its default.
 
     Secrets (server env and header values, API keys, the gateway token) are masked unless
     --show-secrets is given.
@@ -84,7 +89,7 @@ def show_cmd(
     typer.echo(tomli_w.dumps(data), nl=False)
 
 
-@app.command("import")
+@app.command("import", cls=PlainCommand)
 def import_cmd(
     ctx: typer.Context,
     source: Annotated[

@@ -10,12 +10,15 @@ import anyio
 import typer
 
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, echo_json, fail, load, run
+from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.config import LoadedConfig, write_config
 from pegboard.mcp import ServerStatus
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 
 app = typer.Typer(
-    help="List, check, refresh, enable and disable MCP servers.", no_args_is_help=True
+    cls=PlainGroup,
+    help="List, check, refresh, enable and disable MCP servers.",
+    no_args_is_help=True,
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
@@ -58,9 +61,12 @@ def _check_ids(loaded: LoadedConfig, ids: list[str] | None) -> list[str]:
     return list(ids) if ids else known
 
 
-@app.command("list")
+@app.command("list", cls=PlainCommand)
 def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """Show each configured server: id, transport, command or URL, enabled."""
+    """List the configured servers.
+
+    One row per server: id, name, transport, command or URL, enabled.
+    """
     loaded = load(ctx)
     rows = []
     for sid, server in loaded.config.servers.items():
@@ -89,9 +95,11 @@ def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     Console().print(table)
 
 
-@app.command("status")
+@app.command("status", cls=PlainCommand)
 def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False) -> None:
-    """Show each server's state, cached tool count, last refresh and last error.
+    """Show each server's state and last error.
+
+    Also its cached tool count and last refresh.
 
     Read from the on-disk catalog: nothing is started. States: cached (listed before),
     cold (never listed: run `pegboard servers refresh`), failed (with the error), disabled.
@@ -118,14 +126,17 @@ def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False)
     Console().print(table)
 
 
-@app.command("refresh")
+@app.command("refresh", cls=PlainCommand)
 def refresh_cmd(
     ctx: typer.Context,
     ids: IdsArg = None,
     concurrency: Annotated[int, typer.Option(help="Servers refreshed at once.")] = 4,
     as_json: JsonOpt = False,
 ) -> None:
-    """Connect to servers, list their tools and cache them (exit 1 if any failed)."""
+    """Connect to servers and cache their tools.
+
+    Exits 1 if any server failed.
+    """
     loaded = load(ctx)
     wanted = [sid for sid in _check_ids(loaded, ids) if loaded.config.servers[sid].enabled]
     runtime = _runtime(loaded)
@@ -194,7 +205,7 @@ def _set_enabled(ctx: typer.Context, server_id: str, enabled: bool) -> None:
     typer.echo(f"{server_id} {word} in {loaded.path} (a running pegboard serve follows at once)")
 
 
-@app.command("enable")
+@app.command("enable", cls=PlainCommand)
 def enable_cmd(
     ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
 ) -> None:
@@ -202,9 +213,12 @@ def enable_cmd(
     _set_enabled(ctx, server_id, True)
 
 
-@app.command("disable")
+@app.command("disable", cls=PlainCommand)
 def disable_cmd(
     ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
 ) -> None:
-    """Disable a server in the config file (it is never started; its tools disappear)."""
+    """Disable a server in the config file.
+
+    A disabled server is never started and its tools disappear.
+    """
     _set_enabled(ctx, server_id, False)

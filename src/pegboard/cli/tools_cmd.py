@@ -13,6 +13,7 @@ import typer
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.calls.execute import CallPolicy, error_output, execute_entry, stub_of
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
+from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import ToolContext
 from pegboard.errors import PegboardError
@@ -20,7 +21,9 @@ from pegboard.gateway.results import output_to_call_result
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 from pegboard.search.synced import registry_index
 
-app = typer.Typer(help="List, search, inspect and call tools.", no_args_is_help=True)
+app = typer.Typer(
+    cls=PlainGroup, help="List, search, inspect and call tools.", no_args_is_help=True
+)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 ProfileOpt = Annotated[
@@ -65,7 +68,7 @@ def _table(title: str, entries: list[ToolEntry]) -> None:
     Console().print(table)
 
 
-@app.command("list")
+@app.command("list", cls=PlainCommand)
 def list_tools(
     ctx: typer.Context,
     query: Annotated[
@@ -77,7 +80,11 @@ def list_tools(
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show the profile's tools as a table (name, namespace, defer policy, description)."""
+    """List the profile's tools.
+
+    One row per tool: name, namespace, defer policy and the first line of its description
+    (--wide prints whole descriptions).
+    """
     runtime = _runtime(ctx, profile)
     active = {e.name for e in _active(runtime)}
     entries = [
@@ -89,7 +96,7 @@ def list_tools(
     _table(f"{len(entries)} tools", entries)
 
 
-@app.command("search")
+@app.command("search", cls=PlainCommand)
 def search_tools(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What the tool should do, in words.")],
@@ -97,7 +104,10 @@ def search_tools(
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ranked search over the profile's tools (the ranking tool_search uses)."""
+    """Search the profile's tools by what they do.
+
+    Ranked as the tool_search meta-tool ranks them for a model.
+    """
     runtime = _runtime(ctx, profile)
     allowed = frozenset(e.name for e in _active(runtime))
     hits = registry_index(runtime.registry).search([query], limit=limit, allowed=allowed)
@@ -120,14 +130,17 @@ def _entry(runtime: ToolRuntime, name: str) -> ToolEntry:
     return entry
 
 
-@app.command("inspect")
+@app.command("inspect", cls=PlainCommand)
 def inspect_tool(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Wire name, e.g. mcp__github__create_issue.")],
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show one tool's signature (the stub tool_inspect gives a model) or its full schema."""
+    """Show one tool: its server, original name and signature.
+
+    The signature is the stub tool_inspect gives a model; --json adds the full schemas.
+    """
     runtime = _runtime(ctx, profile)
     entry = _entry(runtime, name)
     if as_json:
@@ -152,7 +165,7 @@ def _ask(request: ApprovalRequest) -> Decision:
     return "allow_once" if ok else "deny"
 
 
-@app.command("call")
+@app.command("call", cls=PlainCommand)
 def call_tool(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Wire name of the tool.")],
@@ -165,7 +178,10 @@ def call_tool(
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Call a tool once (starting its server) and print the result; exit 1 on a tool error."""
+    """Call a tool once and print the result.
+
+    Starts the tool's server; exits 1 when the tool reports an error.
+    """
     try:
         args = json.loads(arguments)
     except json.JSONDecodeError as exc:

@@ -8,7 +8,7 @@ ranking behind ``tool_search`` is :mod:`pegboard.search`, which knows nothing of
 from pegboard.deferral.apply import Exposition, apply_defer_exposition
 from pegboard.deferral.defer import (
     DEFER_THRESHOLD_PCT,
-    FALLBACK_CONTEXT_WINDOW,
+    DEFAULT_CONTEXT_WINDOW,
     MIN_AUTO_DEFER_COUNT,
     DeferDecision,
     defer_threshold,
@@ -28,7 +28,7 @@ from pegboard.deferral.tool_search import make_tool_search, search_pool
 
 __all__ = [
     "DEFER_THRESHOLD_PCT",
-    "FALLBACK_CONTEXT_WINDOW",
+    "DEFAULT_CONTEXT_WINDOW",
     "MIN_AUTO_DEFER_COUNT",
     "PROMPT_SECTION_BUDGET_TOKENS",
     "DeferDecision",
