@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
 import tomli_w
 import typer
 
+from pegboard.cli import render
 from pegboard.cli._common import EXIT_USAGE, echo_json, fail, load
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.config import plan_import, write_config
@@ -25,7 +27,7 @@ def path_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
 ) -> None:
     """Print where the config file and the data directory are."""
-    loaded = load(ctx)
+    loaded = load(ctx, may_create=True)
     info = {
         "config": str(loaded.path),
         "exists": loaded.exists,
@@ -43,14 +45,38 @@ def path_cmd(
 
 REDACTED = "***"
 
+# Names of env variables and headers whose values are credentials. Matched as words of the
+# upper-cased name (GITHUB_PERSONAL_ACCESS_TOKEN, X-Api-Key, Authorization), so DEBUG,
+# PATH or TZ stay readable in a dry run.
+_SECRET_WORDS = re.compile(
+    r"(^|[^A-Z])(KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|AUTH|AUTHORIZATION|"
+    r"CREDENTIALS?|PASSPHRASE|PRIVATE|COOKIE|SESSION|SIGNATURE|DSN|PAT)([^A-Z]|$)"
+)
+# Values that are credentials whatever their name: provider key prefixes, a password in a URL.
+_SECRET_VALUES = re.compile(
+    r"^(sk-|ghp_|gho_|github_pat_|xox[abpr]-|AKIA|glpat-)|://[^/@\s]+:[^/@\s]+@"
+)
+
+
+def looks_secret(name: str, value: object) -> bool:
+    """Whether an env variable or header holds a credential, by its name or its value."""
+    return bool(_SECRET_WORDS.search(name.upper())) or (
+        isinstance(value, str) and bool(_SECRET_VALUES.search(value))
+    )
+
 
 def redact(data: dict[str, Any]) -> dict[str, Any]:
-    """A copy with secrets masked: server env and header values, API keys, the gateway token."""
+    """A copy with secrets masked: secret-looking env and header values, API keys, the token.
+
+    Other env values (``DEBUG = "1"``, a path) are shown: a dry run must show what changes.
+    """
     out = copy.deepcopy(data)
     for server in out.get("servers", {}).values():
         for key in ("env", "headers"):
             if isinstance(server.get(key), dict):
-                server[key] = dict.fromkeys(server[key], REDACTED)
+                server[key] = {
+                    k: REDACTED if looks_secret(k, v) else v for k, v in server[key].items()
+                }
     for provider in out.get("web_search", {}).values():
         if provider.get("api_key"):
             provider["api_key"] = REDACTED
@@ -67,15 +93,17 @@ def show_cmd(
         False, "--effective", help="Show every setting with its default, not only the file."
     ),
     show_secrets: bool = typer.Option(
-        False, "--show-secrets", help="Do not mask env/header values, API keys and the token."
+        False,
+        "--show-secrets",
+        help="Do not mask secret env/header values, API keys and the token.",
     ),
 ) -> None:
     """Print the configuration.
 
     The file as written, or with --effective every setting with its default.
 
-    Secrets (server env and header values, API keys, the gateway token) are masked unless
-    --show-secrets is given.
+    Secrets (env and header values whose names say key, token, secret, password or auth;
+    API keys; the gateway token) are masked unless --show-secrets is given.
     """
     loaded = load(ctx)
     data = loaded.config.model_dump(mode="json", exclude_none=True) if effective else loaded.raw
@@ -107,16 +135,14 @@ def import_cmd(
     New server ids are added; existing ids take the imported command/url and keep pegboard's
     own keys (name, enabled, tool lists, timeouts). The old file is kept as config.toml.bak.
     """
-    loaded = load(ctx)
+    loaded = load(ctx, may_create=True)
     try:
         plan = plan_import(source, loaded.raw)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
-    from rich.console import Console  # lazy (start-up time)
-
-    console = Console(stderr=True, highlight=False)
+    console = render.console(stderr=True)
     for warning in plan.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(f"warning: {warning}")
     summary = (
         f"{len(plan.added)} added ({', '.join(plan.added) or '-'}), "
         f"{len(plan.changed)} changed ({', '.join(plan.changed) or '-'}), "

@@ -9,19 +9,25 @@ from typing import Annotated
 import anyio
 import typer
 
-from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, echo_json, fail, load, run
+from pegboard.cli import servers_add
+from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
 from pegboard.cli.help import PlainCommand, PlainGroup
+from pegboard.cli.render import Column, print_table
 from pegboard.config import LoadedConfig, write_config
+from pegboard.errors import ConfigError
 from pegboard.mcp import ServerStatus
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 
 app = typer.Typer(
     cls=PlainGroup,
-    help="List, check, refresh, enable and disable MCP servers.",
+    help="Add, list, check, refresh, enable and disable MCP servers.",
     no_args_is_help=True,
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+WideOpt = Annotated[
+    bool, typer.Option("--wide", "-w", help="Show whole cells, wrapped, instead of one line.")
+]
 IdsArg = Annotated[list[str] | None, typer.Argument(help="Server ids (default: every server).")]
 
 
@@ -62,7 +68,7 @@ def _check_ids(loaded: LoadedConfig, ids: list[str] | None) -> list[str]:
 
 
 @app.command("list", cls=PlainCommand)
-def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+def list_cmd(ctx: typer.Context, wide: WideOpt = False, as_json: JsonOpt = False) -> None:
     """List the configured servers.
 
     One row per server: id, name, transport, command or URL, enabled.
@@ -84,19 +90,22 @@ def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     if as_json:
         echo_json(rows)
         return
-    from rich.console import Console  # lazy (start-up time)
-    from rich.table import Table
-
-    table = Table(title=f"{len(rows)} MCP servers ({loaded.path})")
-    for column in ("id", "name", "transport", "command / url", "enabled"):
-        table.add_column(column)
-    for r in rows:
-        table.add_row(*(str(r[k]) for k in ("id", "name", "transport", "target", "enabled")))
-    Console().print(table)
+    columns = [
+        Column("id", key=True),
+        Column("name"),
+        Column("transport", key=True),
+        Column("command / url"),
+        Column("enabled", key=True),
+    ]
+    keys = ("id", "name", "transport", "target", "enabled")
+    rows_text = [[str(r[k]) for k in keys] for r in rows]
+    print_table(f"{len(rows)} MCP servers ({loaded.path})", columns, rows_text, wide=wide)
 
 
 @app.command("status", cls=PlainCommand)
-def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False) -> None:
+def status_cmd(
+    ctx: typer.Context, ids: IdsArg = None, wide: WideOpt = False, as_json: JsonOpt = False
+) -> None:
     """Show each server's state and last error.
 
     Also its cached tool count and last refresh.
@@ -114,16 +123,24 @@ def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False)
     if as_json:
         echo_json([_status_row(st) for st in statuses])
         return
-    from rich.console import Console  # lazy (start-up time)
-    from rich.table import Table
-
-    table = Table(title="MCP server status")
-    for column in ("id", "state", "tools", "last refresh", "last error"):
-        table.add_column(column)
-    for st in statuses:
-        error = f"{st.error} ({_when(st.at)})" if st.error else ""
-        table.add_row(st.server_id, _state(st), str(st.tool_count), _when(st.fetched_at), error)
-    Console().print(table)
+    columns = [
+        Column("id", key=True),
+        Column("state", key=True),
+        Column("tools", key=True),
+        Column("last refresh", key=True),
+        Column("last error"),
+    ]
+    rows = [
+        [
+            st.server_id,
+            _state(st),
+            str(st.tool_count),
+            _when(st.fetched_at),
+            f"{st.error} ({_when(st.at)})" if st.error else "",
+        ]
+        for st in statuses
+    ]
+    print_table("MCP server status", columns, rows, wide=wide)
 
 
 @app.command("refresh", cls=PlainCommand)
@@ -200,9 +217,15 @@ def _set_enabled(ctx: typer.Context, server_id: str, enabled: bool) -> None:
     else:
         servers[server_id]["enabled"] = False
     raw["servers"] = servers
-    write_config(loaded.path, raw)
+    try:
+        write_config(loaded.path, raw)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
     word = "enabled" if enabled else "disabled"
     typer.echo(f"{server_id} {word} in {loaded.path} (a running pegboard serve follows at once)")
+
+
+app.command("add", cls=PlainCommand)(servers_add.add_cmd)
 
 
 @app.command("enable", cls=PlainCommand)

@@ -14,6 +14,7 @@ from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, De
 from pegboard.calls.execute import CallPolicy, error_output, execute_entry, stub_of
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
 from pegboard.cli.help import PlainCommand, PlainGroup
+from pegboard.cli.render import Column, print_table
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import ToolContext
 from pegboard.errors import PegboardError
@@ -26,6 +27,9 @@ app = typer.Typer(
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+WideOpt = Annotated[
+    bool, typer.Option("--wide", "-w", help="Whole descriptions, wrapped, not one line each.")
+]
 ProfileOpt = Annotated[
     str | None, typer.Option("--profile", "-p", help="Profile whose tools to use.")
 ]
@@ -53,19 +57,11 @@ def _row(e: ToolEntry) -> dict[str, Any]:
     }
 
 
-def _table(title: str, entries: list[ToolEntry]) -> None:
-    from rich.console import Console  # lazy (start-up time)
-    from rich.table import Table
-
-    table = Table(title=title)
-    # Names and namespaces are what a user copies: never cut them; the description wraps.
-    table.add_column("name", no_wrap=True)
-    table.add_column("namespace", no_wrap=True)
-    table.add_column("defer", no_wrap=True)
-    table.add_column("description", ratio=1)
-    for e in entries:
-        table.add_row(e.name, e.label, e.defer, e.summary)
-    Console().print(table)
+def _table(title: str, entries: list[ToolEntry], wide: bool = False) -> None:
+    columns = [Column("name", key=True), Column("namespace", key=True)]
+    columns += [Column("defer", key=True), Column("description")]
+    rows = [[e.name, e.label, e.defer, e.summary] for e in entries]
+    print_table(title, columns, rows, wide=wide)
 
 
 @app.command("list", cls=PlainCommand)
@@ -77,6 +73,7 @@ def list_tools(
     namespace: Annotated[
         str | None, typer.Option("--namespace", "-n", help="Namespace or label.")
     ] = None,
+    wide: WideOpt = False,
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -93,7 +90,7 @@ def list_tools(
     if as_json:
         echo_json([_row(e) for e in entries])
         return
-    _table(f"{len(entries)} tools", entries)
+    _table(f"{len(entries)} tools", entries, wide)
 
 
 @app.command("search", cls=PlainCommand)
@@ -101,6 +98,7 @@ def search_tools(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What the tool should do, in words.")],
     limit: Annotated[int, typer.Option("--limit", "-k", help="Results to show.")] = 8,
+    wide: WideOpt = False,
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -118,7 +116,7 @@ def search_tools(
         return
     if not entries:
         fail(f"no tool matches {query!r}", EXIT_NOT_FOUND)
-    _table(f"best {len(entries)} for {query!r}", entries)
+    _table(f"best {len(entries)} for {query!r}", entries, wide)
 
 
 def _entry(runtime: ToolRuntime, name: str) -> ToolEntry:
@@ -143,10 +141,15 @@ def inspect_tool(
     """
     runtime = _runtime(ctx, profile)
     entry = _entry(runtime, name)
+    origin = {
+        "server_id": entry.source.server_id if entry.source else None,
+        "original_name": entry.source.tool_name if entry.source else None,
+    }
     if as_json:
         tool = entry.tool
         echo_json(
             _row(entry)
+            | origin
             | {
                 "input_schema": tool.input_schema,
                 "output_schema": tool.output_schema,
@@ -156,6 +159,8 @@ def inspect_tool(
             }
         )
         return
+    if entry.source:
+        typer.echo(f"// server: {entry.source.server_id}, original name: {entry.source.tool_name}")
     typer.echo(stub_of(entry))
 
 
