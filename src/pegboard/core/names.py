@@ -4,13 +4,13 @@
 * meta-tools: ``tool_search``, ``tool_inspect``, ``tool_invoke``, ``tool_exec``;
 * MCP tools: ``mcp__<server>__<tool>``.
 
-An MCP segment is kept verbatim when it is already legal in OpenAI's and Anthropic's tool
-names (``^[a-zA-Z0-9_-]{1,64}$``): ``[A-Za-z0-9-]+`` parts joined by single underscores, e.g.
-``github`` / ``create_issue`` / ``get-weather``, as Claude Code does. Anything else (dots,
-spaces, CJK, emoji, double underscores, names too long for 64 characters) is camelCased and
-the whole name gets a ``__<16 hex>`` suffix from sha256(server id, NUL, tool name). Verbatim names contain ``__`` exactly twice and suffixed
-ones exactly three times, so the two forms never meet, and suffixed names differ by hash.
-The server segment comes from the server *id*, so renaming a server never changes a name.
+An MCP segment is kept verbatim when it is already legal in OpenAI's and Anthropic's tool names
+(``^[a-zA-Z0-9_-]{1,64}$``): ``[A-Za-z0-9-]+`` parts joined by single underscores, e.g. ``github`` /
+``create_issue`` / ``get-weather``, as Claude Code does. Anything else (dots, spaces, CJK, emoji,
+double underscores, names too long for 64 characters) is camelCased and the whole name gets a
+``__<16 hex>`` suffix from sha256(server id, NUL, tool name). Verbatim names contain ``__`` exactly
+twice and suffixed ones exactly three times, so the two forms never meet, and suffixed names differ
+by hash. The server segment comes from the server *id*, so renaming a server never changes a name.
 Nothing parses a wire name back: the registry keeps a map to (server id, tool name).
 
 Before hyphens were kept, a hyphenated segment was camelCased and suffixed like the rest;

@@ -1,11 +1,12 @@
 """The deferred-tools section of the system prompt, generated from what was injected.
 
-It names only meta-tools that are really in the request, then lists the deferred namespaces
-by label (never internal ids) with tool counts, a one-line summary of each (or its first few
-tools by wire name, the name a model calls), and the state of MCP servers that are cold or
-failing, so the model can tell "configured but failing" from "absent". The text is deterministic. To stay cheap with many namespaces it degrades to fit
-``budget`` tokens: first summaries go, then namespaces beyond the largest are folded into a
-pointer to ``tool_search`` (which lists them all); server problems are always shown.
+It names only meta-tools that are really in the request, then lists the deferred namespaces by label
+(never internal ids) with tool counts, a one-line summary of each (or its first few tools by wire
+name, the name a model calls), and the state of MCP servers that are cold or failing, so the model
+can tell "configured but failing" from "absent". The text is deterministic. To stay cheap with many
+namespaces it degrades to fit ``budget`` tokens: first summaries go, then namespaces beyond the
+largest are folded into a pointer to ``tool_search`` (which lists them all); server problems are
+always shown.
 """
 
 from __future__ import annotations

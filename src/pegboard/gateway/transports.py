@@ -204,7 +204,8 @@ class _ShutdownNoise(logging.Filter):
 
     A client's open event stream (GET /mcp) never ends by itself, so it is cut after the
     grace period; uvicorn logs that as errors ("timeout graceful shutdown exceeded",
-    "returned without completing response", CancelledError) although nothing went wrong. Before shutdown every record passes.
+    "returned without completing response", CancelledError) although nothing went wrong.
+    Before shutdown every record passes.
     """
 
     def __init__(self, server: Any) -> None:

@@ -183,7 +183,8 @@ def is_destructive(annotations: Mapping[str, Any] | None) -> bool:
     """
     if not annotations:
         return False
-    return annotations.get("destructiveHint") is True and annotations.get("readOnlyHint") is not True
+    read_only = annotations.get("readOnlyHint") is True
+    return annotations.get("destructiveHint") is True and not read_only
 
 
 def _entry(
