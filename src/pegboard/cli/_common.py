@@ -66,13 +66,29 @@ def load(ctx: typer.Context, *, may_create: bool = False) -> LoadedConfig:
 
 
 def run(fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run an async command body; pegboard errors become a message and exit code 1."""
+    """Run an async command body; pegboard errors become a message and an exit code.
+
+    A ConfigError (bad usage, a port in use) exits 2, any other PegboardError 1, also when a
+    task group wrapped it in an exception group.
+    """
     try:
         return anyio.run(fn)
-    except ConfigError as exc:
-        fail(str(exc), EXIT_USAGE)
-    except PegboardError as exc:
-        fail(str(exc))
+    except (PegboardError, BaseExceptionGroup) as exc:
+        error = first_pegboard_error(exc)
+        if error is None:
+            raise
+        fail(str(error), EXIT_USAGE if isinstance(error, ConfigError) else EXIT_FAILED)
+
+
+def first_pegboard_error(exc: BaseException) -> PegboardError | None:
+    """``exc`` itself, or the first PegboardError inside (nested) exception groups."""
+    if isinstance(exc, PegboardError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := first_pegboard_error(inner)) is not None:
+                return found
+    return None
 
 
 def echo_json(value: Any) -> None:
