@@ -27,6 +27,7 @@ def main(
         typer.Option(
             "--config",
             "-c",
+            metavar="PATH",
             help="Config file (default: $PEGBOARD_CONFIG, then the user config dir).",
         ),
     ] = None,

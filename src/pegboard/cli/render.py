@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # rich is imported when something is printed (start-up time)
 
 # Piped output is never cut; rich still needs a width to lay the table out.
 PIPE_WIDTH = 100_000
+# A description cut shorter than this says nothing; the table then overflows instead.
+MIN_FLEX_WIDTH = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +46,8 @@ def print_table(
     wide: bool = False,
     out: Console | None = None,
 ) -> None:
-    """Print ``rows`` under ``columns``; see the module docstring for how cells fit."""
+    """Print ``title`` then ``rows`` under ``columns``; see the module docstring for the fit."""
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
@@ -52,18 +55,36 @@ def print_table(
     if not out.is_terminal and not os.environ.get("COLUMNS"):
         out.width = PIPE_WIDTH  # piped, width not fixed by the user: cut nothing
     cells = [[Text(str(cell)) for cell in row] for row in rows]
-    table = Table(title=Text(title), title_justify="left")
-    for i, column in enumerate(columns):
-        longest = max((cell.cell_len for row in cells for cell in row[i : i + 1]), default=0)
+    natural = [
+        max([len(c.header), *(row[i].cell_len for row in cells)]) for i, c in enumerate(columns)
+    ]
+    limits = _flexible_widths(columns, natural, out.width)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for column, width, limit in zip(columns, natural, limits, strict=True):
         if column.key:
-            table.add_column(column.header, no_wrap=True, min_width=max(longest, 1))
+            table.add_column(column.header, no_wrap=True, min_width=width)
         elif wide:
             table.add_column(column.header, overflow="fold")
         else:
-            table.add_column(column.header, no_wrap=True, overflow="ellipsis")
+            table.add_column(column.header, no_wrap=True, overflow="ellipsis", max_width=limit)
     for row in cells:
         table.add_row(*row)
+    out.print(Text(title))
     out.print(table)
+
+
+def _flexible_widths(columns: Sequence[Column], natural: Sequence[int], total: int) -> list[int]:
+    """Widths for the non-key columns: what the key columns leave, shared by natural width."""
+    gaps = 3 * (len(columns) - 1)  # a space, the (blank) border and a space between columns
+    fixed = sum(w for c, w in zip(columns, natural, strict=True) if c.key)
+    room = max(total - fixed - gaps, 0)
+    flexible = sum(w for c, w in zip(columns, natural, strict=True) if not c.key) or 1
+    if flexible <= room:
+        return list(natural)
+    return [
+        w if c.key else max(MIN_FLEX_WIDTH, room * w // flexible)
+        for c, w in zip(columns, natural, strict=True)
+    ]
 
 
 def print_error(message: str) -> None:
