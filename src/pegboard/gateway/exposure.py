@@ -149,7 +149,10 @@ class RegistrySurface:
         :class:`ApprovalRequired` propagates (no handler could ask), so the transport can say
         why the user was not asked.
         """
-        entry = self._entries.get(name)
+        # A pre-hyphen wire name (a client's cached list) resolves to the tool's current name.
+        entry = self._entries.get(name) or self._entries.get(
+            self.registry.snapshot().canonical(name)
+        )
         policy = CallPolicy(
             approval_handler=approval,
             grants=grants if grants is not None else self._policy.grants,
