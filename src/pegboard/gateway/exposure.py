@@ -149,10 +149,9 @@ class RegistrySurface:
         :class:`ApprovalRequired` propagates (no handler could ask), so the transport can say
         why the user was not asked.
         """
-        # A pre-hyphen wire name (a client's cached list) resolves to the tool's current name.
-        entry = self._entries.get(name) or self._entries.get(
-            self.registry.snapshot().canonical(name)
-        )
+        if name not in self._entries:  # a pre-hyphen name from a client's cached list
+            name = self.registry.snapshot().canonical(name)
+        entry = self._entries.get(name)
         policy = CallPolicy(
             approval_handler=approval,
             grants=grants if grants is not None else self._policy.grants,
