@@ -96,6 +96,17 @@ def test_servers_add_writes_a_stdio_server_after_the_existing_ones(
     )
 
 
+def test_servers_add_takes_the_command_without_double_dash_too(
+    invoke: Invoke, config_path: Path
+) -> None:
+    result = invoke("servers", "add", "fs", "npx", "-y", "server-fs")
+
+    assert result.exit_code == 0
+    assert tomllib.loads(config_path.read_text(encoding="utf-8")) == {
+        "servers": {"fs": {"command": "npx", "args": ["-y", "server-fs"]}}
+    }
+
+
 def test_servers_add_writes_a_remote_server_with_headers(invoke: Invoke, config_path: Path) -> None:
     result = invoke(
         "servers", "add", "docs", "--url", "https://example.com/mcp", "--header", "X-Team=core"
@@ -131,6 +142,8 @@ def test_servers_add_refuses_bad_input_with_one_line_each(
         ("z",): "error: give either a command after -- (pegboard servers add ID -- npx -y "
         "PACKAGE) or --url URL, not both or neither\n",
         ("z", "--url", "ftp://x"): "error: --url 'ftp://x': expected an http:// or https:// URL\n",
+        ("z", "--urll", "https://x"): "error: unknown option --urll; a server's own options go "
+        "after its command, behind --: pegboard servers add ID -- COMMAND ARGS...\n",
         ("z", "--url", "https://x", "--header", "novalue"): "error: --header 'novalue': "
         "expected KEY=VALUE, e.g. --header API_KEY=...\n",
     }

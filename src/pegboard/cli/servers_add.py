@@ -50,6 +50,11 @@ def server_table(
             "give either a command after -- (pegboard servers add ID -- npx -y PACKAGE) "
             "or --url URL, not both or neither"
         )
+    if command and command[0].startswith("-"):
+        raise ConfigError(
+            f"unknown option {command[0]}; a server's own options go after its command, "
+            "behind --: pegboard servers add ID -- COMMAND ARGS..."
+        )
     table: dict[str, Any] = {}
     if url:
         if not re.match(r"^https?://", url):

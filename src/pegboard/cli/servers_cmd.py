@@ -225,7 +225,10 @@ def _set_enabled(ctx: typer.Context, server_id: str, enabled: bool) -> None:
     typer.echo(f"{server_id} {word} in {loaded.path} (a running pegboard serve follows at once)")
 
 
-app.command("add", cls=PlainCommand)(servers_add.add_cmd)
+# Unknown options belong to the server's command (`servers add fs npx -y pkg` without --).
+app.command("add", cls=PlainCommand, context_settings={"ignore_unknown_options": True})(
+    servers_add.add_cmd
+)
 
 
 @app.command("enable", cls=PlainCommand)
