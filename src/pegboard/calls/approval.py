@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 import anyio.to_thread
 
 from pegboard.core.entry import ToolEntry
+from pegboard.core.names import legacy_mcp_tool_name
 from pegboard.core.tool import Tool, ToolContext, canonical_json
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ConfigError
 
@@ -226,6 +227,8 @@ def unmatched_gates(
         wire_names.add(entry.name)
         if entry.source is not None:
             by_server.setdefault(entry.source.server_id, {})[entry.source.tool_name] = entry.name
+            # A gate written with the tool's pre-hyphen wire name still gates it.
+            wire_names.add(legacy_mcp_tool_name(entry.source.server_id, entry.source.tool_name))
     problems: list[str] = []
     for server in servers:
         tools = by_server.get(server.id)
