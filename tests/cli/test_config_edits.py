@@ -152,3 +152,19 @@ def test_servers_add_refuses_bad_input_with_one_line_each(
 
         assert (result.exit_code, result.stderr) == (2, expected), args
     assert not config_path.exists()
+
+
+def test_a_config_that_cannot_be_written_is_an_error_not_a_traceback(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    not_a_dir = tmp_path / "notes.txt"
+    not_a_dir.write_text("a file, not a directory", encoding="utf-8")
+    config = not_a_dir / "config.toml"
+
+    result = invoke("--config", str(config), "servers", "add", "time", "--", "uvx", "x")
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {config}: cannot be written (File exists); check that {not_a_dir} is a "
+        "writable directory, or point --config elsewhere\n"
+    )

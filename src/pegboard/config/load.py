@@ -115,14 +115,20 @@ def write_config(path: Path, raw: Mapping[str, Any]) -> None:
     ``raw`` leaves unchanged survive (see :func:`render_config`).
     """
     validate_config(raw, source=path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = render_config(path, raw)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    if path.exists():
-        backup = path.with_name(path.name + ".bak")
-        backup.write_bytes(path.read_bytes())
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        if path.exists():
+            backup = path.with_name(path.name + ".bak")
+            backup.write_bytes(path.read_bytes())
+        tmp.replace(path)
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot be written ({exc.strerror or exc}); check that {path.parent} is a "
+            "writable directory, or point --config elsewhere"
+        ) from exc
 
 
 def render_config(path: Path, raw: Mapping[str, Any]) -> str:
