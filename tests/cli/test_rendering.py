@@ -69,6 +69,7 @@ Commands:
   servers  Add, list, check, refresh, enable and disable MCP servers.
   config   Show, locate and import configuration.
   bench    Benchmarks that anyone can rerun.
+  kb       Knowledge bases: local files that kb_search finds by meaning.
 """
 
 
