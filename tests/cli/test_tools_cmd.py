@@ -64,7 +64,8 @@ def test_an_unknown_tool_exits_3_with_suggestions(invoke: Invoke, config_path: P
     result = invoke("tools", "inspect", "add")
 
     assert result.exit_code == 3
-    assert "no tool named 'add'; did you mean: mcp__box__add" in result.stderr
+    # The one did-you-mean of every route (pegboard.deferral.pool.suggest_names).
+    assert result.stderr == "error: Tool not found: add. Did you mean: mcp__box__add?\n"
 
 
 def test_tools_call_runs_a_real_tool_and_a_tool_error_exits_1(

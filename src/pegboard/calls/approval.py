@@ -20,9 +20,10 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import anyio.to_thread
 
+from pegboard.core.definition import canonical_json
 from pegboard.core.entry import ToolEntry
 from pegboard.core.names import legacy_mcp_tool_name
-from pegboard.core.tool import Tool, ToolContext, canonical_json
+from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ConfigError
 
 logger = logging.getLogger("pegboard.calls.approval")
@@ -30,6 +31,11 @@ logger = logging.getLogger("pegboard.calls.approval")
 Decision: TypeAlias = Literal["deny", "allow_once", "allow_always"]
 """``allow_once`` covers one call; ``allow_always`` covers repeats of the same call
 (same definition hash and arguments) for the rest of the session."""
+
+ApprovalOutcome: TypeAlias = Literal[
+    "not_required", "granted_earlier", "allow_once", "allow_always", "denied", "required_no_handler"
+]
+"""How one call's approval was settled (the audit record's ``approval``)."""
 
 
 async def is_approval_gated(tool: Tool, args: Mapping[str, Any], ctx: ToolContext) -> bool:
@@ -133,16 +139,16 @@ async def authorise(
     via: str,
     handler: ApprovalHandler | None = None,
     grants: ApprovalGrants | None = None,
-) -> None:
-    """Allow the call or raise. The one authorisation step of every execution path.
+) -> ApprovalOutcome:
+    """Allow the call (saying how) or raise. The one authorisation step of every call path.
 
-    Ungated calls pass. A gated call passes when ``grants`` already covers it (same definition
-    hash and arguments), or when ``handler`` approves it now. With no handler it raises
-    :class:`ApprovalRequired`; a refusal (or a handler that fails) raises
+    Ungated calls pass (``not_required``). A gated call passes when ``grants`` already covers
+    it (same definition hash and arguments), or when ``handler`` approves it now. With no
+    handler it raises :class:`ApprovalRequired`; a refusal (or a handler that fails) raises
     :class:`ApprovalDenied`. Nothing runs before this returns.
     """
     if not await is_approval_gated(entry.tool, args, ctx):
-        return
+        return "not_required"
     request = ApprovalRequest(
         tool_name=entry.name,
         namespace_label=entry.label,
@@ -153,7 +159,7 @@ async def authorise(
         via=via,
     )
     if grants is not None and grants.consume(request):
-        return
+        return "granted_earlier"
     if handler is None:
         if via in ("tool_invoke", "tool_exec"):
             raise ApprovalRequired(
@@ -163,7 +169,8 @@ async def authorise(
             )
         raise ApprovalRequired(
             f"Tool {entry.name} requires user approval and no approval handler is configured; "
-            "pass approval_handler= to allow gated tools.",
+            "pass approval_handler= to build_agent_params() or AgentSession() to allow gated "
+            "tools.",
             tool_name=entry.name,
         )
     try:
@@ -181,6 +188,7 @@ async def authorise(
         )
     if grants is not None and decision == "allow_always":
         grants.record(request, decision)
+    return decision
 
 
 def may_need_approval(tool: Tool) -> bool:

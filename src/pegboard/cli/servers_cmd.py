@@ -10,7 +10,16 @@ import anyio
 import typer
 
 from pegboard.cli import servers_add
-from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
+from pegboard.cli._common import (
+    EXIT_FAILED,
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    echo_json,
+    fail,
+    load,
+    print_excluded,
+    run,
+)
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.config import LoadedConfig, write_config
@@ -44,7 +53,7 @@ def _state(s: ServerStatus) -> str:
     return "cached" if s.state == "cold" and s.fetched_at else s.state
 
 
-def _status_row(s: ServerStatus) -> dict[str, object]:
+def _status_row(s: ServerStatus, runtime: ToolRuntime) -> dict[str, object]:
     return {
         "id": s.server_id,
         "name": s.name,
@@ -53,6 +62,7 @@ def _status_row(s: ServerStatus) -> dict[str, object]:
         "last_refresh": s.fetched_at,
         "error": s.error,
         "error_at": s.at if s.error else None,
+        "excluded": [c.as_json() for c in runtime.excluded(s.server_id)],
     }
 
 
@@ -121,7 +131,7 @@ def status_cmd(
     finally:
         runtime.catalog.store.close()
     if as_json:
-        echo_json([_status_row(st) for st in statuses])
+        echo_json([_status_row(st, runtime) for st in statuses])
         return
     columns = [
         Column("id", key=True),
@@ -141,6 +151,7 @@ def status_cmd(
         for st in statuses
     ]
     print_table("MCP server status", columns, rows, wide=wide)
+    print_excluded(runtime.excluded(), wanted)
 
 
 @app.command("refresh", cls=PlainCommand)
