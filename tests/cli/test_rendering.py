@@ -51,6 +51,7 @@ Commands:
   search   Search the profile's tools by what they do.
   inspect  Show one tool: its server, original name and signature.
   call     Call a tool once and print the result.
+  trust    Accept a changed tool definition or server launch definition.
 """
 
 ROOT_HELP = """\
@@ -70,6 +71,7 @@ Commands:
   config   Show, locate and import configuration.
   bench    Benchmarks that anyone can rerun.
   kb       Knowledge bases: local files that kb_search finds by meaning.
+  audit    Read the audit log of tool calls.
 """
 
 

@@ -161,6 +161,15 @@ def test_config_lists_that_name_the_legacy_wire_name_still_match() -> None:
     assert not settings.is_tool_disabled("mcp__my-server__other", "my-server", "other")
 
 
+def test_the_mcp_namespace_is_built_and_read_by_one_helper_pair() -> None:
+    from pegboard.core.names import is_mcp_namespace, mcp_namespace, strip_mcp_namespace
+
+    assert mcp_namespace("github") == "mcp:github"
+    assert strip_mcp_namespace("mcp:github") == "github"
+    assert strip_mcp_namespace("web") == "web"
+    assert (is_mcp_namespace("mcp:github"), is_mcp_namespace("web")) == (True, False)
+
+
 def test_python_aliases_keep_identifiers_and_derive_collision_free_ones() -> None:
     from pegboard.core.names import python_aliases
 

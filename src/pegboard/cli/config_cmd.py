@@ -14,6 +14,7 @@ from pegboard.cli import render
 from pegboard.cli._common import EXIT_USAGE, echo_json, fail, load
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.config import plan_import, write_config
+from pegboard.core.redact import is_secret_key, mask, redact_url
 from pegboard.errors import ConfigError
 
 app = typer.Typer(
@@ -45,13 +46,6 @@ def path_cmd(
 
 REDACTED = "***"
 
-# Names of env variables and headers whose values are credentials. Matched as words of the
-# upper-cased name (GITHUB_PERSONAL_ACCESS_TOKEN, X-Api-Key, Authorization), so DEBUG,
-# PATH or TZ stay readable in a dry run.
-_SECRET_WORDS = re.compile(
-    r"(^|[^A-Z])(KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|AUTH|AUTHORIZATION|"
-    r"CREDENTIALS?|PASSPHRASE|PRIVATE|COOKIE|SESSION|SIGNATURE|DSN|PAT)([^A-Z]|$)"
-)
 # Values that are credentials whatever their name: provider key prefixes, a password in a URL.
 _SECRET_VALUES = re.compile(
     r"^(sk-|ghp_|gho_|github_pat_|xox[abpr]-|AKIA|glpat-)|://[^/@\s]+:[^/@\s]+@"
@@ -60,9 +54,7 @@ _SECRET_VALUES = re.compile(
 
 def looks_secret(name: str, value: object) -> bool:
     """Whether an env variable or header holds a credential, by its name or its value."""
-    return bool(_SECRET_WORDS.search(name.upper())) or (
-        isinstance(value, str) and bool(_SECRET_VALUES.search(value))
-    )
+    return is_secret_key(name) or (isinstance(value, str) and bool(_SECRET_VALUES.search(value)))
 
 
 def redact(data: dict[str, Any]) -> dict[str, Any]:
@@ -72,12 +64,27 @@ def redact(data: dict[str, Any]) -> dict[str, Any]:
     """
     out = copy.deepcopy(data)
     for server in out.get("servers", {}).values():
+        if not isinstance(server, dict):
+            continue
+        secrets = [
+            str(v)
+            for key in ("env", "headers")
+            if isinstance(server.get(key), dict)
+            for k, v in server[key].items()
+            if looks_secret(k, v)
+        ]
         for key in ("env", "headers"):
             if isinstance(server.get(key), dict):
                 server[key] = {
                     k: REDACTED if looks_secret(k, v) else v for k, v in server[key].items()
                 }
+        if isinstance(server.get("url"), str):
+            server["url"] = redact_url(server["url"])
+        if isinstance(server.get("args"), list):  # `--token=<env value>` style arguments
+            server["args"] = [mask(str(a), secrets) for a in server["args"]]
     for provider in out.get("web_search", {}).values():
+        if isinstance(provider.get("url"), str):
+            provider["url"] = redact_url(provider["url"])
         if provider.get("api_key"):
             provider["api_key"] = REDACTED
     if out.get("gateway", {}).get("token"):

@@ -11,7 +11,10 @@ McpMode = Literal["disabled", "manual", "auto"]
 DestructivePolicy = Literal["ask", "allow"]
 """``ask``: MCP tools annotated ``destructiveHint: true`` (and not ``readOnlyHint``) ask for
 approval before each run; ``allow``: they run like any other tool."""
-DEFAULT_MCP_MODE: McpMode = "manual"
+# One default for the library and the config file: every enabled server. (Cherry Studio
+# defaults to manual; a pegboard config lists its servers on purpose, so hiding them all until
+# each profile links them would surprise every user.)
+DEFAULT_MCP_MODE: McpMode = "auto"
 
 
 @dataclass(frozen=True, slots=True)
