@@ -24,10 +24,12 @@ from pegboard.config import LoadedConfig, load_config
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import PegboardError
 from pegboard.gateway.exposure import RegistrySurface
 from pegboard.mcp import McpCatalog, SqliteCatalogStore, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
+from pegboard.sandbox.engine import Sandbox, require_monty
 from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
 from pegboard.search.synced import registry_index
@@ -62,8 +64,13 @@ class ToolRuntime:
         self.calls = CallSession(audit=self.options.audit)
         self.gate_problems: tuple[str, ...] = ()
         self.resync(refresh_surface=False)
+        # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
+        self.sandbox: Sandbox | None = None
+        tool_exec = None
         if config.meta.tool_exec:
-            logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
+            require_monty()
+            self.sandbox = Sandbox()
+            tool_exec = ExecSettings(sandbox=self.sandbox)
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
         self.surface = RegistrySurface(
             self.registry,
@@ -73,6 +80,7 @@ class ToolRuntime:
             statuses=self.namespace_statuses,
             session=self.calls,
             index=self._search_index(),
+            tool_exec=tool_exec,
         )
 
     def _search_index(self) -> SearchIndex:
@@ -181,7 +189,8 @@ class ToolRuntime:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ToolRuntime]:
-        """Run the catalog (pre-warm in the background); on exit every child is stopped."""
+        """Run the catalog (pre-warm in the background); on exit every child is stopped
+        (upstream servers and the tool_exec sandbox's workers)."""
         unsubscribe = self.catalog.on_tools_changed(self._on_tools_changed)
         try:
             async with self.catalog.running(prewarm=self.options.prewarm):
@@ -189,3 +198,6 @@ class ToolRuntime:
         finally:
             unsubscribe()
             self.catalog.store.close()
+            if self.sandbox is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.sandbox.aclose()
