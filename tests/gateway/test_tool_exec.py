@@ -5,6 +5,7 @@ tool refused from code, one audit record per inner call."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from mcp import Client
 
 from pegboard.calls import CallRecord
 from pegboard.config import load_config
+from pegboard.errors import OptionalDependencyMissing
 from pegboard.gateway.server import Gateway
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 from tests.gateway.harness import (
@@ -163,3 +165,18 @@ async def test_pegboard_serve_runs_a_script_that_searches_and_joins_three_parall
     assert result_of(refused) == REFUSAL
     # Each of the three ran once upstream; the gated tool never did.
     assert sorted(upstream_calls(tmp_path)) == ["tool_1", "tool_2", "tool_3"]
+
+
+def test_a_config_that_turns_tool_exec_on_without_the_exec_extra_fails_at_start_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in gateway_env(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    path = write_config(tmp_path, {"meta": {"tool_exec": True}})
+    monkeypatch.setitem(sys.modules, "pydantic_monty", None)
+    with pytest.raises(OptionalDependencyMissing) as caught:
+        ToolRuntime(load_config(path))
+    assert str(caught.value) == (
+        "tool_exec (the Monty sandbox) needs an optional dependency. "
+        "Install it with: pip install 'pegboard[exec]'"
+    )

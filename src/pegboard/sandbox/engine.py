@@ -138,7 +138,11 @@ class Sandbox:
 def require_monty() -> None:
     """Raise :class:`OptionalDependencyMissing` now if Monty is not installed (without
     importing it), so a config that turns tool_exec on fails at start, not at the first run."""
-    if importlib.util.find_spec("pydantic_monty") is None:
+    try:
+        found = importlib.util.find_spec("pydantic_monty") is not None
+    except (ImportError, ValueError, AttributeError):  # blocked in sys.modules, or broken
+        found = False
+    if not found:
         raise OptionalDependencyMissing("tool_exec (the Monty sandbox)", "exec")
 
 
