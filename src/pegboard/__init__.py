@@ -14,7 +14,9 @@ from pegboard.core import (
     ToolRegistry,
     default_registry,
 )
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import PegboardError
+from pegboard.sandbox.limits import ExecLimits
 
 __version__ = "0.1.0"
 
@@ -23,6 +25,8 @@ __all__ = [
     "AgentSession",
     "Assistant",
     "AssistantSettings",
+    "ExecLimits",
+    "ExecSettings",
     "ModelInfo",
     "PegboardError",
     "Tool",
