@@ -18,7 +18,8 @@ from pegboard.deferral.prompt import INSPECT_USAGE_EXEC
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.sandbox import ExecLimits
 from pegboard.sandbox.tool import EXEC_DESCRIPTION, EXEC_PROMPT_LINE
-from tests.deferral.factories import Calls, entry, heavy, recorder
+from tests.agent.test_params import big_registry
+from tests.deferral.factories import Calls, entry, recorder
 
 pytestmark = pytest.mark.anyio
 
@@ -29,11 +30,10 @@ META = ["tool_search", "tool_inspect", "tool_invoke"]
 
 
 def registry_of(calls: Calls) -> ToolRegistry:
-    deferred = [heavy(f"mcp__s1__t{i}", execute=recorder(calls, f"t{i} done")) for i in range(5)]
-    inline = entry("web_search", defer="never", execute=recorder(calls, "found"))
-    gated = entry("delete_file", needs_approval=True, execute=recorder(calls, "deleted"))
-    hidden = entry("secret_tool", defer="never", execute=recorder(calls, "secret"))
-    return ToolRegistry([*deferred, inline, gated, hidden])
+    """The deferred pool, inline and gated tools of test_params, plus one the scope may hide."""
+    registry = big_registry(calls)
+    registry.register(entry("secret_tool", defer="never", execute=recorder(calls, "secret")))
+    return registry
 
 
 def without_secret() -> ToolApplyScope:
