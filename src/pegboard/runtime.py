@@ -27,7 +27,7 @@ from pegboard.deferral.prompt import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import PegboardError
 from pegboard.gateway.exposure import RegistrySurface
-from pegboard.mcp import McpCatalog, SqliteCatalogStore, sync_mcp_tools_to_registry
+from pegboard.mcp import McpCatalog, McpCollision, SqliteCatalogStore, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
 from pegboard.sandbox.engine import Sandbox, require_monty
 from pegboard.search import default_index
@@ -63,6 +63,7 @@ class ToolRuntime:
         self.selected: frozenset[str] = frozenset()
         self.calls = CallSession(audit=self.options.audit)
         self.gate_problems: tuple[str, ...] = ()
+        self.collisions: tuple[McpCollision, ...] = ()
         self.resync(refresh_surface=False)
         # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
         self.sandbox: Sandbox | None = None
@@ -113,7 +114,8 @@ class ToolRuntime:
         may wait for cold servers); a cold server contributes its tools when it warms. The
         profile's ``disabled_tools`` are left out by the toolset, on every route.
         """
-        sync_mcp_tools_to_registry(self.registry, self.catalog, assistant=self.settings)
+        report = sync_mcp_tools_to_registry(self.registry, self.catalog, assistant=self.settings)
+        self.collisions = tuple(report.collisions)  # shown by `servers status`, `tools list`
         self.selected = frozenset(
             entry.name
             for entry in self.registry.get_all()
@@ -122,6 +124,14 @@ class ToolRuntime:
         self._check_gates()
         if refresh_surface:
             self.surface.refresh()
+
+    def excluded(self, server_id: str | None = None) -> list[McpCollision]:
+        """Tools left out because several claim one wire name (of ``server_id``, or all)."""
+        return [
+            c
+            for c in self.collisions
+            if server_id is None or any(s.server_id == server_id for s in c.sources)
+        ]
 
     def _check_gates(self) -> None:
         """Warn about approval gates (force-prompt entries) that gate no registered tool.

@@ -13,7 +13,16 @@ import typer
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.calls.execute import error_output, stub_of
 from pegboard.calls.session import Call, CallSession
-from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
+from pegboard.cli._common import (
+    EXIT_FAILED,
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    echo_json,
+    fail,
+    load,
+    print_excluded,
+    run,
+)
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import ToolContext
@@ -91,8 +100,9 @@ def list_tools(
     ]
     if as_json:
         echo_json([_row(e) for e in entries])
-        return
-    _table(f"{len(entries)} tools", entries)
+    else:
+        _table(f"{len(entries)} tools", entries)
+    print_excluded(runtime.excluded())
 
 
 @app.command("search")
