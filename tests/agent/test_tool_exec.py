@@ -14,6 +14,7 @@ from pegboard.calls import CallRecord
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
+from pegboard.deferral.defer import meta_tools_overhead_tokens
 from pegboard.deferral.prompt import INSPECT_USAGE_EXEC
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.sandbox import ExecLimits
@@ -191,3 +192,17 @@ async def test_the_limits_of_the_settings_apply_to_every_run() -> None:
     text, _ = await run_code(params, "for _ in range(5):\n    await web_search(query='q')")
     assert text.startswith("tool_exec failed: tool-call limit of 2 calls exceeded")
     assert len(calls) == 2
+
+
+def test_the_defer_decision_counts_tool_exec_in_the_measured_overhead() -> None:
+    registry = registry_of([])
+    auto = [e for e in registry.get_all() if e.name.startswith("mcp__s1__")]
+    off = build_agent_params(registry, SCOPE, GPT).exposition
+    on = build_agent_params(registry, SCOPE, GPT, tool_exec=True).exposition
+    assert off is not None
+    assert on is not None
+    assert off.decision is not None
+    assert on.decision is not None
+    assert off.decision.overhead == meta_tools_overhead_tokens(auto)
+    assert on.decision.overhead == meta_tools_overhead_tokens(auto, tool_exec=True)
+    assert on.decision.overhead > off.decision.overhead
