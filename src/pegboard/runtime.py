@@ -161,12 +161,15 @@ class ToolRuntime:
     async def apply_config(self, loaded: LoadedConfig) -> None:
         """Take over what can change while serving: enabled flags and the profile's settings.
 
-        Added or removed servers, or a changed command, need a restart (logged).
+        Added or removed servers, a changed command, or ``[meta] tool_exec`` switched need a
+        restart (logged).
         """
         old = {sid: s.to_mcp(sid) for sid, s in self.loaded.config.servers.items()}
         new = {sid: s.to_mcp(sid) for sid, s in loaded.config.servers.items()}
         if set(old) != set(new) or any(old[k].fingerprint != new[k].fingerprint for k in old):
             logger.warning("MCP servers were added, removed or redefined: restart pegboard serve")
+        if loaded.config.meta.tool_exec != (self.sandbox is not None):
+            logger.warning("[meta] tool_exec was switched: restart pegboard serve to apply it")
         self.loaded = loaded
         self.settings = loaded.config.profile(self.options.profile).to_settings()
         for sid, server in new.items():
