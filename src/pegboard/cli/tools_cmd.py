@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
+from pegboard.calls.approval import ApprovalHandler, CallbackApprovalHandler
 from pegboard.calls.execute import error_output, stub_of
 from pegboard.calls.session import Call, CallSession
 from pegboard.cli._common import (
@@ -23,6 +23,7 @@ from pegboard.cli._common import (
     print_excluded,
     run,
 )
+from pegboard.cli.approval_prompt import TerminalApprovalHandler
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import ToolContext
@@ -160,12 +161,6 @@ def inspect_tool(
     typer.echo(stub_of(entry))
 
 
-def _ask(request: ApprovalRequest) -> Decision:
-    args = json.dumps(dict(request.arguments), ensure_ascii=False)
-    ok = typer.confirm(f"Allow {request.tool_name} with {args}?", default=False, err=True)
-    return "allow_once" if ok else "deny"
-
-
 @app.command("call")
 def call_tool(
     ctx: typer.Context,
@@ -187,8 +182,8 @@ def call_tool(
     if not isinstance(args, dict):
         fail("arguments must be a JSON object", EXIT_USAGE)
     runtime = _runtime(ctx, profile)
-    handler = (
-        CallbackApprovalHandler(lambda _r: "allow_once") if yes else CallbackApprovalHandler(_ask)
+    handler: ApprovalHandler = (
+        CallbackApprovalHandler(lambda _r: "allow_once") if yes else TerminalApprovalHandler()
     )
     output, code = run(lambda: _call(runtime, name, args, handler))
     if code == EXIT_NOT_FOUND:
@@ -206,7 +201,7 @@ def call_tool(
 
 
 async def _call(
-    runtime: ToolRuntime, name: str, args: dict[str, Any], handler: CallbackApprovalHandler
+    runtime: ToolRuntime, name: str, args: dict[str, Any], handler: ApprovalHandler
 ) -> tuple[ToolOutput, int]:
     """One call through the runtime's composed toolset (resolve, approval, audit); servers
     start only when the name resolves. Returns the output and the exit code."""
