@@ -73,6 +73,11 @@ class ToolRuntime:
             self.sandbox = Sandbox()
             tool_exec = ExecSettings(sandbox=self.sandbox)
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
+        if tool_exec is not None and not defer:
+            logger.warning(
+                "[meta] tool_exec is on but deferral is off (--no-defer or [meta] defer = false); "
+                "tool_exec is offered only beside the meta-tools of deferred tools"
+            )
         self.surface = RegistrySurface(
             self.registry,
             self.scope,
