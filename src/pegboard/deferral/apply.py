@@ -36,7 +36,8 @@ class Exposition:
     """What the model is given for one request.
 
     ``tools`` is the very object passed in when nothing is deferred. ``allowed`` is every tool
-    ``tool_invoke`` may reach in this request (fixed here, before meta-tools are added).
+    ``tool_invoke`` and ``tool_exec`` code may reach in this request (fixed here, before
+    meta-tools are added).
     """
 
     tools: Mapping[str, Tool]
