@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 
 from pegboard.calls import CallRecord
+from pegboard.calls.audit_log import AUDIT_FILE
 from pegboard.config import load_config
 from pegboard.errors import OptionalDependencyMissing
 from pegboard.gateway.server import Gateway
@@ -165,6 +166,18 @@ async def test_pegboard_serve_runs_a_script_that_searches_and_joins_three_parall
     assert result_of(refused) == REFUSAL
     # Each of the three ran once upstream; the gated tool never did.
     assert sorted(upstream_calls(tmp_path)) == ["tool_1", "tool_2", "tool_3"]
+    # serve's audit log: one record per outer call and per call from code, the refusal too.
+    lines = (tmp_path / "data" / AUDIT_FILE).read_text().splitlines()
+    records = sorted((r["via"], r["tool"], r["outcome"]) for r in map(json.loads, lines))
+    assert records == [
+        ("gateway", "tool_exec", "ok"),
+        ("gateway", "tool_exec", "ok"),
+        ("tool_exec", "mcp__s__tool_1", "ok"),
+        ("tool_exec", "mcp__s__tool_2", "ok"),
+        ("tool_exec", "mcp__s__tool_3", "ok"),
+        ("tool_exec", GATED, "ApprovalRequired"),
+        ("tool_exec", "tool_search", "ok"),
+    ]
 
 
 def test_a_config_that_turns_tool_exec_on_without_the_exec_extra_fails_at_start_in_one_line(

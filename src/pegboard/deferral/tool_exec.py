@@ -1,7 +1,7 @@
 """``tool_exec`` of one request: the sandbox over the request's allowed tools, one call path.
 
-Every call the code makes goes through :func:`~pegboard.calls.execute_entry` with
-``Call(via="tool_exec", interactive=False)`` and the pool's :class:`CallSession`: the same
+Every call the code makes goes through :meth:`DeferredPool.call` (``execute_entry`` with
+``Call(via="tool_exec", interactive=False)`` and the pool's ``CallSession``): the same
 resolve (the request's allowed set, never the whole registry), approval (a gated tool is
 refused without running: it raises ``PermissionError`` in the code) and audit record as any
 other route. ``tool_search`` is callable from code too (read-only discovery); the other
@@ -50,10 +50,12 @@ class CodeTools:
         found = (self.pool.lookup(name) for name in sorted(self.pool.allowed))
         return [self.search, *(e for e in found if e is not None)]
 
-    def resolve(self, name: str) -> ToolEntry:
-        if name == TOOL_SEARCH:
-            return self.search
-        return self.pool.resolve(name, meta_tool=TOOL_EXEC)
+    async def call(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """One call from code, non-interactive, through the pool's one inner-call path."""
+        if name != TOOL_SEARCH:
+            return await self.pool.call(name, args, ctx, via=TOOL_EXEC)
+        call = Call(name, args, ctx, TOOL_EXEC, self.pool.session, interactive=False)
+        return await execute_entry(self.search, call)
 
 
 def code_tools(pool: DeferredPool, search: Tool) -> CodeTools:
@@ -62,12 +64,7 @@ def code_tools(pool: DeferredPool, search: Tool) -> CodeTools:
 
 def make_pool_tool_exec(tools: CodeTools, settings: ExecSettings) -> Tool:
     """The ``tool_exec`` tool of one request (see the module docstring)."""
-
-    async def call_tool(name: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        call = Call(name, args, ctx, TOOL_EXEC, tools.pool.session, interactive=False)
-        return await execute_entry(tools.resolve(name), call)
-
-    return make_tool_exec(call_tool, tools.entries, settings.limits, sandbox=settings.sandbox)
+    return make_tool_exec(tools.call, tools.entries, settings.limits, sandbox=settings.sandbox)
 
 
 def alias_lookup(tools: CodeTools) -> Callable[[str], str]:
