@@ -8,8 +8,8 @@
 
 from pegboard.deferral.apply import Exposition, apply_defer_exposition
 from pegboard.deferral.defer import (
+    DEFAULT_CONTEXT_WINDOW,
     DEFER_THRESHOLD_PCT,
-    FALLBACK_CONTEXT_WINDOW,
     MIN_AUTO_DEFER_COUNT,
     DeferDecision,
     defer_threshold,
@@ -29,8 +29,8 @@ from pegboard.deferral.tool_invoke import invoke_tool, make_tool_invoke
 from pegboard.deferral.tool_search import make_tool_search, search_pool
 
 __all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
     "DEFER_THRESHOLD_PCT",
-    "FALLBACK_CONTEXT_WINDOW",
     "MIN_AUTO_DEFER_COUNT",
     "PROMPT_SECTION_BUDGET_TOKENS",
     "DeferDecision",
