@@ -9,6 +9,7 @@ them on the connection (the 2026 era would need ``subscriptions/listen`` for bot
 
 from __future__ import annotations
 
+import json
 import logging
 import weakref
 from typing import Any
@@ -21,7 +22,8 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.methods import serialize_server_result
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from opentelemetry import trace
 
 import pegboard
@@ -88,6 +90,9 @@ class Gateway:
         self.hub = ClientHub()
         self._changed = anyio.Event()
         self._session: ServerSession | None = None
+        # protocol version -> the serialized tools/list result, until the surface changes
+        self._listed: dict[str, bytes] = {}
+        self.snapshot_due = anyio.Event()
         self.server = _GatewayServer(
             surface,
             name=name,
@@ -107,7 +112,9 @@ class Gateway:
     async def _track_clients(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        if ctx.method not in ("initialize", "server/discover"):
+        # initialize too: its answer may have come from the early reader, the client then
+        # sends nothing else through the SDK before it needs tools/list_changed.
+        if ctx.method != "server/discover":
             self.hub.add(ctx.session)
             self._session = ctx.session
         return await call_next(ctx)
@@ -125,6 +132,43 @@ class Gateway:
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
         return mcp_types.ListToolsResult(tools=list(self.surface.list_tools()))
+
+    def tools_list_json(self, version: str) -> bytes:
+        """The ``tools/list`` result for ``version`` as JSON, serialized once per change of
+        the surface (the SDK would re-validate and re-dump every tool on every request)."""
+        cached = self._listed.get(version)
+        if cached is None:
+            cached = json.dumps(self._tools_list_result(version), separators=(",", ":")).encode()
+            self._listed[version] = cached
+        return cached
+
+    def _tools_list_result(self, version: str) -> dict[str, Any]:
+        tools = [
+            t.model_dump(by_alias=True, mode="json", exclude_none=True)
+            for t in self.surface.list_tools()
+        ]
+        return serialize_server_result("tools/list", version, {"tools": tools})
+
+    def ready_snapshot(self) -> dict[str, Any]:
+        """What the early reader of the next start answers with (:mod:`pegboard.gateway.ready`)."""
+        opts = self.server.create_initialization_options()
+        result = mcp_types.InitializeResult(
+            protocol_version=LATEST_HANDSHAKE_VERSION,
+            capabilities=opts.capabilities,
+            server_info=mcp_types.Implementation(
+                name=opts.server_name, title=opts.title, version=opts.server_version
+            ),
+            instructions=opts.instructions,
+        )
+        init = serialize_server_result(
+            "initialize",
+            LATEST_HANDSHAKE_VERSION,
+            result.model_dump(by_alias=True, mode="json", exclude_none=True),
+        )
+        init.pop("protocolVersion", None)
+        versions = list(HANDSHAKE_PROTOCOL_VERSIONS)
+        tools = {v: json.loads(self.tools_list_json(v)) for v in versions}
+        return {"versions": versions, "init": init, "tools": tools}
 
     @property
     def stdio_session(self) -> ServerSession | None:
@@ -162,7 +206,13 @@ class Gateway:
         return output_to_call_result(output)
 
     def _on_surface_changed(self) -> None:
+        self._listed.clear()
         self._changed.set()
+        self.snapshot_due.set()
+
+    def mark_changed(self) -> None:
+        """Announce a change to the clients (e.g. they were answered from a stale snapshot)."""
+        self._on_surface_changed()
 
     async def announce_changes(self) -> None:
         """Forever: tell every client when the surface changed (run it in a task group)."""

@@ -130,20 +130,63 @@ Results (``results.py``)::
         structured content in ``structured`` (and as JSON text when there is no text part).
 """
 
-from pegboard.mcp.catalog import McpCatalog
-from pegboard.mcp.config import McpServerConfig, parse_mcp_servers
-from pegboard.mcp.results import call_result_to_output
-from pegboard.mcp.server_state import tool_hash
-from pegboard.mcp.status import ServerState, ServerStatus
-from pegboard.mcp.store import CatalogStore, MemoryCatalogStore, SqliteCatalogStore, StoredServer
-from pegboard.mcp.sync import (
-    McpCollision,
-    McpToolError,
-    SyncReport,
-    resolve_assistant_mcp_tool_ids,
-    sync_mcp_tools_to_registry,
-)
-from pegboard.mcp.transport import ENV_ALLOWLIST, StderrLog, child_environment
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# public name -> submodule; loaded on first use (PEP 562) so that importing one submodule
+# (e.g. ``pegboard.mcp.config`` from the config model) does not pull in the catalog and the SDK.
+_EXPORTS = {
+    "ENV_ALLOWLIST": "transport",
+    "CatalogStore": "store",
+    "McpCatalog": "catalog",
+    "McpCollision": "sync",
+    "McpServerConfig": "config",
+    "McpToolError": "sync",
+    "MemoryCatalogStore": "store",
+    "ServerState": "status",
+    "ServerStatus": "status",
+    "SqliteCatalogStore": "store",
+    "StderrLog": "transport",
+    "StoredServer": "store",
+    "SyncReport": "sync",
+    "call_result_to_output": "results",
+    "child_environment": "transport",
+    "parse_mcp_servers": "config",
+    "resolve_assistant_mcp_tool_ids": "sync",
+    "sync_mcp_tools_to_registry": "sync",
+    "tool_hash": "server_state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pegboard.mcp' has no attribute {name!r}")
+    value = getattr(import_module(f"pegboard.mcp.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from pegboard.mcp.catalog import McpCatalog
+    from pegboard.mcp.config import McpServerConfig, parse_mcp_servers
+    from pegboard.mcp.results import call_result_to_output
+    from pegboard.mcp.server_state import tool_hash
+    from pegboard.mcp.status import ServerState, ServerStatus
+    from pegboard.mcp.store import (
+        CatalogStore,
+        MemoryCatalogStore,
+        SqliteCatalogStore,
+        StoredServer,
+    )
+    from pegboard.mcp.sync import (
+        McpCollision,
+        McpToolError,
+        SyncReport,
+        resolve_assistant_mcp_tool_ids,
+        sync_mcp_tools_to_registry,
+    )
+    from pegboard.mcp.transport import ENV_ALLOWLIST, StderrLog, child_environment
 
 __all__ = [
     "ENV_ALLOWLIST",

@@ -21,7 +21,6 @@ from contextlib import asynccontextmanager, suppress
 
 import anyio
 import anyio.abc
-import mcp_types
 from mcp.client._transport import TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -30,6 +29,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
 
 from pegboard.mcp.config import McpServerConfig
+from pegboard.mcp.framing import LineSplitter, encode_message, parse_line
 
 logger = logging.getLogger("pegboard.mcp.transport")
 
@@ -134,17 +134,13 @@ async def _stdio(
 
     async def read_stdout() -> None:
         assert process.stdout is not None
-        buffer = bytearray()
+        lines = LineSplitter(cap)
         try:
             with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async for chunk in process.stdout:
-                    buffer += chunk
-                    while (end := buffer.find(b"\n")) >= 0:
-                        line = bytes(buffer[:end])
-                        del buffer[: end + 1]
-                        if line.strip():
-                            await read_writer.send(_parse(line))
-                    if len(buffer) > cap:
+                    for line in lines.feed(chunk):
+                        await read_writer.send(_parse(line))
+                    if lines.dropped:
                         state.close(f"server sent a message larger than {cap} bytes")
                         return
             # Say why before the session sees the end, so a failing request can name it.
@@ -167,8 +163,7 @@ async def _stdio(
         try:
             async with write_reader:
                 async for message in write_reader:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send(data.encode() + b"\n")
+                    await process.stdin.send(encode_message(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             state.close("server closed its stdin")
             await read_writer.aclose()
@@ -188,11 +183,10 @@ async def _stdio(
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
-    try:
-        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as exc:
-        logger.debug("ignoring a line that is not JSON-RPC from an MCP server: %s", exc)
-        return exc
+    parsed = parse_line(line)
+    if isinstance(parsed, Exception):
+        logger.debug("ignoring a line that is not JSON-RPC from an MCP server: %s", parsed)
+    return parsed
 
 
 async def _stop(process: anyio.abc.Process) -> None:
