@@ -93,6 +93,7 @@ class Gateway:
         # protocol version -> the serialized tools/list result, until the surface changes
         self._listed: dict[str, bytes] = {}
         self.snapshot_due = anyio.Event()
+        self.client_seen = anyio.Event()  # the first request of a client reached the SDK
         self.server = _GatewayServer(
             surface,
             name=name,
@@ -117,6 +118,7 @@ class Gateway:
         if ctx.method != "server/discover":
             self.hub.add(ctx.session)
             self._session = ctx.session
+            self.client_seen.set()
         return await call_next(ctx)
 
     async def _discover(
@@ -210,8 +212,12 @@ class Gateway:
         self._changed.set()
         self.snapshot_due.set()
 
-    def mark_changed(self) -> None:
-        """Announce a change to the clients (e.g. they were answered from a stale snapshot)."""
+    async def announce_when_initialized(self) -> None:
+        """Announce a change once the stdio client's session is initialized (its list came
+        from a stale snapshot before the SDK's session knew the client)."""
+        await self.client_seen.wait()
+        assert self._session is not None
+        await connection_of(self._session).initialized.wait()
         self._on_surface_changed()
 
     async def announce_changes(self) -> None:

@@ -42,14 +42,15 @@ async def serve_stdio(gateway: Gateway) -> None:
     answers = handoff.answers if handoff else None
     version = answers.version if answers else None
     listed = answers.listed if answers else None
-    if version is not None and listed is not None and listed != _live(gateway, version):
-        gateway.mark_changed()
+    stale = version is not None and listed is not None and listed != _live(gateway, version)
     async with (
         server.lifespan(server) as state,
         pipe_stdio_server(FastToolCalls(gateway, version), handoff) as (read, write),
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(gateway.announce_changes)
+        if stale:
+            tg.start_soon(gateway.announce_when_initialized)
         target = early.snapshot_target()
         if target is not None:
             tg.start_soon(_keep_snapshot, gateway, target)
