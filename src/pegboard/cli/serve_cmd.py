@@ -5,16 +5,16 @@ from __future__ import annotations
 import logging
 import signal
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 
 from pegboard.cli._common import EXIT_USAGE, fail, load, run
 from pegboard.errors import PegboardError
-from pegboard.gateway.server import Gateway
-from pegboard.gateway.transports import is_loopback, serve_http, serve_stdio
-from pegboard.runtime import RuntimeOptions, ToolRuntime
+
+if TYPE_CHECKING:
+    from pegboard.runtime import ToolRuntime
 
 
 async def _until_signal(scope: anyio.CancelScope) -> None:
@@ -58,6 +58,11 @@ def serve(
     file takes effect at once (clients get tools/list_changed). Stops every child server on
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
+    # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
+    from pegboard.gateway.server import Gateway
+    from pegboard.gateway.transports import is_loopback, serve_http, serve_stdio
+    from pegboard.runtime import RuntimeOptions, ToolRuntime
+
     logging.basicConfig(
         level=log_level.upper(), format="pegboard %(levelname)s %(name)s: %(message)s"
     )

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, echo_json, fail, load, run
 from pegboard.config import LoadedConfig, write_config
-from pegboard.mcp import ServerStatus
-from pegboard.runtime import RuntimeOptions, ToolRuntime
+from pegboard.mcp.status import ServerStatus
+
+if TYPE_CHECKING:
+    from pegboard.runtime import ToolRuntime
 
 app = typer.Typer(
     help="List, check, refresh, enable and disable MCP servers.", no_args_is_help=True
@@ -23,6 +25,8 @@ IdsArg = Annotated[list[str] | None, typer.Argument(help="Server ids (default: e
 
 
 def _runtime(loaded: LoadedConfig) -> ToolRuntime:
+    from pegboard.runtime import RuntimeOptions, ToolRuntime  # lazy: the catalog needs the SDK
+
     return ToolRuntime(loaded, RuntimeOptions(prewarm=False))
 
 

@@ -6,7 +6,7 @@ Everything but ``call`` reads the on-disk catalog only: no server is started.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,9 +16,10 @@ from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_j
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import ToolContext
 from pegboard.errors import PegboardError
-from pegboard.gateway.results import output_to_call_result
-from pegboard.runtime import RuntimeOptions, ToolRuntime
 from pegboard.search.synced import registry_index
+
+if TYPE_CHECKING:
+    from pegboard.runtime import ToolRuntime
 
 app = typer.Typer(help="List, search, inspect and call tools.", no_args_is_help=True)
 
@@ -29,6 +30,8 @@ ProfileOpt = Annotated[
 
 
 def _runtime(ctx: typer.Context, profile: str | None) -> ToolRuntime:
+    from pegboard.runtime import RuntimeOptions, ToolRuntime  # lazy: the catalog needs the SDK
+
     loaded = load(ctx)
     try:
         return ToolRuntime(loaded, RuntimeOptions(profile=profile, prewarm=False))
@@ -189,6 +192,8 @@ def call_tool(
 
     output = run(body)
     if as_json:
+        from pegboard.gateway.results import output_to_call_result  # lazy: the SDK's types
+
         echo_json(
             output_to_call_result(output).model_dump(mode="json", by_alias=True, exclude_none=True)
         )
