@@ -69,7 +69,9 @@ async def _keep_snapshot(gateway: Gateway, target: Path) -> None:
     while True:
         gateway.snapshot_due = anyio.Event()
         try:
-            await anyio.to_thread.run_sync(write_snapshot, target, gateway.ready_snapshot())
+            # Shielded: a client that disconnects at once still leaves the next start a snapshot.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(write_snapshot, target, gateway.ready_snapshot())
         except Exception as exc:  # a cache: serving goes on without it
             logger.warning("could not write the ready snapshot %s: %s", target, exc)
         await gateway.snapshot_due.wait()
