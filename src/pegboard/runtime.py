@@ -52,7 +52,9 @@ class ToolRuntime:
         self.settings: AssistantSettings = config.profile(self.options.profile).to_settings()
         self.context_window = self.options.context_window or config.context_window
         servers = [server.to_mcp(sid) for sid, server in config.servers.items()]
-        self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
+        self.catalog = McpCatalog(
+            servers, SqliteCatalogStore(loaded.catalog_path), stderr_dir=loaded.stderr_dir
+        )
         self.registry = ToolRegistry()
         self.selected: frozenset[str] = frozenset()
         self.gate_problems: tuple[str, ...] = ()

@@ -212,3 +212,28 @@ def disable_cmd(
 ) -> None:
     """Disable a server in the config file (it is never started; its tools disappear)."""
     _set_enabled(ctx, server_id, False)
+
+
+@app.command("logs")
+def logs_cmd(
+    ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
+) -> None:
+    """Print what the server wrote to stderr during its last start (up to 64 KB), with the
+    values of its configured env and headers masked."""
+    from pegboard.core.redact import mask
+    from pegboard.mcp.transport import stderr_path
+
+    loaded = load(ctx)
+    _check_ids(loaded, [server_id])
+    server = loaded.config.servers[server_id]
+    path = stderr_path(loaded.stderr_dir, server_id)
+    assert path is not None
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        fail(
+            f"no stderr kept for {server_id} yet: it has not been started since "
+            f"(try `pegboard servers refresh {server_id}`)",
+            EXIT_NOT_FOUND,
+        )
+    typer.echo(mask(text, [*server.env.values(), *server.headers.values()]), nl=False)

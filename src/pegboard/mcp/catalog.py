@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,7 +31,12 @@ from pegboard.mcp.results import call_result_to_output
 from pegboard.mcp.server_state import ServerEntry
 from pegboard.mcp.status import ServerStatus
 from pegboard.mcp.store import CatalogStore, MemoryCatalogStore, StoredServer
-from pegboard.mcp.transport import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STDERR_LOG_BYTES, StderrLog
+from pegboard.mcp.transport import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_STDERR_LOG_BYTES,
+    StderrLog,
+    stderr_path,
+)
 
 logger = logging.getLogger("pegboard.mcp.catalog")
 
@@ -51,6 +57,7 @@ class McpCatalog:
         refresh_interval: float | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         stderr_log_bytes: int = DEFAULT_STDERR_LOG_BYTES,
+        stderr_dir: Path | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store: CatalogStore = store if store is not None else MemoryCatalogStore()
@@ -77,9 +84,10 @@ class McpCatalog:
                 on_lost=partial(self._on_lost, config.id),
                 on_connected=partial(self._on_connected, config.id),
                 max_message_bytes=max_message_bytes,
-                stderr_log=StderrLog(stderr_log_bytes),
+                stderr_log=StderrLog(stderr_log_bytes, stderr_path(stderr_dir, config.id)),
             )
             entry = ServerEntry(config, connection, on_state=self._notify_status, clock=clock)
+            connection.first_start = partial(_never_listed, entry)
             record = stored.get(config.id)
             if record is not None and record.fingerprint == config.fingerprint:
                 entry.load(record)
@@ -266,7 +274,7 @@ class McpCatalog:
         try:
             await self.refresh_tools(server_id)
         except Exception as exc:
-            logger.info("MCP server %s: refresh failed: %s", server_id, exc)
+            logger.warning("MCP server %s: refresh failed: %s", server_id, exc)
 
     async def refresh_tools(self, server_id: str) -> list[mcp_types.Tool]:
         """List the server's tools live and cache them (single-flight). Failure re-raises."""
@@ -403,3 +411,8 @@ class McpCatalog:
         )
         meta = {"mcp": {"server_id": server_id, "tool": tool_name, "call_id": call_id}}
         return call_result_to_output(result, metadata=meta)
+
+
+def _never_listed(entry: ServerEntry) -> bool:
+    """No tools/list of the server has ever succeeded (nothing cached): a first start."""
+    return entry.tools is None

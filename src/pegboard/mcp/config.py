@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pegboard.core.tool import canonical_json
 from pegboard.errors import ConfigError
 
+FIRST_CONNECT_TIMEOUT = 120.0
+
 Transport = Literal["stdio", "http", "sse"]
 
 _TRANSPORT_ALIASES: dict[str, Transport] = {
@@ -46,6 +48,8 @@ class McpServerConfig(BaseModel):
     disabled_tools: frozenset[str] = frozenset()
     force_prompt_tools: frozenset[str] = frozenset()
     connect_timeout: float = Field(default=10.0, gt=0)
+    # A first start (no tools cached yet) may install the server (npx -y, uvx): 13-16 s seen.
+    first_connect_timeout: float = Field(default=FIRST_CONNECT_TIMEOUT, gt=0)
     call_timeout: float = Field(default=60.0, gt=0)
     list_timeout: float = Field(default=15.0, gt=0)
 

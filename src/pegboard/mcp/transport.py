@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from pathlib import Path
 
 import anyio
 import anyio.abc
@@ -47,16 +49,51 @@ def child_environment(configured: dict[str, str]) -> dict[str, str]:
     return base | configured
 
 
-class StderrLog:
-    """The last ``limit`` bytes a server wrote to stderr (older output is dropped)."""
+def stderr_path(directory: Path | None, server_id: str) -> Path | None:
+    """The file that keeps ``server_id``'s stderr of its last start (in ``directory``)."""
+    if directory is None:
+        return None
+    return directory / (re.sub(r"[^A-Za-z0-9._-]", "_", server_id) + ".stderr.log")
 
-    def __init__(self, limit: int = DEFAULT_STDERR_LOG_BYTES) -> None:
+
+class StderrLog:
+    """The last ``limit`` bytes a server wrote to stderr since its last start (older output
+    is dropped), also kept in ``path`` (if given) for ``pegboard servers logs``."""
+
+    def __init__(self, limit: int = DEFAULT_STDERR_LOG_BYTES, path: Path | None = None) -> None:
         self.limit = limit
+        self.path = path
         self._chunks: deque[bytes] = deque()
         self._size = 0
+        self._file_size = 0
         self.dropped = 0
 
+    def start(self) -> None:
+        """A new start of the server: forget the previous start's output."""
+        self._chunks.clear()
+        self._size = self.dropped = 0
+        self._save(b"", append=False)
+
+    def _save(self, data: bytes, *, append: bool) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("ab" if append else "wb") as fh:
+                fh.write(data)
+            self._file_size = self._file_size + len(data) if append else len(data)
+        except OSError as exc:  # a log: the server runs on without it
+            logger.warning("cannot keep the stderr of an MCP server in %s: %s", self.path, exc)
+            self.path = None
+
     def write(self, data: bytes) -> None:
+        self._append(data)
+        if self._file_size + len(data) > self.limit:  # keep the file as bounded as memory
+            self._save(b"".join(self._chunks), append=False)
+        else:
+            self._save(data, append=True)
+
+    def _append(self, data: bytes) -> None:
         if len(data) > self.limit:
             self.dropped += len(data) - self.limit
             data = data[-self.limit :]
