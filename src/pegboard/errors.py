@@ -15,11 +15,15 @@ on purpose. Every message says what is wrong and, where there is one, how to fix
     │   ├── ApprovalRequired         a human must approve this call first (a signal, not a bug)
     │   ├── ApprovalDenied           a human (or the policy) refused the call
     │   └── ToolExecutionError       the tool ran and failed; its message is model-readable
+    │       └── UrlRefused           web_fetch refused a URL (scheme, userinfo, address, redirect)
     ├── McpError                     MCP server or catalog problems
     │   ├── ServerUnavailable        the server is not active, failed to start or crashed
     │   │   └── ServerInactive       the server is disabled or not configured (no call made)
     │   └── CatalogError             the persistent catalog could not be read or written
     ├── SearchModelError             a tool-search model's files are missing or unreadable
+    ├── KnowledgeBaseError           a knowledge base cannot be read, written or found
+    │   ├── PathNotAllowed           a path to ingest is not a regular file under the given root
+    │   └── FileTooLarge             a file (or what it decompresses to) exceeds a size cap
     └── OptionalDependencyMissing    an extra is not installed (ImportError too)
 """
 
@@ -87,6 +91,10 @@ class ToolExecutionError(ToolError):
     """The tool ran and failed. The message is what the model should read."""
 
 
+class UrlRefused(ToolExecutionError):
+    """``web_fetch`` refused a URL before connecting; the message names the reason and the fix."""
+
+
 class McpError(PegboardError):
     """An MCP server or catalog problem."""
 
@@ -119,6 +127,18 @@ class CatalogError(McpError):
 
 class SearchModelError(PegboardError):
     """A tool-search embedding model's files are missing or unreadable (reinstall its extra)."""
+
+
+class KnowledgeBaseError(PegboardError):
+    """A knowledge base cannot be read, written or found; the message names the base and fix."""
+
+
+class PathNotAllowed(KnowledgeBaseError):
+    """A path given to ingest is refused: not a regular file, or a link leading outside."""
+
+
+class FileTooLarge(KnowledgeBaseError):
+    """A file, or the text or data it expands to, is larger than ingestion allows."""
 
 
 class OptionalDependencyMissing(PegboardError, ImportError):

@@ -118,3 +118,29 @@ def test_builtin_and_meta_names_are_valid_wire_names() -> None:
     assert all(is_valid_wire_name(n) for n in BUILTIN_TOOL_NAMES | META_TOOL_NAMES)
     assert not is_valid_wire_name("1tool")
     assert not is_valid_wire_name("a" * 65)
+
+
+def test_python_aliases_keep_identifiers_and_derive_collision_free_ones() -> None:
+    from pegboard.core.names import python_aliases
+
+    names = ["mcp__a__b", "get-env", "get_env", "len", "class", "工具", "9lives", "gather"]
+    assert python_aliases(names) == {
+        "mcp__a__b": "mcp__a__b",
+        "get_env": "get_env",
+        "get-env": "get_env_e42fa272",
+        "len": "len_71fa9faa",
+        "class": "class_0889113e",
+        "工具": "tool_5ca6730d",
+        "9lives": "t_9lives_bc867356",
+        "gather": "gather_e9da0bd7",
+    }
+
+
+def test_a_python_alias_that_would_collide_is_lengthened() -> None:
+    from pegboard.core.names import python_aliases
+
+    taken = python_aliases(["get-env"])["get-env"]  # get_env_e42fa272
+    aliases = python_aliases(["get-env", taken])
+    assert aliases[taken] == taken
+    assert aliases["get-env"] == "get_env_e42fa272d55e"
+    assert len(set(aliases.values())) == 2

@@ -87,24 +87,104 @@ def test_an_unknown_namespace_lists_the_known_ones() -> None:
     assert text == "No namespace matches 'slack'. Namespaces: mcp:Gmail, weather, web."
 
 
-def test_no_query_with_a_namespace_browses_it_by_name_up_to_the_limit() -> None:
-    text = search_pool(pool_of(*catalog()), [], namespace="mcp:Gmail", limit=2).as_text()
-    assert text.splitlines() == [
+def test_no_query_with_a_namespace_browses_it_by_name_a_page_at_a_time() -> None:
+    pool = pool_of(*catalog())
+    first = search_pool(pool, [], namespace="mcp:Gmail", limit=2)
+    assert first.as_text().splitlines() == [
         "[mcp:Gmail]",
         "- mcp__gmail__add_label: Add a label to an email thread.",
         "- mcp__gmail__search_threads: Search email threads by sender or subject.",
-        "(2 of 3 shown; raise `limit` or add a query.)",
+        "(1-2 of 3 shown; pass offset=2 for more, or add a query.)",
     ]
+    second = search_pool(pool, [], namespace="mcp:Gmail", limit=2, offset=2)
+    assert second.as_text().splitlines() == [
+        "[mcp:Gmail]",
+        "- mcp__gmail__send_message: Send an email message to recipients.",
+    ]
+    assert second.structured == {
+        "tools": [
+            {
+                "name": "mcp__gmail__send_message",
+                "namespace": "mcp:Gmail",
+                "description": "Send an email message to recipients.",
+            }
+        ],
+        "offset": 2,
+        "total": 3,
+    }
 
 
-def test_no_query_and_no_namespace_lists_the_namespaces() -> None:
-    assert search_pool(pool_of(*catalog()), []).as_text().splitlines() == [
+def test_no_query_and_no_namespace_lists_the_namespaces_and_the_first_page_of_tools() -> None:
+    result = search_pool(pool_of(*catalog()), [], limit=4)
+    assert result.as_text().splitlines() == [
         "3 namespaces of deferred tools:",
         "- mcp:Gmail (3 tools)",
         "- weather (1 tool)",
         "- web (2 tools)",
         "Search with a query, or pass `namespace` to list one namespace.",
+        "[mcp:Gmail]",
+        "- mcp__gmail__add_label: Add a label to an email thread.",
+        "- mcp__gmail__search_threads: Search email threads by sender or subject.",
+        "- mcp__gmail__send_message: Send an email message to recipients.",
+        "[weather]",
+        "- weather_now: 查询城市的实时天气",
+        "(1-4 of 6 shown; pass offset=4 for more, or add a query.)",
     ]
+    assert result.structured["namespaces"] == [
+        {"namespace": "mcp:Gmail", "count": 3},
+        {"namespace": "weather", "count": 1},
+        {"namespace": "web", "count": 2},
+    ]
+    assert [row["name"] for row in result.structured["tools"]] == [
+        "mcp__gmail__add_label",
+        "mcp__gmail__search_threads",
+        "mcp__gmail__send_message",
+        "weather_now",
+    ]
+    assert (result.structured["offset"], result.structured["total"]) == (0, 6)
+
+
+def test_the_next_browse_page_has_no_overview_and_a_page_past_the_end_says_so() -> None:
+    pool = pool_of(*catalog())
+    assert search_pool(pool, [], limit=4, offset=4).as_text().splitlines() == [
+        "[web]",
+        "- web_fetch: Fetch a web page and return its text.",
+        "- web_search: Search the web with a search engine.",
+    ]
+    past = search_pool(pool, [], limit=4, offset=9)
+    assert past.as_text() == "(offset 9 is past the last of 6 tools.)"
+    assert past.structured["tools"] == []
+
+
+def test_a_ranked_search_carries_its_hits_as_structured_content() -> None:
+    result = search_pool(pool_of(*catalog()), ["send an email"], limit=1)
+    assert result.structured == {
+        "tools": [
+            {
+                "name": "mcp__gmail__send_message",
+                "namespace": "mcp:Gmail",
+                "description": "Send an email message to recipients.",
+            }
+        ]
+    }
+    assert search_pool(pool_of(*catalog()), ["zzqx"]).structured == {"tools": []}
+
+
+@pytest.mark.anyio
+async def test_the_tool_pages_with_offset() -> None:
+    registry = ToolRegistry(catalog())
+    search = apply_defer_exposition(tools_of(*catalog()), registry, None).tools["tool_search"]
+    page = await search.run({"namespace": "web", "limit": 1, "offset": 1}, ToolContext())
+    assert page.as_text().splitlines() == [
+        "[web]",
+        "- web_search: Search the web with a search engine.",
+    ]
+
+
+def test_the_description_says_it_is_tool_discovery_not_web_search() -> None:
+    registry = ToolRegistry(catalog())
+    search = apply_defer_exposition(tools_of(*catalog()), registry, None).tools["tool_search"]
+    assert "tool discovery, NOT web search" in search.description
 
 
 def test_verbose_adds_the_schema_and_records_the_ledger() -> None:

@@ -50,6 +50,26 @@ def user_entry(name: str) -> ToolEntry:
     return ToolEntry(name=name, namespace="user", tool=Tool(description="mine"))
 
 
+class OneBrokenRead(McpCatalog):
+    """A catalog whose cache read of one server raises (a corrupt record, say)."""
+
+    def read_tools(self, server_id: str) -> Any:
+        if server_id == "broken":
+            raise RuntimeError("cache record unreadable")
+        return super().read_tools(server_id)
+
+
+def test_one_throwing_server_does_not_stop_the_sync_of_the_others() -> None:
+    store = MemoryCatalogStore()
+    configs = [McpServerConfig(id=s, command="not-started") for s in ("a", "broken", "c")]
+    for cfg in configs:
+        store.put(StoredServer(cfg.id, fingerprint=cfg.fingerprint, tools=(tool("t"),)))
+    registry = ToolRegistry()
+    report = sync_mcp_tools_to_registry(registry, OneBrokenRead(configs, store))
+    assert report.registered == ["mcp__a__t", "mcp__c__t"]
+    assert registry.snapshot().names() == ["mcp__a__t", "mcp__c__t"]
+
+
 def test_registers_every_active_servers_tools_with_identity_and_labels() -> None:
     catalog = seeded(
         {"s1": [tool("search"), tool("fetch")], "s2": [tool("send")]},
@@ -241,7 +261,7 @@ async def test_entry_execute_calls_the_server_and_an_inactive_server_is_refused(
 
 
 @pytest.mark.anyio
-async def test_a_failing_server_contributes_no_ids_but_keeps_its_registered_tools(
+async def test_a_failing_server_keeps_contributing_its_cached_tools(
     tmp_path: Path,
 ) -> None:
     modes = tmp_path / "modes"
@@ -257,7 +277,7 @@ async def test_a_failing_server_contributes_no_ids_but_keeps_its_registered_tool
             await catalog.restart("s1")
         ids = await resolve_assistant_mcp_tool_ids(auto, catalog)
         report = sync_mcp_tools_to_registry(registry, catalog)
-    assert ids == ["mcp__s2__tool_0"]
+    assert ids == ["mcp__s1__tool_0", "mcp__s2__tool_0"]
     assert report.evicted == []
     assert registry.snapshot().names() == ["mcp__s1__tool_0", "mcp__s2__tool_0"]
 

@@ -154,10 +154,10 @@ async def authorise(
     if grants is not None and grants.consume(request):
         return
     if handler is None:
-        if via == "tool_invoke":
+        if via in ("tool_invoke", "tool_exec"):
             raise ApprovalRequired(
                 f"Tool {entry.name} requires user approval; call it directly instead of via "
-                "tool_invoke, so the user can approve it.",
+                f"{via}, so the user can approve it.",
                 tool_name=entry.name,
             )
         raise ApprovalRequired(

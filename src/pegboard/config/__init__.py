@@ -19,6 +19,7 @@ from pegboard.config.model import (
     PegboardConfig,
     ProfileConfig,
     ServerConfig,
+    WebFetchConfig,
     WebSearchProviderConfig,
 )
 from pegboard.config.reference import render_reference
@@ -35,6 +36,7 @@ __all__ = [
     "PegboardConfig",
     "ProfileConfig",
     "ServerConfig",
+    "WebFetchConfig",
     "WebSearchProviderConfig",
     "default_config_path",
     "load_config",

@@ -8,9 +8,10 @@ of pegboard's own, so a server block can be copied from either format.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pegboard.core.scope import AssistantSettings, McpMode
 from pegboard.mcp.config import McpServerConfig
@@ -108,18 +109,54 @@ class ProfileConfig(_Section):
 class WebSearchProviderConfig(_Section):
     """A web-search backend."""
 
-    type: Literal["searxng", "brave", "tavily"] = Field(description="Provider kind.")
-    url: str | None = Field(default=None, description="Base URL (required for searxng).")
+    type: Literal["searxng", "brave", "tavily", "ddgs"] = Field(
+        description="Provider kind (ddgs: key-less metasearch, the default when no provider "
+        "is configured)."
+    )
+    url: str | None = Field(
+        default=None,
+        description="Base URL (required for searxng; brave and tavily default to their "
+        "public APIs).",
+    )
     api_key: str | None = Field(default=None, description="API key (prefer api_key_env).")
     api_key_env: str | None = Field(
         default=None, description="Environment variable holding the key."
     )
+    timeout: float = Field(default=15.0, gt=0, description="Deadline of one search, s.")
 
     @model_validator(mode="after")
     def _searxng_needs_url(self) -> WebSearchProviderConfig:
         if self.type == "searxng" and not self.url:
             raise ValueError("a searxng provider needs 'url' (e.g. http://127.0.0.1:8888)")
         return self
+
+
+class WebFetchConfig(_Section):
+    """Limits of ``web_fetch``, whose URLs the model chooses."""
+
+    allow_networks: list[str] = Field(
+        default_factory=list,
+        description="CIDRs web_fetch may reach although they are loopback, private, "
+        'link-local or otherwise non-public (e.g. ["127.0.0.1/32"]). Empty: public only.',
+    )
+    max_bytes: int = Field(
+        default=5_000_000, gt=0, description="Cap on a response's decoded bytes."
+    )
+    timeout: float = Field(
+        default=20.0, gt=0, description="Deadline of one fetch, redirects and body included, s."
+    )
+
+    @field_validator("allow_networks")
+    @classmethod
+    def _cidrs(cls, value: list[str]) -> list[str]:
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{item!r} is not a network; write a CIDR such as 127.0.0.1/32 or fd00::/8"
+                ) from None
+        return value
 
 
 class MetaConfig(_Section):
@@ -176,6 +213,7 @@ class PegboardConfig(_Section):
     web_search: dict[str, WebSearchProviderConfig] = Field(
         default_factory=dict, description="Web-search providers."
     )
+    web_fetch: WebFetchConfig = Field(default_factory=lambda: WebFetchConfig())
     meta: MetaConfig = Field(default_factory=lambda: MetaConfig())
     gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
 

@@ -14,6 +14,7 @@ from pegboard.config.model import (
     PegboardConfig,
     ProfileConfig,
     ServerConfig,
+    WebFetchConfig,
     WebSearchProviderConfig,
 )
 
@@ -22,10 +23,11 @@ _TABLES: tuple[tuple[str, type[BaseModel]], ...] = (
     ("[servers.<id>]", ServerConfig),
     ("[profiles.<name>]", ProfileConfig),
     ("[web_search.<name>]", WebSearchProviderConfig),
+    ("[web_fetch]", WebFetchConfig),
     ("[meta]", MetaConfig),
     ("[gateway]", GatewayConfig),
 )
-_NESTED = {"servers", "profiles", "web_search", "meta", "gateway"}
+_NESTED = {"servers", "profiles", "web_search", "web_fetch", "meta", "gateway"}
 
 
 def _type_name(annotation: Any) -> str:

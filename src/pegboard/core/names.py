@@ -16,8 +16,11 @@ Nothing parses a wire name back: the registry keeps a map to (server id, tool na
 
 from __future__ import annotations
 
+import builtins
 import hashlib
+import keyword
 import re
+from collections.abc import Iterable
 
 BUILTIN_TOOL_NAMES = frozenset({"web_search", "web_fetch", "kb_search", "kb_list"})
 META_TOOL_NAMES = frozenset({"tool_search", "tool_inspect", "tool_invoke", "tool_exec"})
@@ -69,3 +72,47 @@ def mcp_tool_name(server_id: str, server_name: str | None, tool_name: str) -> st
 
 def is_valid_wire_name(name: str) -> bool:
     return len(name) <= MAX_WIRE_NAME_LENGTH and bool(WIRE_NAME_RE.match(name))
+
+
+# Names a tool must not take inside tool_exec: Python's builtins (a tool named ``len`` would
+# never be reached, the builtin wins) and the helpers the sandbox binds itself.
+SANDBOX_RESERVED_NAMES = frozenset(dir(builtins)) | {"gather", "asyncio"}
+_NON_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]+")
+
+
+def python_aliases(names: Iterable[str]) -> dict[str, str]:
+    """Wire name -> the Python identifier that calls it inside ``tool_exec``.
+
+    A name that is already an identifier, not a keyword and not a builtin is kept; any other
+    gets its illegal characters replaced by ``_`` and a suffix from sha256(wire name),
+    lengthened until it collides with no other name of the set. The alias depends only on
+    the wire name and the names around it, so the same request always gets the same aliases.
+    """
+    ordered = sorted(set(names))
+    kept = {n for n in ordered if _is_plain_identifier(n)}
+    taken = set(kept)
+    aliases: dict[str, str] = {n: n for n in kept}
+    for name in ordered:
+        if name in kept:
+            continue
+        base = _NON_IDENTIFIER.sub("_", name).strip("_") or "tool"
+        if base[0].isdigit():
+            base = f"t_{base}"
+        digest = hashlib.sha256(name.encode()).hexdigest()
+        width = 8
+        alias = f"{base}_{digest[:width]}"
+        while alias in taken:
+            width += 4  # past 64 hex digits only a crafted name can collide: count on
+            alias = f"{base}_{digest[:width]}" if width <= 64 else f"{base}_{digest}_{width}"
+        taken.add(alias)
+        aliases[name] = alias
+    return aliases
+
+
+def _is_plain_identifier(name: str) -> bool:
+    return (
+        name.isidentifier()
+        and name.isascii()
+        and not keyword.iskeyword(name)
+        and name not in SANDBOX_RESERVED_NAMES
+    )

@@ -56,6 +56,11 @@ def render_stub(
     return "\n".join(lines)
 
 
+def resolve_ref(root: Any, schema: Any) -> Any:
+    """``schema`` with its local ``$ref`` chain followed inside ``root`` (unknown -> ``{}``)."""
+    return _Renderer(root, "", show_required=False).resolve(schema)
+
+
 class _Renderer:
     def __init__(self, root: Any, tag: str, *, show_required: bool) -> None:
         self.root = root

@@ -38,6 +38,7 @@ SEARCH_SCHEMA: Mapping[str, Any] = {
             "default": DEFAULT_SEARCH_LIMIT,
         },
         "verbose": {"type": "boolean", "default": False},
+        "offset": {"type": "integer", "minimum": 0, "default": 0},
     },
     "additionalProperties": False,
 }
@@ -46,17 +47,26 @@ INSPECT_DESCRIPTION = (
     "Show the signature of one deferred tool (its parameters, types, required fields and "
     "allowed values) as a JSDoc stub."
 )
+# ``examples`` (a standard JSON Schema annotation, accepted by every provider's tool schema)
+# is the reference design's ``inputExample``: one example call in the definition itself, so a
+# model calls the meta-tools right the first time.
+INSPECT_EXAMPLE: Mapping[str, Any] = {"name": "mcp__github__create_issue"}
 INSPECT_SCHEMA: Mapping[str, Any] = {
     "type": "object",
     "properties": {"name": {"type": "string", "description": "Exact tool name"}},
     "required": ["name"],
     "additionalProperties": False,
+    "examples": [INSPECT_EXAMPLE],
 }
 
 INVOKE_DESCRIPTION = (
     "Call a deferred tool by its exact name with its parameters. Inspect it first unless you "
     "already know its parameters; invalid parameters return the error and the signature."
 )
+INVOKE_EXAMPLE: Mapping[str, Any] = {
+    "name": "mcp__github__create_issue",
+    "params": {"title": "Login fails"},
+}
 INVOKE_SCHEMA: Mapping[str, Any] = {
     "type": "object",
     "properties": {
@@ -65,6 +75,7 @@ INVOKE_SCHEMA: Mapping[str, Any] = {
     },
     "required": ["name"],
     "additionalProperties": False,
+    "examples": [INVOKE_EXAMPLE],
 }
 
 DEFINITIONS: Mapping[str, tuple[str, Mapping[str, Any]]] = {

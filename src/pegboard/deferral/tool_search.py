@@ -2,7 +2,10 @@
 
 Hits are grouped by namespace label (groups in order of their best hit, hits in rank order),
 one line per tool: ``- <name>: <summary>``, each line capped at :data:`MAX_LINE_TOKENS`.
-No query browses: a namespace lists its tools, no namespace lists the namespaces.
+No query browses, a page at a time (``offset``): a namespace lists its tools by name; no
+namespace puts the namespace overview on top of the first page of every deferred tool, so a
+model that omits the query gets tools in one call. Every answer also carries a structured form
+(``ToolOutput.structured``: the MCP ``structuredContent``) so code can read it.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ def make_tool_search(pool: DeferredPool) -> Tool:
             namespace=args.get("namespace"),
             limit=int(args.get("limit", DEFAULT_SEARCH_LIMIT)),
             verbose=bool(args.get("verbose", False)),
+            offset=int(args.get("offset", 0)),
         )
 
     return Tool(description=SEARCH_DESCRIPTION, input_schema=SEARCH_SCHEMA, execute=execute)
@@ -50,8 +54,12 @@ def search_pool(
     namespace: str | None = None,
     limit: int = DEFAULT_SEARCH_LIMIT,
     verbose: bool = False,
+    offset: int = 0,
 ) -> ToolOutput:
-    """Run one ``tool_search`` over ``pool`` and render the model-facing text."""
+    """Run one ``tool_search`` over ``pool`` and render the model-facing text.
+
+    ``offset`` pages through a browse (no query); a ranked search ignores it.
+    """
     raw_namespaces: frozenset[str] | None = None
     if namespace:
         raw_namespaces = pool.resolve_namespace(namespace)
@@ -59,13 +67,7 @@ def search_pool(
             known = ", ".join(pool.namespaces().values()) or "(none)"
             return ToolOutput.text(f"No namespace matches {namespace!r}. Namespaces: {known}.")
     if not queries:
-        if raw_namespaces is None:
-            return ToolOutput.text(_overview(pool))
-        members = [e for e in pool.deferred if e.namespace in raw_namespaces]
-        text = _render(pool, members[:limit], verbose)
-        if len(members) > limit:
-            text += f"\n({limit} of {len(members)} shown; raise `limit` or add a query.)"
-        return ToolOutput.text(text)
+        return _browse(pool, raw_namespaces, limit=limit, offset=max(0, offset), verbose=verbose)
     hits = pool.index.search(
         list(queries),
         limit=limit,
@@ -77,10 +79,57 @@ def search_pool(
     if not found:
         where = f" in {namespace}" if namespace else ""
         shown = " | ".join(queries)
-        return ToolOutput.text(f"No deferred tool matches {shown!r}{where}. {_BROADEN}")
+        text = f"No deferred tool matches {shown!r}{where}. {_BROADEN}"
+        return ToolOutput(parts=(TextPart(text),), structured={"tools": []})
     text = _render(pool, found, verbose)
     refs = tuple(entry.name for entry in found)
-    return ToolOutput(parts=(TextPart(text),), metadata={TOOL_REFERENCES: refs})
+    return ToolOutput(
+        parts=(TextPart(text),),
+        structured={"tools": _rows(found)},
+        metadata={TOOL_REFERENCES: refs},
+    )
+
+
+def _browse(
+    pool: DeferredPool,
+    raw_namespaces: frozenset[str] | None,
+    *,
+    limit: int,
+    offset: int,
+    verbose: bool,
+) -> ToolOutput:
+    """One page of the deferred tools (of ``raw_namespaces``, else all) in name order, under
+    the namespace overview when no namespace was chosen."""
+    if raw_namespaces is None:
+        members = sorted(pool.deferred, key=lambda e: (e.label, e.name))
+    else:
+        members = [e for e in pool.deferred if e.namespace in raw_namespaces]
+    page = members[offset : offset + limit]
+    blocks = [_overview(pool)] if raw_namespaces is None and offset == 0 else []
+    if page:
+        blocks.append(_render(pool, page, verbose))
+    end = offset + len(page)
+    if end < len(members):
+        blocks.append(
+            f"({offset + 1}-{end} of {len(members)} shown; pass offset={end} for more, "
+            "or add a query.)"
+        )
+    elif not page:
+        blocks.append(f"(offset {offset} is past the last of {len(members)} tools.)")
+    structured: dict[str, Any] = {
+        "tools": _rows(page),
+        "offset": offset,
+        "total": len(members),
+    }
+    if raw_namespaces is None:
+        structured["namespaces"] = [
+            {"namespace": label, "count": n} for label, n in _counts(pool).items()
+        ]
+    return ToolOutput(parts=(TextPart("\n".join(blocks)),), structured=structured)
+
+
+def _rows(entries: Sequence[ToolEntry]) -> list[dict[str, str]]:
+    return [{"name": e.name, "namespace": e.label, "description": e.summary} for e in entries]
 
 
 def _queries(value: Any) -> list[str]:
@@ -88,11 +137,16 @@ def _queries(value: Any) -> list[str]:
     return [q.strip() for q in items if isinstance(q, str) and q.strip()]
 
 
-def _overview(pool: DeferredPool) -> str:
+def _counts(pool: DeferredPool) -> dict[str, int]:
     counts: dict[str, int] = {}
     for entry in pool.deferred:
         counts[entry.label] = counts.get(entry.label, 0) + 1
-    lines = [f"- {label} ({n} tool{'s' * (n != 1)})" for label, n in sorted(counts.items())]
+    return dict(sorted(counts.items()))
+
+
+def _overview(pool: DeferredPool) -> str:
+    counts = _counts(pool)
+    lines = [f"- {label} ({n} tool{'s' * (n != 1)})" for label, n in counts.items()]
     hint = "Search with a query, or pass `namespace` to list one namespace."
     return "\n".join([f"{len(counts)} namespaces of deferred tools:", *lines, hint])
 

@@ -196,8 +196,17 @@ class McpCatalog:
         if entry is None or not entry.enabled:
             return []
         if entry.tools is None:
-            if not entry.attempted and entry.flight is None and self._spawn(self.warm, server_id):
+            if not entry.attempted and entry.flight is None:
                 entry.attempted = True
+                if not self._spawn(self.warm, server_id):
+                    # Outside ``running()`` there is nowhere to warm in the background; say so
+                    # once instead of answering [] without a word.
+                    logger.warning(
+                        "MCP server %s has no cached tools yet and the catalog is not running, "
+                        "so no refresh was started; run `pegboard servers refresh %s`",
+                        server_id,
+                        server_id,
+                    )
             return []
         return list(entry.tools if include_disabled else entry.visible)
 

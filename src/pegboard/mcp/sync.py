@@ -64,9 +64,10 @@ async def resolve_assistant_mcp_tool_ids(
     ``disabled`` -> none; ``manual`` -> tools of the linked servers (none linked -> none, and
     the catalog is not touched); ``auto`` -> tools of every active server. Cold servers are
     warmed concurrently, waiting at most ``wait_timeout``. A failing server (state
-    ``failed``) contributes nothing; its last-known-good tools stay in the catalog and the
-    registry (a transient failure never evicts) and come back once it recovers. A server
-    that is still connecting contributes its cached tools.
+    ``failed``) and a server still connecting contribute their last-known-good (cached)
+    tools, as ``pegboard serve`` does: the server's status tells the model it is failing,
+    and a call to it gets a clear error, whereas dropping its tools would make a transient
+    failure look like a tool that never existed (the reference design keeps cached tools too).
     """
     mode = assistant_settings.mcp_mode
     if mode == "disabled":
@@ -83,9 +84,6 @@ async def resolve_assistant_mcp_tool_ids(
                 tg.start_soon(catalog.wait_warm, server_id, wait_timeout)
     ids: set[str] = set()
     for server_id in server_ids:
-        if catalog.status(server_id).state == "failed":
-            logger.info("MCP server %s is failing and contributes no tools", server_id)
-            continue
         try:
             tools = catalog.list_tools(server_id)
         except Exception as exc:

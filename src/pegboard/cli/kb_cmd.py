@@ -1,0 +1,179 @@
+"""``pegboard kb``: add files to a knowledge base, list, search and remove bases.
+
+Everything heavy (numpy, the embedding model, the HTML and PDF parsers) loads inside the
+command that needs it, so ``pegboard --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load
+from pegboard.errors import KnowledgeBaseError
+
+app = typer.Typer(
+    help="Knowledge bases: local files that kb_search finds by meaning.", no_args_is_help=True
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+NameArg = Annotated[str, typer.Argument(help="Knowledge-base name (letters, digits, . _ -).")]
+
+
+def _store(ctx: typer.Context) -> Path:
+    from pegboard.kb import kb_path
+
+    return kb_path(load(ctx).data_dir)
+
+
+def _require(db: Path, name: str) -> None:
+    from pegboard.kb import list_bases
+
+    if name not in {b.name for b in list_bases(db)}:
+        fail(f"no knowledge base named {name!r}; see `pegboard kb list`", EXIT_NOT_FOUND)
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    name: NameArg,
+    paths: Annotated[list[str], typer.Argument(help="Files or directories (recursive).")],
+    model: Annotated[
+        str | None,
+        typer.Option(help="Embedding model of a new base: minilm-static or wordllama."),
+    ] = None,
+) -> None:
+    """Ingest Markdown, text, HTML and PDF files; unchanged files are not re-read."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from pegboard.kb import check_base_name, ingest
+    from pegboard.kb.embedding import MODELS
+
+    db = _store(ctx)
+    try:
+        check_base_name(name)
+    except KnowledgeBaseError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if model is not None and model not in MODELS:
+        fail(f"unknown embedding model {model!r}; use one of {', '.join(MODELS)}", EXIT_USAGE)
+    err = Console(stderr=True)
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[file]}"),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"kb {name}", total=None, file="")
+
+        def progress(done: int, total: int, current: str) -> None:
+            bar.update(task, completed=done, total=total, file=Path(current).name)
+
+        try:
+            report = ingest(db, name, paths, model=model, progress=progress)
+        except KnowledgeBaseError as exc:
+            fail(str(exc))
+    for skipped in report.skipped:
+        err.print(f"[yellow]warning:[/] skipped {skipped.reason}", highlight=False, soft_wrap=True)
+    typer.echo(
+        f"{name}: {len(report.indexed)} file(s) indexed ({report.chunks} chunks), "
+        f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped"
+    )
+    if not report.indexed and not report.unchanged:
+        fail("nothing was added: no readable Markdown, text, HTML or PDF file under the paths")
+
+
+@app.command("list")
+def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Show the knowledge bases with their document and chunk counts."""
+    from pegboard.kb import list_bases
+
+    try:
+        bases = list_bases(_store(ctx))
+    except KnowledgeBaseError as exc:
+        fail(str(exc))
+    if as_json:
+        echo_json(
+            [
+                {"name": b.name, "documents": b.documents, "chunks": b.chunks, "model": b.model}
+                for b in bases
+            ]
+        )
+        return
+    if not bases:
+        typer.echo("no knowledge bases yet; create one with `pegboard kb add NAME PATH...`")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table()
+    for column in ("name", "documents", "chunks", "model"):
+        table.add_column(column, no_wrap=True)
+    for b in bases:
+        table.add_row(b.name, str(b.documents), str(b.chunks), b.model)
+    Console().print(table)
+
+
+@app.command("search")
+def search_cmd(
+    ctx: typer.Context,
+    name: NameArg,
+    query: Annotated[str, typer.Argument(help="A question, in your own words.")],
+    top_k: Annotated[
+        int, typer.Option("--top-k", "-k", min=1, max=100, help="Results to show.")
+    ] = 5,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find the passages of a base that answer QUERY (meaning and words, fused)."""
+    from pegboard.kb import search_base
+
+    db = _store(ctx)
+    _require(db, name)
+    try:
+        hits = search_base(db, name, query, top_k=top_k)
+    except KnowledgeBaseError as exc:
+        fail(str(exc), EXIT_USAGE if not query.strip() else EXIT_FAILED)
+    if as_json:
+        echo_json(
+            [
+                {"source": h.source, "title": h.title, "snippet": h.snippet, "score": h.score}
+                for h in hits
+            ]
+        )
+        return
+    if not hits:
+        typer.echo(f"nothing in {name} matches; try other words")
+    for rank, h in enumerate(hits, start=1):
+        typer.echo(f"{rank}. {h.title}  ({h.source}, score {h.score:.4f})\n   {h.snippet}")
+
+
+@app.command("remove")
+def remove_cmd(
+    ctx: typer.Context,
+    name: NameArg,
+    path: Annotated[str | None, typer.Argument(help="Only this file or directory.")] = None,
+) -> None:
+    """Remove a knowledge base, or only the documents at or under PATH."""
+    import os
+
+    from pegboard.kb import remove
+
+    db = _store(ctx)
+    _require(db, name)
+    target = os.path.realpath(os.path.expanduser(path)) if path is not None else None
+    try:
+        count = remove(db, name, target)
+    except KnowledgeBaseError as exc:
+        fail(str(exc))
+    if target is None:
+        typer.echo(f"removed knowledge base {name} ({count} document(s))")
+    elif count == 0:
+        fail(
+            f"{name} has no document at or under {target}; see `pegboard kb search`", EXIT_NOT_FOUND
+        )
+    else:
+        typer.echo(f"removed {count} document(s) under {target} from {name}")

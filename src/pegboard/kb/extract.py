@@ -1,0 +1,143 @@
+"""Bytes of one file -> its title and sections (heading, text): Markdown, text, HTML, PDF.
+
+HTML goes through BeautifulSoup's standard-library parser, which never expands entities a
+document declares; a document that declares any (XHTML with an internal DTD subset) is first
+parsed with ``defusedxml``, which refuses entity expansion (billion laughs) and external
+entities (XXE). PDF text comes from pypdf, whose decoders cap decompressed stream sizes; the
+extracted text of any file is capped too.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pegboard.errors import FileTooLarge, KnowledgeBaseError
+
+MAX_TEXT_CHARS = 16_000_000
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_DECLARES_ENTITIES = re.compile(rb"<!DOCTYPE[^>]*\[|<!ENTITY", re.IGNORECASE)
+_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "nav", "footer", "head")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    heading: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """A document's title and its sections in reading order."""
+
+    title: str
+    sections: tuple[Section, ...]
+
+
+def extract(data: bytes, path: Path) -> Extracted:
+    """The text of ``data`` read as the kind its suffix names (text when unknown)."""
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return _cap(_pdf(data, path), path)
+    text = data.decode("utf-8", errors="replace")  # bad UTF-8 becomes U+FFFD, not an error
+    if len(text) > MAX_TEXT_CHARS:
+        raise FileTooLarge(f"{path}: over {MAX_TEXT_CHARS:,} characters of text")
+    if suffix in (".html", ".htm", ".xhtml"):
+        return _cap(_html(data, text, path), path)
+    if suffix in (".md", ".markdown"):
+        return markdown(text, path.stem)
+    return Extracted(path.stem, (Section("", text),))
+
+
+def markdown(text: str, fallback_title: str) -> Extracted:
+    """Sections split at ATX headings (``#`` .. ``######``) outside fenced code."""
+    sections: list[Section] = []
+    heading, lines, fenced = "", [], False
+    title = ""
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        match = None if fenced else _HEADING.match(line)
+        if match is None:
+            lines.append(line)
+            continue
+        sections.append(Section(heading, "\n".join(lines)))
+        heading, lines = match.group(2).strip(), []
+        if not title and len(match.group(1)) == 1:
+            title = heading
+    sections.append(Section(heading, "\n".join(lines)))
+    kept = tuple(s for s in sections if s.text.strip() or s.heading)
+    return Extracted(title or fallback_title, kept)
+
+
+def _html(data: bytes, text: str, path: Path) -> Extracted:
+    if _DECLARES_ENTITIES.search(data[:65536]):
+        _refuse_xml_entities(data, path)
+    from bs4 import BeautifulSoup  # lazy: only ingestion parses HTML
+
+    soup = BeautifulSoup(text, "html.parser")
+    page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup(_DROP_TAGS):
+        tag.decompose()
+    for level in range(1, 7):  # headings become Markdown headings, so one splitter serves both
+        for tag in soup.find_all(f"h{level}"):
+            tag.replace_with(f"\n\n{'#' * level} {tag.get_text(' ', strip=True)}\n\n")
+    for tag in soup.find_all(["p", "li", "div", "tr", "br", "pre", "blockquote"]):
+        tag.insert_after("\n\n")
+    body = re.sub(r"[ \t]+", " ", soup.get_text())
+    body = re.sub(r"\n\s*\n\s*", "\n\n", body)
+    doc = markdown(body, path.stem)
+    return Extracted(page_title or doc.title, doc.sections)
+
+
+def _refuse_xml_entities(data: bytes, path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    import defusedxml
+    import defusedxml.ElementTree
+
+    try:
+        defusedxml.ElementTree.fromstring(data, forbid_dtd=False)
+    except defusedxml.DefusedXmlException as exc:
+        raise KnowledgeBaseError(
+            f"{path}: refused: it declares XML entities ({type(exc).__name__}), the shape of an "
+            "entity-expansion bomb or an external-entity read; remove the DOCTYPE subset"
+        ) from exc
+    except ET.ParseError:
+        return  # not well-formed XML: plain HTML, which the HTML parser reads without entities
+
+
+def _pdf(data: bytes, path: Path) -> Extracted:
+    try:
+        from pypdf import PdfReader
+        from pypdf.errors import LimitReachedError, PyPdfError
+    except ImportError as exc:  # pragma: no cover - a dependency
+        raise KnowledgeBaseError(f"{path}: reading PDF needs pypdf: pip install pypdf") from exc
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise KnowledgeBaseError(f"{path}: an encrypted PDF; decrypt it first")
+        meta_title = (reader.metadata.title if reader.metadata else None) or ""
+        pages, total = [], 0
+        for number, page in enumerate(reader.pages, start=1):
+            text = page.extract_text() or ""
+            total += len(text)
+            if total > MAX_TEXT_CHARS:
+                raise FileTooLarge(f"{path}: over {MAX_TEXT_CHARS:,} characters of text")
+            pages.append(Section(f"page {number}", text))
+    except LimitReachedError as exc:  # a decompression bomb inside a stream
+        raise FileTooLarge(f"{path}: a PDF stream expands past pypdf's limit ({exc})") from exc
+    except PyPdfError as exc:
+        raise KnowledgeBaseError(f"{path}: not a readable PDF ({exc})") from exc
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise KnowledgeBaseError(f"{path}: a malformed PDF ({type(exc).__name__})") from exc
+    return Extracted(str(meta_title).strip() or path.stem, tuple(pages))
+
+
+def _cap(doc: Extracted, path: Path) -> Extracted:
+    if sum(len(s.text) for s in doc.sections) > MAX_TEXT_CHARS:
+        raise FileTooLarge(f"{path}: over {MAX_TEXT_CHARS:,} characters of text")
+    return doc

@@ -1,0 +1,120 @@
+"""``pegboard kb add``: files -> text -> chunks -> vectors -> the store, one file at a time.
+
+A file is read, parsed, chunked and embedded before its transaction starts, and swapped in
+within one transaction, so a failure at any step leaves that file's previous version (and every
+other file) as it was. A file whose content hash is unchanged is not parsed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pegboard.errors import KnowledgeBaseError
+from pegboard.kb.chunking import chunk
+from pegboard.kb.embedding import default_model, load_embedder
+from pegboard.kb.extract import extract
+from pegboard.kb.files import Candidate, Skipped, discover, read_regular
+from pegboard.kb.store import NewChunk, connect, document_hash, replace_document
+
+if TYPE_CHECKING:
+    from pegboard.search.dense import Embedder
+
+_BASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+Progress = Callable[[int, int, str], None]  # (files done, files in all, current file)
+
+
+@dataclass(slots=True)
+class IngestReport:
+    """What one ``kb add`` did."""
+
+    indexed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    chunks: int = 0
+    bytes: int = 0
+
+
+def check_base_name(name: str) -> str:
+    """``name`` if it is a valid base name, else a KnowledgeBaseError saying what is allowed."""
+    if not _BASE_NAME.match(name):
+        raise KnowledgeBaseError(
+            f"invalid knowledge-base name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def ingest(
+    db_path: Path,
+    base: str,
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    model: str | None = None,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Add or refresh the files under ``paths`` in ``base`` (created on first success)."""
+    check_base_name(base)
+    candidates, skipped = discover(paths)
+    report = IngestReport(skipped=list(skipped))
+    with connect(db_path, create=True) as conn:
+        row = conn.execute("SELECT model FROM bases WHERE name = ?", (base,)).fetchone()
+        chosen = str(row[0]) if row is not None else (model or default_model())
+        embedder = load_embedder(chosen)
+        for done, candidate in enumerate(candidates):
+            if progress is not None:
+                progress(done, len(candidates), str(candidate.path))
+            try:
+                _one(conn, base, chosen, candidate, embedder, report)
+            except KnowledgeBaseError as exc:
+                report.skipped.append(Skipped(str(candidate.path), str(exc)))
+            except sqlite3.Error as exc:
+                report.skipped.append(
+                    Skipped(str(candidate.path), f"{candidate.path}: not stored ({exc})")
+                )
+        if progress is not None:
+            progress(len(candidates), len(candidates), "")
+    return report
+
+
+def _one(
+    conn: sqlite3.Connection,
+    base: str,
+    model: str,
+    candidate: Candidate,
+    embedder: Embedder,
+    report: IngestReport,
+) -> None:
+    import numpy as np
+
+    data = read_regular(candidate)
+    source = os.path.realpath(candidate.path)
+    digest = hashlib.sha256(data).hexdigest()
+    if document_hash(conn, base, source) == digest:
+        report.unchanged.append(source)
+        return
+    doc = extract(data, candidate.path)
+    pieces = chunk(doc)
+    vectors = embedder.embed([f"{c.title}\n{c.text}" for c in pieces])
+    rows = np.ascontiguousarray(vectors, dtype=np.float32)
+    replace_document(
+        conn,
+        base,
+        model=model,
+        source=source,
+        content_hash=digest,
+        title=doc.title,
+        size=len(data),
+        chunks=[
+            NewChunk(c.position, c.title, c.text, rows[i].tobytes()) for i, c in enumerate(pieces)
+        ],
+    )
+    report.indexed.append(source)
+    report.chunks += len(pieces)
+    report.bytes += len(data)

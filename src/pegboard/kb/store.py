@@ -1,0 +1,217 @@
+"""The knowledge-base store: one SQLite file per data directory holding every base.
+
+Tables: ``bases`` (name, embedding model, a generation bumped by every write), ``documents``
+(source path, content hash, title), ``chunks`` (source, title, position, text and the chunk's
+float32 vector as a blob), ``chunks_fts`` (FTS5 over title and text, kept in step with
+``chunks`` by triggers) and ``chunks_vocab`` (the FTS5 term statistics, for query weights).
+A document is replaced in one transaction, so a file that fails halfway leaves the base as it was.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pegboard.errors import KnowledgeBaseError
+
+KB_FILENAME = "kb.sqlite3"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS bases(
+    name TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL,
+    generation INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS documents(
+    id INTEGER PRIMARY KEY, base TEXT NOT NULL REFERENCES bases(name),
+    source TEXT NOT NULL, content_hash TEXT NOT NULL, title TEXT NOT NULL,
+    bytes INTEGER NOT NULL, added REAL NOT NULL, UNIQUE(base, source));
+CREATE TABLE IF NOT EXISTS chunks(
+    id INTEGER PRIMARY KEY, document INTEGER NOT NULL REFERENCES documents(id),
+    base TEXT NOT NULL, source TEXT NOT NULL, title TEXT NOT NULL, position INTEGER NOT NULL,
+    text TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_base ON chunks(base, id);
+CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title, text, content='chunks', content_rowid='id', tokenize='porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, title, text) VALUES (new.id, new.title, new.text); END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, title, text)
+    VALUES ('delete', old.id, old.title, old.text); END;
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class BaseInfo:
+    """One knowledge base as ``kb list`` shows it."""
+
+    name: str
+    model: str
+    documents: int
+    chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class NewChunk:
+    """A chunk ready to store: its text and its vector as float32 bytes."""
+
+    position: int
+    title: str
+    text: str
+    vector: bytes
+
+
+def kb_path(data_dir: Path) -> Path:
+    """The store file of a data directory."""
+    return data_dir / KB_FILENAME
+
+
+@contextmanager
+def connect(path: Path, *, create: bool = False) -> Iterator[sqlite3.Connection]:
+    """A connection to the store at ``path`` (created with its schema when ``create``)."""
+    if not create and not path.is_file():
+        raise KnowledgeBaseError(
+            f"no knowledge bases yet ({path} does not exist); create one with "
+            "`pegboard kb add NAME PATH...`"
+        )
+    try:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    except (OSError, sqlite3.Error) as exc:
+        raise KnowledgeBaseError(f"cannot open the knowledge-base store {path}: {exc}") from exc
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        if create:
+            conn.executescript(_SCHEMA)
+        yield conn
+    except sqlite3.DatabaseError as exc:
+        raise KnowledgeBaseError(f"the knowledge-base store {path} is unreadable: {exc}") from exc
+    finally:
+        conn.close()
+
+
+def ensure_base(conn: sqlite3.Connection, name: str, model: str) -> str:
+    """Create base ``name`` if new; returns the embedding model the base uses."""
+    row = conn.execute("SELECT model FROM bases WHERE name = ?", (name,)).fetchone()
+    if row is not None:
+        return str(row[0])
+    conn.execute(
+        "INSERT INTO bases(name, model, created) VALUES (?, ?, ?)", (name, model, time.time())
+    )
+    return model
+
+
+def document_hash(conn: sqlite3.Connection, base: str, source: str) -> str | None:
+    row = conn.execute(
+        "SELECT content_hash FROM documents WHERE base = ? AND source = ?", (base, source)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def replace_document(
+    conn: sqlite3.Connection,
+    base: str,
+    *,
+    model: str,
+    source: str,
+    content_hash: str,
+    title: str,
+    size: int,
+    chunks: Sequence[NewChunk],
+) -> None:
+    """Swap in a document's new chunks in one transaction (all or nothing); the base is
+    created with ``model`` in the same transaction if it is new."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        ensure_base(conn, base, model)
+        _delete_documents(conn, base, "source = ?", (source,))
+        cur = conn.execute(
+            "INSERT INTO documents(base, source, content_hash, title, bytes, added)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (base, source, content_hash, title, size, time.time()),
+        )
+        conn.executemany(
+            "INSERT INTO chunks(document, base, source, title, position, text, vector)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(cur.lastrowid, base, source, c.title, c.position, c.text, c.vector) for c in chunks],
+        )
+        _bump(conn, base)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def remove(conn: sqlite3.Connection, base: str, source_prefix: str | None = None) -> int:
+    """Remove a whole base, or its documents at or under ``source_prefix``; returns documents
+    removed. Raises when the base does not exist."""
+    if conn.execute("SELECT 1 FROM bases WHERE name = ?", (base,)).fetchone() is None:
+        raise KnowledgeBaseError(f"no knowledge base named {base!r}; see `pegboard kb list`")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if source_prefix is None:
+            count = _delete_documents(conn, base, "1", ())
+            conn.execute("DELETE FROM bases WHERE name = ?", (base,))
+        else:
+            under = source_prefix.rstrip("/") + "/"
+            count = _delete_documents(
+                conn,
+                base,
+                "(source = ? OR substr(source, 1, ?) = ?)",
+                (source_prefix, len(under), under),
+            )
+            _bump(conn, base)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return count
+
+
+def _delete_documents(
+    conn: sqlite3.Connection, base: str, where: str, params: tuple[object, ...]
+) -> int:
+    ids = [
+        row[0]
+        for row in conn.execute(
+            f"SELECT id FROM documents WHERE base = ? AND {where}", (base, *params)
+        )
+    ]
+    for doc_id in ids:
+        conn.execute("DELETE FROM chunks WHERE document = ?", (doc_id,))
+        conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+    return len(ids)
+
+
+def _bump(conn: sqlite3.Connection, base: str) -> None:
+    conn.execute("UPDATE bases SET generation = generation + 1 WHERE name = ?", (base,))
+
+
+def list_bases(conn: sqlite3.Connection) -> list[BaseInfo]:
+    rows = conn.execute(
+        "SELECT b.name, b.model,"
+        " (SELECT count(*) FROM documents d WHERE d.base = b.name),"
+        " (SELECT count(*) FROM chunks c WHERE c.base = b.name)"
+        " FROM bases b ORDER BY b.name"
+    ).fetchall()
+    return [BaseInfo(str(n), str(m), int(d), int(c)) for n, m, d, c in rows]
+
+
+def base_model(conn: sqlite3.Connection, base: str) -> tuple[str, int]:
+    """The embedding model and generation of ``base`` (raises when it does not exist)."""
+    row = conn.execute("SELECT model, generation FROM bases WHERE name = ?", (base,)).fetchone()
+    if row is None:
+        raise KnowledgeBaseError(f"no knowledge base named {base!r}; see `pegboard kb list`")
+    return str(row[0]), int(row[1])
+
+
+def sample_sources(conn: sqlite3.Connection, base: str, limit: int) -> list[str]:
+    rows = conn.execute(
+        "SELECT source FROM documents WHERE base = ? ORDER BY source LIMIT ?", (base, limit)
+    ).fetchall()
+    return [str(r[0]) for r in rows]
