@@ -192,7 +192,7 @@ def call_tool(
 
     output = run(body)
     if as_json:
-        from pegboard.gateway.results import output_to_call_result  # lazy: the SDK's types
+        from pegboard.agent.formats.mcp import output_to_call_result  # lazy: the SDK
 
         echo_json(
             output_to_call_result(output).model_dump(mode="json", by_alias=True, exclude_none=True)

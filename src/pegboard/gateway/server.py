@@ -27,10 +27,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from opentelemetry import trace
 
 import pegboard
+from pegboard.agent.formats.mcp import output_to_call_result
 from pegboard.calls.approval import ApprovalGrants
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import NO_ELICITATION_MESSAGE, ElicitationApproval, client_can_elicit
-from pegboard.gateway.results import output_to_call_result
 from pegboard.gateway.surface import ToolSurface
 
 logger = logging.getLogger("pegboard.gateway")

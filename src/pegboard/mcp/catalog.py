@@ -23,11 +23,11 @@ import anyio.abc
 import anyio.to_thread
 import mcp_types
 
+from pegboard.agent.formats.mcp import call_result_to_output
 from pegboard.core.output import ToolOutput
 from pegboard.errors import CatalogError, McpError, ServerInactive, ServerUnavailable
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
-from pegboard.mcp.results import call_result_to_output
 from pegboard.mcp.server_state import ServerEntry
 from pegboard.mcp.status import ServerStatus
 from pegboard.mcp.store import CatalogStore, MemoryCatalogStore, StoredServer

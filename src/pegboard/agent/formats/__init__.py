@@ -31,8 +31,10 @@ __all__ = [
     "ToolCall",
     "anthropic_strict_schema",
     "anthropic_tool_result",
+    "call_result_to_output",
     "chat_tool_result",
     "openai_strict_schema",
+    "output_to_call_result",
     "parse_anthropic_tool_calls",
     "parse_chat_tool_calls",
     "parse_mcp_tool_call",
@@ -47,7 +49,15 @@ __all__ = [
 ]
 
 
-_MCP_NAMES = frozenset({"parse_mcp_tool_call", "to_mcp_tool", "to_mcp_tools"})
+_MCP_NAMES = frozenset(
+    {
+        "call_result_to_output",
+        "output_to_call_result",
+        "parse_mcp_tool_call",
+        "to_mcp_tool",
+        "to_mcp_tools",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:
