@@ -59,6 +59,7 @@ def serve(
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
+    from pegboard.gateway.content import UpstreamContent
     from pegboard.gateway.server import Gateway
     from pegboard.gateway.transports import is_loopback, serve_http, serve_stdio
     from pegboard.runtime import RuntimeOptions, ToolRuntime
@@ -89,7 +90,12 @@ def serve(
     _announce(loaded.path, runtime, "streamable HTTP" if http else "stdio")
 
     async def body() -> None:
-        gateway = Gateway(runtime.surface)
+        servers = list(runtime.loaded.config.servers)
+        content = UpstreamContent(
+            runtime.catalog, lambda: [s for s in servers if runtime.server_allowed(s)]
+        )
+        gateway = Gateway(runtime.surface, content=content)
+        runtime.catalog.on_content_changed(gateway.content_changed)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(_until_signal, tg.cancel_scope)
             tg.start_soon(runtime.watch_config)

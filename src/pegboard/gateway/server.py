@@ -31,9 +31,12 @@ from pegboard.agent.formats.mcp import output_to_call_result
 from pegboard.calls.approval import ApprovalGrants
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import NO_ELICITATION_MESSAGE, ElicitationApproval, client_can_elicit
+from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.surface import ToolSurface
 
 logger = logging.getLogger("pegboard.gateway")
+
+_NOTIFY = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
 
 
 def connection_of(session: ServerSession) -> Connection:
@@ -60,6 +63,13 @@ class ClientHub:
             if connection.initialized.is_set():
                 await connection.send_tool_list_changed()
 
+    async def announce_content_changed(self) -> None:
+        """An upstream's resources or prompts changed (which of them, it does not say)."""
+        for connection in list(self._connections):
+            if connection.initialized.is_set():
+                await connection.send_resource_list_changed()
+                await connection.send_prompt_list_changed()
+
 
 class _GatewayServer(Server[Any]):
     """A Server whose initialize result reads the surface at handshake time."""
@@ -76,7 +86,7 @@ class _GatewayServer(Server[Any]):
     ) -> InitializationOptions:
         self.instructions = self._surface.instructions()
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options or _NOTIFY,
             experimental_capabilities,
             extensions,
         )
@@ -85,10 +95,18 @@ class _GatewayServer(Server[Any]):
 class Gateway:
     """An MCP server over a :class:`ToolSurface`, with change announcements."""
 
-    def __init__(self, surface: ToolSurface, *, name: str = "pegboard") -> None:
+    def __init__(
+        self,
+        surface: ToolSurface,
+        *,
+        name: str = "pegboard",
+        content: UpstreamContent | None = None,
+    ) -> None:
         self.surface = surface
+        self.content = content
         self.hub = ClientHub()
         self._changed = anyio.Event()
+        self._content_changed = anyio.Event()
         self._session: ServerSession | None = None
         # protocol version -> the serialized tools/list result, until the surface changes
         self._listed: dict[str, bytes] = {}
@@ -101,6 +119,7 @@ class Gateway:
             title="pegboard",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            **(_content_handlers(content) if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
         if not _tracing_configured():  # the SDK's span middleware would only cost CPU
@@ -126,7 +145,7 @@ class Gateway:
     ) -> mcp_types.DiscoverResult:
         return mcp_types.DiscoverResult(
             supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS),
-            capabilities=self.server.get_capabilities(NotificationOptions(tools_changed=True)),
+            capabilities=self.server.get_capabilities(_NOTIFY),
             instructions=self.surface.instructions(),
         )
 
@@ -221,17 +240,65 @@ class Gateway:
         self._on_surface_changed()
 
     async def announce_changes(self) -> None:
-        """Forever: tell every client when the surface changed (run it in a task group)."""
+        """Forever: tell every client when the surface, or an upstream's resources or
+        prompts, changed (run it in a task group)."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._announce_content_changes)
+            while True:
+                await self._changed.wait()
+                self._changed = anyio.Event()
+                try:
+                    await self.hub.announce_tools_changed()
+                except Exception:
+                    logger.exception("could not announce a tool-list change")
+
+    def content_changed(self) -> None:
+        """An upstream said its resources or prompts changed (a catalog listener)."""
+        self._content_changed.set()
+
+    async def _announce_content_changes(self) -> None:
         while True:
-            await self._changed.wait()
-            self._changed = anyio.Event()
+            await self._content_changed.wait()
+            self._content_changed = anyio.Event()
             try:
-                await self.hub.announce_tools_changed()
+                await self.hub.announce_content_changed()
             except Exception:
-                logger.exception("could not announce a tool-list change")
+                logger.exception("could not announce a resource/prompt list change")
 
     def close(self) -> None:
         self._unsubscribe()
+
+
+def _content_handlers(content: UpstreamContent) -> dict[str, Any]:
+    """The SDK server's handlers of upstream resources and prompts (:mod:`.content`)."""
+
+    async def list_resources(ctx: Any, params: Any) -> mcp_types.ListResourcesResult:
+        return mcp_types.ListResourcesResult(resources=await content.list_resources())
+
+    async def list_templates(ctx: Any, params: Any) -> mcp_types.ListResourceTemplatesResult:
+        templates = await content.list_resource_templates()
+        return mcp_types.ListResourceTemplatesResult(resource_templates=templates)
+
+    async def read_resource(
+        ctx: Any, params: mcp_types.ReadResourceRequestParams
+    ) -> mcp_types.ReadResourceResult:
+        return await content.read_resource(str(params.uri))
+
+    async def list_prompts(ctx: Any, params: Any) -> mcp_types.ListPromptsResult:
+        return mcp_types.ListPromptsResult(prompts=await content.list_prompts())
+
+    async def get_prompt(
+        ctx: Any, params: mcp_types.GetPromptRequestParams
+    ) -> mcp_types.GetPromptResult:
+        return await content.get_prompt(params.name, params.arguments)
+
+    return {
+        "on_list_resources": list_resources,
+        "on_list_resource_templates": list_templates,
+        "on_read_resource": read_resource,
+        "on_list_prompts": list_prompts,
+        "on_get_prompt": get_prompt,
+    }
 
 
 def _tracing_configured() -> bool:

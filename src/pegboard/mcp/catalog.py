@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 import mcp_types
+from mcp import ClientSession
 
 from pegboard.agent.formats.mcp import call_result_to_output
 from pegboard.core.output import ToolOutput
@@ -70,6 +71,7 @@ class McpCatalog:
         self._stopping = False
         self._listeners: list[ToolsChangedCallback] = []
         self._status_listeners: list[ToolsChangedCallback] = []
+        self._content_listeners: list[Callable[[], None]] = []
         self._entries: dict[str, ServerEntry] = {}
         stored = self._load_store()
         for config in servers:
@@ -81,6 +83,7 @@ class McpCatalog:
                 config,
                 self._task_group,
                 on_tools_list_changed=partial(self._on_list_changed, config.id),
+                on_content_changed=self._on_content_changed,
                 on_lost=partial(self._on_lost, config.id),
                 on_connected=partial(self._on_connected, config.id),
                 max_message_bytes=max_message_bytes,
@@ -398,6 +401,26 @@ class McpCatalog:
         await entry.connection.close()
         return await self.refresh_tools(server_id)
 
+    async def session(self, server_id: str) -> ClientSession:
+        """The live session of an active server, connecting first: for what the catalog does
+        not keep itself (resources, prompts). Raises ServerInactive / ServerUnavailable."""
+        entry = self._entries.get(server_id)
+        if entry is None or not entry.enabled:
+            raise ServerInactive(server_id)
+        return await entry.connection.session()
+
+    def on_content_changed(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """``callback()`` whenever a server says its resources or prompts changed."""
+        self._content_listeners.append(callback)
+        return partial(_discard, self._content_listeners, callback)
+
+    def _on_content_changed(self) -> None:
+        for callback in list(self._content_listeners):
+            try:
+                callback()
+            except Exception:
+                logger.exception("resource/prompt change listener failed")
+
     async def call_tool(
         self,
         server_id: str,
@@ -420,6 +443,11 @@ class McpCatalog:
         )
         meta = {"mcp": {"server_id": server_id, "tool": tool_name, "call_id": call_id}}
         return call_result_to_output(result, metadata=meta)
+
+
+def _discard(listeners: list[Callable[[], None]], callback: Callable[[], None]) -> None:
+    if callback in listeners:
+        listeners.remove(callback)
 
 
 def _never_listed(entry: ServerEntry) -> bool:

@@ -49,6 +49,7 @@ class McpConnection:
         task_group: Callable[[], anyio.abc.TaskGroup],
         *,
         on_tools_list_changed: Callable[[], None] = lambda: None,
+        on_content_changed: Callable[[], None] = lambda: None,
         on_lost: Callable[[str], None] = lambda reason: None,
         on_connected: Callable[[], None] = lambda: None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -58,6 +59,7 @@ class McpConnection:
         self.stderr = stderr_log or StderrLog()
         self._task_group = task_group
         self._on_tools_list_changed = on_tools_list_changed
+        self._on_content_changed = on_content_changed
         self._on_lost = on_lost
         self._on_connected = on_connected
         self._done: anyio.Event | None = None
@@ -188,6 +190,11 @@ class McpConnection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
             self._on_tools_list_changed()
+        elif isinstance(
+            message,
+            mcp_types.ResourceListChangedNotification | mcp_types.PromptListChangedNotification,
+        ):
+            self._on_content_changed()
 
     def _note_failure(self) -> None:
         delay = RESTART_BACKOFF[min(self.failures, len(RESTART_BACKOFF) - 1)]
