@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
 import mcp_types
 import pytest
 
-from tests.gateway.harness import GATEWAY_SERVERS, serve_stdio, write_config
+from tests.gateway.harness import GATEWAY_SERVERS, run_cli, serve_stdio, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -63,3 +65,28 @@ async def test_an_unknown_resource_or_prompt_is_an_error_naming_it(tmp_path: Pat
             await client.read_resource("pegboard://zz/note://readme")
         with pytest.raises(Exception, match="Prompt not found: mcp__a__nope"):
             await client.get_prompt("mcp__a__nope", {})
+
+
+class _ResourceChanges:
+    def __init__(self) -> None:
+        self.seen = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ResourceListChangedNotification):
+            self.seen.set()
+
+
+async def test_an_upstream_resource_change_reaches_the_client(tmp_path: Path) -> None:
+    write_config(tmp_path, {"servers": {"a": _content("A")}})
+    await run_cli(tmp_path, "servers", "refresh")  # add_note is cached: callable at once
+    changes = _ResourceChanges()
+
+    async with serve_stdio(tmp_path, notifications=changes) as client:  # type: ignore[arg-type]
+        await client.list_resources()
+        added = await client.call_tool("mcp__a__add_note", {"name": "new"})
+        assert not added.is_error
+        with anyio.fail_after(30):
+            await changes.seen.wait()
+        listed = sorted(str(r.uri) for r in (await client.list_resources()).resources)
+
+    assert listed == ["pegboard://a/note://new", "pegboard://a/note://readme"]
