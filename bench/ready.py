@@ -11,8 +11,8 @@ Table 1, ready: spawn to the ``initialize`` answer and to the ``tools/list`` ans
 right after ``notifications/initialized``), beside the wall time of ``python -c "import
 mcp.types"`` and ``python -c "import pegboard"`` (spawn to exit), a bare SDK server with one
 tool, and the 527-tool upstream itself. ``pegboard serve`` rows: with the ready snapshot of the
-previous start (warm: every start but a config change's first), and with the snapshot deleted
-before each spawn (first start).
+previous start (warm: every start but a config change's first), and with that row's snapshot
+deleted before each spawn (first start).
 
 Table 2, the CLI: ``pegboard --help``, ``tools list --json``, ``tools search weather``, spawn to
 exit, beside the same two imports.
@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+
+from pegboard.gateway.ready import snapshot_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
@@ -109,6 +110,19 @@ class Peer:
         self.process.wait(60)
 
 
+def _snapshot_of(args: list[str], env: dict[str, str]) -> Path:
+    """The ready snapshot ``pegboard ARGS`` started with ``env`` reads (only that one)."""
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        path = snapshot_path(args)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    assert path is not None
+    return path
+
+
 def _exit_time(argv: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
     subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
@@ -144,7 +158,7 @@ def ready_table(
         "pegboard serve --no-defer, warm snapshot": ([PEGBOARD, "serve", "--no-defer"], None),
         "pegboard serve --no-defer, first start (no snapshot)": (
             [PEGBOARD, "serve", "--no-defer"],
-            lambda: shutil.rmtree(tmp / "data" / "ready", ignore_errors=True),
+            lambda: _snapshot_of(["serve", "--no-defer"], env).unlink(missing_ok=True),
         ),
     }
     imports = {
