@@ -124,3 +124,35 @@ class UpstreamContent:
             raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"Prompt not found: {name}")
         server_id, upstream = owner
         return await (await self._catalog.session(server_id)).get_prompt(upstream, arguments)
+
+    def handlers(self) -> dict[str, Any]:
+        """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts."""
+        content = self
+
+        async def list_resources(ctx: Any, params: Any) -> mcp_types.ListResourcesResult:
+            return mcp_types.ListResourcesResult(resources=await content.list_resources())
+
+        async def list_templates(ctx: Any, params: Any) -> mcp_types.ListResourceTemplatesResult:
+            templates = await content.list_resource_templates()
+            return mcp_types.ListResourceTemplatesResult(resource_templates=templates)
+
+        async def read_resource(
+            ctx: Any, params: mcp_types.ReadResourceRequestParams
+        ) -> mcp_types.ReadResourceResult:
+            return await content.read_resource(str(params.uri))
+
+        async def list_prompts(ctx: Any, params: Any) -> mcp_types.ListPromptsResult:
+            return mcp_types.ListPromptsResult(prompts=await content.list_prompts())
+
+        async def get_prompt(
+            ctx: Any, params: mcp_types.GetPromptRequestParams
+        ) -> mcp_types.GetPromptResult:
+            return await content.get_prompt(params.name, params.arguments)
+
+        return {
+            "on_list_resources": list_resources,
+            "on_list_resource_templates": list_templates,
+            "on_read_resource": read_resource,
+            "on_list_prompts": list_prompts,
+            "on_get_prompt": get_prompt,
+        }

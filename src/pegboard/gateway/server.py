@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -44,6 +45,32 @@ def connection_of(session: ServerSession) -> Connection:
     # holds it, and list_changed must go on the connection's standalone channel.
     connection: Connection = session._connection
     return connection
+
+
+class Pending:
+    """A change flag: set from anywhere on the loop, taken (awaited, then cleared) by one task."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    async def take(self) -> None:
+        await self._event.wait()
+        self._event = anyio.Event()
+
+
+async def _announce_each(
+    pending: Pending, announce: Callable[[], Awaitable[None]], what: str
+) -> None:
+    """Forever: after each change, ``announce`` it (a failure is logged, not raised)."""
+    while True:
+        await pending.take()
+        try:
+            await announce()
+        except Exception:
+            logger.exception("could not announce a %s change", what)
 
 
 class ClientHub:
@@ -105,12 +132,12 @@ class Gateway:
         self.surface = surface
         self.content = content
         self.hub = ClientHub()
-        self._changed = anyio.Event()
-        self._content_changed = anyio.Event()
+        self._changed = Pending()
+        self._content_changed = Pending()
         self._session: ServerSession | None = None
         # protocol version -> the serialized tools/list result, until the surface changes
         self._listed: dict[str, bytes] = {}
-        self.snapshot_due = anyio.Event()
+        self.snapshot_due = Pending()
         self.client_seen = anyio.Event()  # the first request of a client reached the SDK
         self.server = _GatewayServer(
             surface,
@@ -119,7 +146,7 @@ class Gateway:
             title="pegboard",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
-            **(_content_handlers(content) if content is not None else {}),
+            **(content.handlers() if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
         if not _tracing_configured():  # the SDK's span middleware would only cost CPU
@@ -243,62 +270,16 @@ class Gateway:
         """Forever: tell every client when the surface, or an upstream's resources or
         prompts, changed (run it in a task group)."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._announce_content_changes)
-            while True:
-                await self._changed.wait()
-                self._changed = anyio.Event()
-                try:
-                    await self.hub.announce_tools_changed()
-                except Exception:
-                    logger.exception("could not announce a tool-list change")
+            content = self.hub.announce_content_changed
+            tg.start_soon(_announce_each, self._content_changed, content, "resource/prompt list")
+            await _announce_each(self._changed, self.hub.announce_tools_changed, "tool-list")
 
     def content_changed(self) -> None:
         """An upstream said its resources or prompts changed (a catalog listener)."""
         self._content_changed.set()
 
-    async def _announce_content_changes(self) -> None:
-        while True:
-            await self._content_changed.wait()
-            self._content_changed = anyio.Event()
-            try:
-                await self.hub.announce_content_changed()
-            except Exception:
-                logger.exception("could not announce a resource/prompt list change")
-
     def close(self) -> None:
         self._unsubscribe()
-
-
-def _content_handlers(content: UpstreamContent) -> dict[str, Any]:
-    """The SDK server's handlers of upstream resources and prompts (:mod:`.content`)."""
-
-    async def list_resources(ctx: Any, params: Any) -> mcp_types.ListResourcesResult:
-        return mcp_types.ListResourcesResult(resources=await content.list_resources())
-
-    async def list_templates(ctx: Any, params: Any) -> mcp_types.ListResourceTemplatesResult:
-        templates = await content.list_resource_templates()
-        return mcp_types.ListResourceTemplatesResult(resource_templates=templates)
-
-    async def read_resource(
-        ctx: Any, params: mcp_types.ReadResourceRequestParams
-    ) -> mcp_types.ReadResourceResult:
-        return await content.read_resource(str(params.uri))
-
-    async def list_prompts(ctx: Any, params: Any) -> mcp_types.ListPromptsResult:
-        return mcp_types.ListPromptsResult(prompts=await content.list_prompts())
-
-    async def get_prompt(
-        ctx: Any, params: mcp_types.GetPromptRequestParams
-    ) -> mcp_types.GetPromptResult:
-        return await content.get_prompt(params.name, params.arguments)
-
-    return {
-        "on_list_resources": list_resources,
-        "on_list_resource_templates": list_templates,
-        "on_read_resource": read_resource,
-        "on_list_prompts": list_prompts,
-        "on_get_prompt": get_prompt,
-    }
 
 
 def _tracing_configured() -> bool:

@@ -67,14 +67,13 @@ def _live(gateway: Gateway, version: str) -> object:
 async def _keep_snapshot(gateway: Gateway, target: Path) -> None:
     """Forever: write the ready snapshot now and after every change of the exposed tools."""
     while True:
-        gateway.snapshot_due = anyio.Event()
         try:
             # Shielded: a client that disconnects at once still leaves the next start a snapshot.
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(write_snapshot, target, gateway.ready_snapshot())
         except Exception as exc:  # a cache: serving goes on without it
             logger.warning("could not write the ready snapshot %s: %s", target, exc)
-        await gateway.snapshot_due.wait()
+        await gateway.snapshot_due.take()
 
 
 def is_loopback(host: str) -> bool:
