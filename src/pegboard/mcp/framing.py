@@ -37,7 +37,9 @@ class LineSplitter:
             if self._oversized:  # the tail of a line already dropped
                 self._oversized = False
                 continue
-            if line.strip():
+            if len(line) > self.max_bytes:  # whole in one chunk (e.g. the early reader's)
+                self.dropped += 1
+            elif line.strip():
                 out.append(line)
         if len(self._buffered) > self.max_bytes:
             self._buffered, self._oversized = b"", True
