@@ -30,7 +30,7 @@ from typing import Any
 
 import anyio
 
-from pegboard.calls import CallPolicy, execute_entry
+from pegboard.calls import Call, CallSession, execute_entry
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import Tool, ToolContext
@@ -56,10 +56,11 @@ def main() -> None:
 async def bench(runs: int, calls: int) -> None:
     limits = ExecLimits(max_tool_calls=calls + 10)
     entry = ToolEntry(name="echo", namespace="bench", tool=Tool.from_function(echo))
-    policy = CallPolicy()
+    session = CallSession()
 
     async def call_tool(name: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        return await execute_entry(entry, args, ctx, via="tool_exec", policy=policy)
+        call = Call(name, args, ctx, via="tool_exec", session=session, interactive=False)
+        return await execute_entry(entry, call)
 
     tool_exec = make_tool_exec(call_tool, [entry], limits)
     loop = f"for _ in range({calls}):\n    await echo(text='hello')\n1"
@@ -84,7 +85,8 @@ async def bench(runs: int, calls: int) -> None:
 
     async def entry_loop() -> None:
         for _ in range(calls):
-            await execute_entry(entry, {"text": "hello"}, CTX, via="direct", policy=policy)
+            call = Call("echo", {"text": "hello"}, CTX, via="direct", session=session)
+            await execute_entry(entry, call)
 
     paths: dict[str, Callable[[], Awaitable[Any]]] = {
         "start: run_code('1')": lambda: run_code("1", {}, limits),

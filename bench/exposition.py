@@ -77,7 +77,7 @@ def token_table(rows: list[dict[str, Any]]) -> None:
     exposition = apply_defer_exposition(
         {e.name: e.tool for e in entries}, registry, 128_000, counter=counter
     )
-    meta = sum(counter.count_tool(n, *DEFINITIONS[n]) for n in INJECTED_META_TOOLS)
+    meta = sum(counter.count_tool(DEFINITIONS[n]) for n in INJECTED_META_TOOLS)
     section = counter.count_text(exposition.prompt_section)
     deferred = meta + section
     wire_inline = counter.count_text(json.dumps(to_chat_tools(entries)))

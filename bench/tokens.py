@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pegboard.core.entry import ToolEntry
-from pegboard.core.tokens import BpeTokenCounter, _tokenizer_for, count_entries, tool_text
+from pegboard.core.tokens import BpeTokenCounter, _tokenizer_for, count_entries
 from pegboard.core.tool import Tool
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
@@ -50,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     entries = load_entries(args.dataset)
     rebuilt = load_entries(args.dataset)  # equal definitions, new Tool objects
-    texts = [tool_text(e.name, e.tool.description, e.tool.input_schema) for e in entries]
+    texts = [e.definition.token_text for e in entries]
 
     start = time.perf_counter()
     _tokenizer_for("o200k_base")

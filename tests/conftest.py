@@ -2,6 +2,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.model_server import ScriptedModel
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -17,3 +19,11 @@ def _vector_cache_in_a_temporary_directory(
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PEGBOARD_CACHE_DIR", str(tmp_path_factory.mktemp("vector-cache")))
         yield
+
+
+@pytest.fixture
+def model_server() -> Iterator[ScriptedModel]:
+    """A scripted model endpoint on 127.0.0.1 (OpenAI and Anthropic wire formats); add turns
+    with ``model_server.add(Turn(...))``; see tests/model_server.py."""
+    with ScriptedModel() as server:
+        yield server

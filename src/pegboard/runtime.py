@@ -1,8 +1,9 @@
 """The tool runtime behind ``pegboard serve`` and the CLI: config -> catalog -> registry.
 
 One :class:`ToolRuntime` owns the MCP catalog (persistent cache in the data directory), a
-registry synced from the catalog's cache, the profile's scope, and the
-:class:`~pegboard.gateway.exposure.RegistrySurface` a gateway serves. It never waits on an
+registry synced from the catalog's cache, the profile's scope, the call session (audit sink,
+grants) and the :class:`~pegboard.gateway.exposure.RegistrySurface` a gateway serves and the
+CLI calls through (one composed toolset: :mod:`pegboard.toolsets`). It never waits on an
 upstream server to answer a read: every change of a server's cached tools re-syncs the registry
 and refreshes the surface, which notifies the connected clients.
 """
@@ -17,14 +18,16 @@ from dataclasses import dataclass
 import anyio
 
 from pegboard.calls.approval import unmatched_gates
-from pegboard.calls.execute import CallPolicy
+from pegboard.calls.audit import AuditSink
+from pegboard.calls.session import CallSession
 from pegboard.config import LoadedConfig, load_config
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
 from pegboard.errors import PegboardError
 from pegboard.gateway.exposure import RegistrySurface
-from pegboard.mcp import McpCatalog, SqliteCatalogStore, sync_mcp_tools_to_registry
+from pegboard.mcp import McpCatalog, McpCollision, SqliteCatalogStore, sync_mcp_tools_to_registry
+from pegboard.mcp.status import namespace_statuses
 from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
 from pegboard.search.synced import registry_index
@@ -40,6 +43,7 @@ class RuntimeOptions:
     context_window: int | None = None
     defer: bool | None = None
     prewarm: bool = True
+    audit: AuditSink | None = None
 
 
 class ToolRuntime:
@@ -57,7 +61,9 @@ class ToolRuntime:
         )
         self.registry = ToolRegistry()
         self.selected: frozenset[str] = frozenset()
+        self.calls = CallSession(audit=self.options.audit)
         self.gate_problems: tuple[str, ...] = ()
+        self.collisions: tuple[McpCollision, ...] = ()
         self.resync(refresh_surface=False)
         if config.meta.tool_exec:
             logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
@@ -68,7 +74,7 @@ class ToolRuntime:
             context_window=self.context_window,
             defer=defer,
             statuses=self.namespace_statuses,
-            audit=CallPolicy(),
+            session=self.calls,
             index=self._search_index(),
         )
 
@@ -92,37 +98,34 @@ class ToolRuntime:
         return mode == "auto" or server_id in self.settings.mcp_server_ids
 
     def namespace_statuses(self) -> dict[str, NamespaceStatus]:
-        statuses = {}
-        for status in self.catalog.statuses():
-            if self.settings.mcp_mode == "manual" and (
-                status.server_id not in self.settings.mcp_server_ids
-            ):
-                continue
-            statuses[f"mcp:{status.server_id}"] = NamespaceStatus(
-                label=f"mcp:{status.name}", state=status.state, detail=status.error
-            )
-        return statuses
+        return namespace_statuses(self.catalog.statuses(), self.settings)
 
     # -- sync --------------------------------------------------------------------------------
     def resync(self, *, refresh_surface: bool = True) -> None:
         """Register the cached tools of every allowed server and select the profile's set.
 
         Cache-only: this is the cache-read half of ``resolve_assistant_mcp_tool_ids`` (which
-        may wait for cold servers); a cold server contributes its tools when it warms.
+        may wait for cold servers); a cold server contributes its tools when it warms. The
+        profile's ``disabled_tools`` are left out by the toolset, on every route.
         """
-        sync_mcp_tools_to_registry(self.registry, self.catalog, assistant=self.settings)
-        selected = set()
-        for entry in self.registry.get_all():
-            source = entry.source
-            if source is None or not self.server_allowed(source.server_id):
-                continue
-            if self.settings.is_tool_disabled(entry.name, source.server_id, source.tool_name):
-                continue
-            selected.add(entry.name)
-        self.selected = frozenset(selected)
+        report = sync_mcp_tools_to_registry(self.registry, self.catalog, assistant=self.settings)
+        self.collisions = tuple(report.collisions)  # shown by `servers status`, `tools list`
+        self.selected = frozenset(
+            entry.name
+            for entry in self.registry.get_all()
+            if entry.source is not None and self.server_allowed(entry.source.server_id)
+        )
         self._check_gates()
         if refresh_surface:
             self.surface.refresh()
+
+    def excluded(self, server_id: str | None = None) -> list[McpCollision]:
+        """Tools left out because several claim one wire name (of ``server_id``, or all)."""
+        return [
+            c
+            for c in self.collisions
+            if server_id is None or any(s.server_id == server_id for s in c.sources)
+        ]
 
     def _check_gates(self) -> None:
         """Warn about approval gates (force-prompt entries) that gate no registered tool.

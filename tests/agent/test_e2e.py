@@ -21,11 +21,12 @@ from typing import Any
 import anyio
 import pytest
 
-from pegboard.agent.params import AgentSession, build_agent_params, statuses_from_catalog
+from pegboard.agent.params import AgentSession, build_agent_params
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.errors import PegboardError
 from pegboard.mcp import McpCatalog, McpServerConfig, sync_mcp_tools_to_registry
+from pegboard.mcp.status import namespace_statuses
 
 SERVERS = Path(__file__).resolve().parents[1] / "mcp" / "servers"
 
@@ -181,7 +182,7 @@ async def test_a_failing_server_is_shown_to_the_model_as_failing(tmp_path: Path)
             with pytest.raises(PegboardError):
                 await catalog.refresh_tools("broken-id")
         report = sync_mcp_tools_to_registry(registry, catalog)
-        statuses = statuses_from_catalog(catalog)
+        statuses = namespace_statuses(catalog.statuses())
     scope = ToolApplyScope(mcp_tool_ids=frozenset(report.registered))
     params = build_agent_params(
         registry, scope, ModelInfo("gpt", "openai", 32_000), statuses=statuses

@@ -6,8 +6,8 @@ import pytest
 
 from pegboard.agent.formats import ToolCall
 from pegboard.agent.params import AgentSession, build_agent_params
+from pegboard.calls import CallRecord
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
-from pegboard.calls.execute import CallRecord
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
@@ -81,7 +81,9 @@ def test_the_tool_list_is_byte_identical_across_turns_until_the_registry_changes
     registry.register(entry("web_fetch", defer="never"))
     third = build_agent_params(registry, SCOPE, GPT, session=session)
     assert json.dumps(third.tools, sort_keys=False) != dump
-    assert third.dispatcher.allowed == first.dispatcher.allowed | {"web_fetch"}
+    assert set(third.dispatcher.tools.by_name) == set(first.dispatcher.tools.by_name) | {
+        "web_fetch"
+    }
 
 
 @pytest.mark.anyio
@@ -189,7 +191,7 @@ async def test_a_gated_direct_call_asks_the_handler_and_a_denial_runs_nothing() 
         return "allow_once" if request.arguments["query"] == "/tmp/x" else "deny"
 
     session = AgentSession()
-    session.policy.approval_handler = CallbackApprovalHandler(decide)
+    session.calls.approval_handler = CallbackApprovalHandler(decide)
     params = build_agent_params(big_registry(calls), SCOPE, GPT, session=session)
     denied = await params.dispatcher.call(ToolCall("c1", "delete_file", {"query": "/etc"}))
     allowed = await params.dispatcher.call(ToolCall("c2", "delete_file", {"query": "/tmp/x"}))
@@ -208,7 +210,7 @@ async def test_tool_invoke_refuses_a_gated_tool_without_asking_or_running_it() -
     calls: Calls = []
     asked: list[ApprovalRequest] = []
     session = AgentSession()
-    session.policy.approval_handler = CallbackApprovalHandler(
+    session.calls.approval_handler = CallbackApprovalHandler(
         lambda r: asked.append(r) or "allow_once"
     )
     params = build_agent_params(big_registry(calls), SCOPE, GPT, session=session)
@@ -230,7 +232,7 @@ async def test_every_call_leaves_exactly_one_audit_record_per_executed_tool() ->
         ToolCall("c2", "tool_invoke", {"name": "mcp__s1__t1", "params": {}})
     )
     await params.dispatcher.call(ToolCall("c3", "delete_file", {"query": "/"}))
-    assert [(r.call_id, r.tool_name, r.via, r.outcome) for r in records] == [
+    assert [(r.call_id, r.tool, r.via, r.outcome) for r in records] == [
         ("c1", "web_search", "direct", "ok"),
         ("c2::mcp__s1__t1", "mcp__s1__t1", "tool_invoke", "ok"),
         ("c2", "tool_invoke", "direct", "ok"),

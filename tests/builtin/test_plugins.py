@@ -70,12 +70,14 @@ def test_an_installed_plugin_adds_its_tools_after_pegboards_own(
 ) -> None:
     entries, _ = loaded
     assert [(e.name, e.namespace) for e in entries] == [
+        ("kb_search", "kb"),
+        ("kb_list", "kb"),
         ("web_search", "web"),
         ("web_fetch", "web"),
         ("acme_echo", "acme"),
     ]
-    assert entries[2].tool.execute is not None
-    assert entries[2].tool.execute({}, None) == "/data"  # type: ignore[arg-type]
+    assert entries[4].tool.execute is not None
+    assert entries[4].tool.execute({}, None) == "/data"  # type: ignore[arg-type]
 
 
 def test_a_broken_plugin_is_skipped_with_a_warning_naming_it(
@@ -104,6 +106,6 @@ def test_a_plugin_cannot_take_a_name_already_provided(
     )
 
 
-def test_without_plugins_pegboard_registers_its_web_tools() -> None:
+def test_without_plugins_pegboard_registers_its_four_built_ins() -> None:
     entries = load_tool_entries(PegboardConfig(), pathlib.Path("."))
-    assert [e.name for e in entries] == ["web_search", "web_fetch"]
+    assert [e.name for e in entries] == ["kb_search", "kb_list", "web_search", "web_fetch"]

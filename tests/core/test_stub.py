@@ -2,8 +2,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from pegboard.core.schema import render_stub
-from pegboard.core.tool import Tool
+from pegboard import Tool, ToolDefinition
+from pegboard.core.stub import render_stub
+
+
+def stub_of(*args: Any, **kwargs: Any) -> str:
+    return render_stub(ToolDefinition(*args, **kwargs))
+
 
 NESTED: dict[str, Any] = {
     "type": "object",
@@ -74,14 +79,14 @@ def test_nested_schema_stub_matches_golden_text() -> None:
         },
         "required": ["urls"],
     }
-    stub = render_stub(
+    stub = stub_of(
         "web_search", "Search the web.\nReturns ranked results.", NESTED, output_schema=output
     )
     assert stub == NESTED_GOLDEN
 
 
 def test_stub_without_description_or_properties_is_minimal() -> None:
-    assert render_stub("tool_x", "", {"type": "object"}) == (
+    assert stub_of("tool_x", "", {"type": "object"}) == (
         "/**\n * @param {Object} params - Parameters\n */\nfunction tool_x(params) {}"
     )
 
@@ -90,7 +95,7 @@ def test_nesting_stops_at_depth_five() -> None:
     schema: dict[str, Any] = {"type": "string"}
     for name in "fedcba":
         schema = {"type": "object", "properties": {name: schema}, "required": [name]}
-    lines = render_stub("deep", "Deep.", schema).splitlines()
+    lines = stub_of("deep", "Deep.", schema).splitlines()
     params = [line for line in lines if "@param" in line][1:]
     assert params == [
         " * @param {Object} params.a (required)",
@@ -112,7 +117,7 @@ def test_recursive_refs_terminate() -> None:
         },
         "properties": {"root": {"$ref": "#/$defs/Node"}},
     }
-    params = [line for line in render_stub("t", "T.", schema).splitlines() if "params." in line]
+    params = [line for line in stub_of("t", "T.", schema).splitlines() if "params." in line]
     assert params[:3] == [
         " * @param {Object} [params.root]",
         " * @param {Object} [params.root.child]",
@@ -124,7 +129,7 @@ def test_recursive_refs_terminate() -> None:
 
 def test_comment_terminator_in_descriptions_is_escaped() -> None:
     schema = {"type": "object", "properties": {"p": {"type": "string", "description": "a */ b"}}}
-    stub = render_stub("t", "Ends */ early", schema)
+    stub = stub_of("t", "Ends */ early", schema)
     assert " * Ends *\\/ early" in stub
     assert " * @param {string} [params.p] - a *\\/ b" in stub
     assert stub.count("*/") == 1
@@ -145,7 +150,7 @@ def test_stub_of_a_function_tool_shows_pydantic_types_and_return() -> None:
         return []
 
     tool = Tool.from_function(find)
-    assert render_stub("find", tool.description, tool.input_schema, tool.output_schema) == (
+    assert stub_of("find", tool.description, tool.input_schema, tool.output_schema) == (
         "/**\n"
         " * Find documents.\n"
         " *\n"
@@ -168,6 +173,6 @@ def test_long_enums_and_summaries_are_bounded() -> None:
             "id": {"enum": [f"v{i}" for i in range(103)], "description": "x" * 400 + "\nmore"},
         },
     }
-    [line] = [line for line in render_stub("t", "T.", schema).splitlines() if "params.id" in line]
+    [line] = [line for line in stub_of("t", "T.", schema).splitlines() if "params.id" in line]
     values = "|".join(f'"v{i}"' for i in range(100))
     assert line == f" * @param {{{values}|...(3 more)}} [params.id] - {'x' * 299}…"

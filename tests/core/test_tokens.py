@@ -2,13 +2,13 @@ import json
 import threading
 from typing import Any
 
+from pegboard import ToolDefinition
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tokens import (
     BpeTokenCounter,
     TokenCounter,
     count_entries,
     default_token_counter,
-    tool_text,
 )
 from pegboard.core.tool import Tool, canonical_json
 
@@ -39,15 +39,19 @@ def test_default_counter_is_process_wide_and_satisfies_the_protocol() -> None:
 def test_tool_count_is_the_count_of_name_description_and_canonical_schema() -> None:
     counter = default_token_counter()
     text = f"web_search\nSearch the web.\n{canonical_json(SCHEMA)}"
-    assert tool_text("web_search", "Search the web.", SCHEMA) == text
-    assert counter.count_tool("web_search", "Search the web.", SCHEMA) == counter.count_text(text)
+    assert ToolDefinition("web_search", "Search the web.", SCHEMA).token_text == text
+    assert counter.count_tool(
+        ToolDefinition("web_search", "Search the web.", SCHEMA)
+    ) == counter.count_text(text)
 
 
 def test_key_order_of_the_schema_does_not_change_the_count() -> None:
     reordered = json.loads(json.dumps(SCHEMA))
     reordered = {k: reordered[k] for k in reversed(list(reordered))}
     counter = BpeTokenCounter()
-    assert counter.count_tool("t", "d", SCHEMA) == counter.count_tool("t", "d", reordered)
+    assert counter.count_tool(ToolDefinition("t", "d", SCHEMA)) == counter.count_tool(
+        ToolDefinition("t", "d", reordered)
+    )
     assert counter.cache_len == 1
 
 
@@ -55,15 +59,19 @@ def test_unserialisable_schema_counts_name_and_description_only() -> None:
     cyclic: dict[str, Any] = {"type": "object"}
     cyclic["self"] = cyclic
     counter = BpeTokenCounter()
-    assert counter.count_tool("t", "describe me", cyclic) == counter.count_text("t\ndescribe me")
+    assert counter.count_tool(ToolDefinition("t", "describe me", cyclic)) == counter.count_text(
+        "t\ndescribe me"
+    )
 
 
 def test_cache_is_bounded_and_keeps_the_most_recent_definitions() -> None:
     counter = BpeTokenCounter(cache_size=3)
     for i in range(5):
-        counter.count_tool(f"t{i}", "d", SCHEMA)
+        counter.count_tool(ToolDefinition(f"t{i}", "d", SCHEMA))
     assert counter.cache_len == 3
-    assert counter.count_tool("t4", "d", SCHEMA) == counter.count_text(tool_text("t4", "d", SCHEMA))
+    assert counter.count_tool(ToolDefinition("t4", "d", SCHEMA)) == counter.count_text(
+        ToolDefinition("t4", "d", SCHEMA).token_text
+    )
     counter.clear_cache()
     assert counter.cache_len == 0
 
@@ -72,9 +80,9 @@ def test_count_entries_sums_each_entrys_wire_name_description_and_schema() -> No
     counter = BpeTokenCounter()
     tools = [Tool("Search the web.", SCHEMA), Tool("Fetch a page.", {"type": "object"})]
     entries = [ToolEntry("web_search", "web", tools[0]), ToolEntry("web_fetch", "web", tools[1])]
-    expected = counter.count_tool("web_search", "Search the web.", SCHEMA) + counter.count_tool(
-        "web_fetch", "Fetch a page.", {"type": "object"}
-    )
+    expected = counter.count_tool(
+        ToolDefinition("web_search", "Search the web.", SCHEMA)
+    ) + counter.count_tool(ToolDefinition("web_fetch", "Fetch a page.", {"type": "object"}))
     assert count_entries(entries, counter) == expected
     assert count_entries(entries) == expected
     assert count_entries([]) == 0
@@ -86,7 +94,7 @@ def test_concurrent_counting_from_threads_agrees() -> None:
     lock = threading.Lock()
 
     def work() -> None:
-        total = sum(counter.count_tool(f"t{i}", "d", SCHEMA) for i in range(200))
+        total = sum(counter.count_tool(ToolDefinition(f"t{i}", "d", SCHEMA)) for i in range(200))
         with lock:
             results.append(total)
 
@@ -103,10 +111,10 @@ def test_count_entry_remembers_each_tool_object_but_recounts_a_new_wire_name() -
     counter = BpeTokenCounter()
     tool = Tool("Search the web.", SCHEMA)
     first = counter.count_entry(ToolEntry("web_search", "web", tool))
-    assert first == counter.count_tool("web_search", "Search the web.", SCHEMA)
+    assert first == counter.count_tool(ToolDefinition("web_search", "Search the web.", SCHEMA))
     renamed = counter.count_entry(ToolEntry("a_much_longer_wire_name_for_search", "web", tool))
     assert renamed == counter.count_tool(
-        "a_much_longer_wire_name_for_search", "Search the web.", SCHEMA
+        ToolDefinition("a_much_longer_wire_name_for_search", "Search the web.", SCHEMA)
     )
     assert renamed > first
     counter.clear_cache()

@@ -1,9 +1,9 @@
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from pegboard.core.tokens import count_entries, default_token_counter, tool_text
+from pegboard.core.definition import ToolDefinition
+from pegboard.core.tokens import count_entries, default_token_counter
 from pegboard.core.tool import ToolContext
 from pegboard.deferral import (
     FALLBACK_CONTEXT_WINDOW,
@@ -23,8 +23,8 @@ class CharCounter:
     def count_text(self, text: str) -> int:
         return len(text)
 
-    def count_tool(self, name: str, description: str, input_schema: Mapping[str, Any]) -> int:
-        return len(tool_text(name, description, input_schema))
+    def count_tool(self, definition: ToolDefinition) -> int:
+        return len(definition.token_text)
 
 
 def test_only_never_entries_are_not_deferred() -> None:
@@ -111,7 +111,7 @@ def test_approval_gated_tools_are_never_deferred_whatever_their_policy() -> None
 def test_the_overhead_is_measured_from_the_meta_tools_and_section_with_the_same_counter() -> None:
     entries = [heavy(f"t{i}") for i in range(5)]
     for counter in (default_token_counter(), CharCounter()):
-        tools = sum(counter.count_tool(name, *DEFINITIONS[name]) for name in DEFINITIONS)
+        tools = sum(counter.count_tool(DEFINITIONS[name]) for name in DEFINITIONS)
         section = render_deferred_section(list(DEFINITIONS), entries, counter=counter)
         expected = tools + counter.count_text(section)
         assert meta_tools_overhead_tokens(entries, counter) == expected
@@ -144,7 +144,7 @@ class FixedCounter:
     def count_text(self, text: str) -> int:
         return self.per_text
 
-    def count_tool(self, name: str, description: str, input_schema: Mapping[str, Any]) -> int:
+    def count_tool(self, definition: ToolDefinition) -> int:
         return self.per_tool
 
 

@@ -25,7 +25,7 @@ from tests.deferral.factories import Calls, entry, heavy, recorder
 def test_inspect_and_invoke_carry_one_example_call_that_their_schema_accepts(
     name: str, example: dict[str, Any]
 ) -> None:
-    _, schema = DEFINITIONS[name]
+    schema = DEFINITIONS[name].input_schema
     assert schema["examples"] == [example]
     validate_arguments(schema, dict(example), tool_name=name)
 
@@ -36,7 +36,7 @@ def test_the_invoke_example_has_a_name_and_params_and_the_inspect_example_a_name
 
 
 def test_tool_invoke_params_accept_any_additional_properties() -> None:
-    _, schema = DEFINITIONS[TOOL_INVOKE]
+    schema = DEFINITIONS[TOOL_INVOKE].input_schema
     assert schema["properties"]["params"]["additionalProperties"] is True
     args = {"name": "x", "params": {"anything": 1, "nested": {"deep": [1, {"k": None}]}}}
     validate_arguments(schema, args, tool_name=TOOL_INVOKE)

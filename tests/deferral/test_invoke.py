@@ -3,7 +3,7 @@ from typing import Any
 
 import pytest
 
-from pegboard.calls.execute import CallPolicy, CallRecord, error_output
+from pegboard.calls import CallRecord, CallSession, error_output
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
@@ -198,11 +198,11 @@ async def test_a_failing_tool_becomes_an_execution_error_and_one_audit_record() 
 
     records: list[CallRecord] = []
     pool = pool_of(
-        entry("save", defer="always", execute=boom), policy=CallPolicy(audit=records.append)
+        entry("save", defer="always", execute=boom), session=CallSession(audit=records.append)
     )
     with pytest.raises(ToolExecutionError, match=r"^Tool save failed: OSError: disk full$"):
         await invoke_tool(pool, "save", {"query": "x"}, CTX)
-    assert [(r.call_id, r.tool_name, r.via, r.outcome) for r in records] == [
+    assert [(r.call_id, r.tool, r.via, r.outcome) for r in records] == [
         ("outer-1::save", "save", "tool_invoke", "ToolExecutionError")
     ]
 

@@ -10,9 +10,10 @@ import pytest
 
 from pegboard.calls import (
     ApprovalRequest,
+    Call,
     CallbackApprovalHandler,
-    CallPolicy,
     CallRecord,
+    CallSession,
     Decision,
     execute_entry,
 )
@@ -44,16 +45,15 @@ class Harness:
             self.asked.append(request)
             return "allow_once"
 
-        self.policy = CallPolicy(
+        self.session = CallSession(
             approval_handler=CallbackApprovalHandler(approve), audit=self.audit.append
         )
         self.seen_ids: list[str] = []
 
     async def call_tool(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         self.seen_ids.append(ctx.call_id)
-        return await execute_entry(
-            self.entries[name], args, ctx, via="tool_exec", policy=self.policy, interactive=False
-        )
+        call = Call(name, args, ctx, via="tool_exec", session=self.session, interactive=False)
+        return await execute_entry(self.entries[name], call)
 
     async def run(self, code: str, limits: ExecLimits | None = None) -> ToolOutput:
         tool = make_tool_exec(self.call_tool, lambda: self.entries.values(), limits)
@@ -84,7 +84,7 @@ async def test_a_gated_tool_called_from_code_raises_permission_error_and_never_r
         '"refused: Tool mcp__notes__delete requires user approval; call it directly instead '
         'of via tool_exec, so the user can approve it."\ntool calls: 1 (1 failed)'
     )
-    assert [(r.tool_name, r.via, r.outcome, r.call_id) for r in h.audit] == [
+    assert [(r.tool, r.via, r.outcome, r.call_id) for r in h.audit] == [
         ("mcp__notes__delete", "tool_exec", "ApprovalRequired", "outer-7::mcp__notes__delete#1")
     ]
 

@@ -6,7 +6,7 @@ A package adds tools by declaring, in its pyproject::
     mytools = "mypackage.tools:entries"
 
 where ``entries(config, data_dir)`` returns an iterable of :class:`ToolEntry`. pegboard's
-built-ins (``web``) register the same way.
+built-ins (``kb``, ``web``) register the same way.
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import anyio.to_thread
 
+from pegboard.core.definition import canonical_json
 from pegboard.core.entry import ToolEntry
-from pegboard.core.tool import Tool, ToolContext, canonical_json
+from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ConfigError
 
 logger = logging.getLogger("pegboard.calls.approval")
@@ -29,6 +30,11 @@ logger = logging.getLogger("pegboard.calls.approval")
 Decision: TypeAlias = Literal["deny", "allow_once", "allow_always"]
 """``allow_once`` covers one call; ``allow_always`` covers repeats of the same call
 (same definition hash and arguments) for the rest of the session."""
+
+ApprovalOutcome: TypeAlias = Literal[
+    "not_required", "granted_earlier", "allow_once", "allow_always", "denied", "required_no_handler"
+]
+"""How one call's approval was settled (the audit record's ``approval``)."""
 
 
 async def is_approval_gated(tool: Tool, args: Mapping[str, Any], ctx: ToolContext) -> bool:
@@ -132,16 +138,16 @@ async def authorise(
     via: str,
     handler: ApprovalHandler | None = None,
     grants: ApprovalGrants | None = None,
-) -> None:
-    """Allow the call or raise. The one authorisation step of every execution path.
+) -> ApprovalOutcome:
+    """Allow the call (saying how) or raise. The one authorisation step of every call path.
 
-    Ungated calls pass. A gated call passes when ``grants`` already covers it (same definition
-    hash and arguments), or when ``handler`` approves it now. With no handler it raises
-    :class:`ApprovalRequired`; a refusal (or a handler that fails) raises
+    Ungated calls pass (``not_required``). A gated call passes when ``grants`` already covers
+    it (same definition hash and arguments), or when ``handler`` approves it now. With no
+    handler it raises :class:`ApprovalRequired`; a refusal (or a handler that fails) raises
     :class:`ApprovalDenied`. Nothing runs before this returns.
     """
     if not await is_approval_gated(entry.tool, args, ctx):
-        return
+        return "not_required"
     request = ApprovalRequest(
         tool_name=entry.name,
         namespace_label=entry.label,
@@ -152,7 +158,7 @@ async def authorise(
         via=via,
     )
     if grants is not None and grants.consume(request):
-        return
+        return "granted_earlier"
     if handler is None:
         if via in ("tool_invoke", "tool_exec"):
             raise ApprovalRequired(
@@ -162,11 +168,14 @@ async def authorise(
             )
         raise ApprovalRequired(
             f"Tool {entry.name} requires user approval and no approval handler is configured; "
-            "pass approval_handler= to allow gated tools.",
+            "pass approval_handler= to build_agent_params() or AgentSession() to allow gated "
+            "tools.",
             tool_name=entry.name,
         )
     try:
         decision = await handler.request_approval(request)
+    except ApprovalDenied:
+        raise  # the handler's own refusal (e.g. with the user's reason): keep its message
     except Exception as exc:
         raise ApprovalDenied(
             f"Approval of {entry.name} failed ({exc!r}); the call was not run.",
@@ -180,6 +189,7 @@ async def authorise(
         )
     if grants is not None and decision == "allow_always":
         grants.record(request, decision)
+    return decision
 
 
 def may_need_approval(tool: Tool) -> bool:

@@ -1,116 +1,100 @@
-"""Running one tool call: authorise, validate, execute, format. Every route goes through here.
+"""Running one resolved call: authorise, validate, execute, format.
 
-The dispatcher (direct calls), ``tool_invoke`` and, later, ``tool_exec``, repair and the
-gateway all call :func:`execute_entry`, so approval and validation apply the same way
-whichever route the model takes, and each call leaves exactly one :class:`CallRecord`.
+The toolsets (:mod:`pegboard.toolsets`) compose these steps for every route (the agent
+dispatcher, the gateway, ``pegboard tools call``); :func:`execute_entry` composes the same
+steps for a meta-tool's inner call (``tool_invoke``, later ``tool_exec``), so approval and
+validation apply the same way whichever route the model takes, and each call leaves exactly
+one :class:`~pegboard.calls.audit.CallRecord`.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from pegboard.calls.approval import ApprovalGrants, ApprovalHandler, authorise
+from pegboard.calls.approval import authorise
+from pegboard.calls.audit import audited
+from pegboard.calls.session import Call
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
-from pegboard.core.schema import apply_defaults, render_stub, validate_arguments
+from pegboard.core.schema import apply_defaults, validate_arguments
 from pegboard.core.tool import ToolContext
 from pegboard.errors import (
     InvalidToolArguments,
     PegboardError,
     SchemaError,
-    ToolError,
     ToolExecutionError,
 )
 
 logger = logging.getLogger("pegboard.calls.execute")
 
 
-@dataclass(frozen=True, slots=True)
-class CallRecord:
-    """One audit record: which tool ran (or was refused), through which route, and how."""
-
-    call_id: str
-    tool_name: str
-    via: str
-    outcome: str  # "ok", "error", or the refusing error's class name
-    seconds: float
-
-
-AuditSink = Callable[[CallRecord], None]
-
-
-@dataclass(slots=True)
-class CallPolicy:
-    """How a session authorises and audits calls (shared by every route)."""
-
-    approval_handler: ApprovalHandler | None = None
-    grants: ApprovalGrants = field(default_factory=ApprovalGrants)
-    audit: AuditSink | None = None
-
-
 def stub_of(entry: ToolEntry) -> str:
-    tool = entry.tool
-    return render_stub(entry.name, tool.description, tool.input_schema, tool.output_schema)
+    return entry.definition.stub()
 
 
-async def execute_entry(
-    entry: ToolEntry,
-    args: Mapping[str, Any],
-    ctx: ToolContext,
-    *,
-    via: str,
-    policy: CallPolicy,
-    interactive: bool = True,
-) -> ToolOutput:
-    """Authorise, validate and run one call; raise a :class:`ToolError` if it cannot run.
+async def authorise_call(call: Call, entry: ToolEntry) -> None:
+    """The approval step of ``call`` (asks the session's handler when interactive).
 
-    Approval and validation see the arguments as the model sent them (a grant is bound to
-    those and to the definition hash, which fixes the defaults); then the schema's top-level
-    ``default``s fill missing properties and the tool gets the filled arguments.
-
-    ``interactive=False`` never asks the approval handler (``tool_invoke`` refuses gated
-    tools instead). Failures of the tool itself become :class:`ToolExecutionError`.
+    A tool that cannot run at all is reported first: nobody should approve a call that
+    cannot happen.
     """
-    started = time.perf_counter()
-    outcome = "error"
+    _require_executor(entry)
+    handler = call.session.approval_handler if call.interactive else None
+    call.approval = await authorise(
+        entry, call.arguments, call.ctx, via=call.via, handler=handler, grants=call.session.grants
+    )
+
+
+async def run_entry(entry: ToolEntry, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    """Validate (filling schema defaults), run and format one authorised call.
+
+    Validation sees the arguments as the model sent them (approval is bound to those); then
+    the schema's top-level ``default``s fill missing properties. Failures of the tool itself
+    become :class:`ToolExecutionError`.
+    """
+    _require_executor(entry)
     try:
-        if entry.tool.execute is None:
-            raise ToolExecutionError(
-                f"Tool {entry.name} has no execute handler; it cannot be called.",
-                tool_name=entry.name,
-            )
-        handler = policy.approval_handler if interactive else None
-        await authorise(entry, args, ctx, via=via, handler=handler, grants=policy.grants)
-        try:
-            filled = _validated_with_defaults(entry, args)
-        except SchemaError as exc:
-            raise ToolExecutionError(str(exc), tool_name=entry.name) from exc
-        try:
-            result = await entry.tool.run(filled, ctx)
-        except PegboardError:
-            raise
-        except Exception as exc:
-            raise ToolExecutionError(
-                f"Tool {entry.name} failed: {type(exc).__name__}: {exc}", tool_name=entry.name
-            ) from exc
-        try:
-            output = entry.tool.to_model_output(result)
-        except Exception as exc:
-            raise ToolExecutionError(
-                f"Tool {entry.name} ran but its result could not be formatted: {exc}",
-                tool_name=entry.name,
-            ) from exc
-        outcome = "ok"
-        return output
-    except ToolError as exc:
-        outcome = type(exc).__name__
+        filled = _validated_with_defaults(entry, args)
+    except SchemaError as exc:
+        raise ToolExecutionError(str(exc), tool_name=entry.name) from exc
+    try:
+        result = await entry.tool.run(filled, ctx)
+    except PegboardError:
         raise
-    finally:
-        emit_record(policy, CallRecord(ctx.call_id, entry.name, via, outcome, elapsed(started)))
+    except Exception as exc:
+        raise ToolExecutionError(
+            f"Tool {entry.name} failed: {type(exc).__name__}: {exc}", tool_name=entry.name
+        ) from exc
+    try:
+        return entry.tool.to_model_output(result)
+    except Exception as exc:
+        raise ToolExecutionError(
+            f"Tool {entry.name} ran but its result could not be formatted: {exc}",
+            tool_name=entry.name,
+        ) from exc
+
+
+def _require_executor(entry: ToolEntry) -> None:
+    if entry.tool.execute is None:
+        raise ToolExecutionError(
+            f"Tool {entry.name} has no execute handler; it cannot be called.",
+            tool_name=entry.name,
+        )
+
+
+async def execute_entry(entry: ToolEntry, call: Call) -> ToolOutput:
+    """Authorise, validate and run ``call`` of an already resolved ``entry``, audited.
+
+    For a meta-tool's inner call (``tool_invoke``); routes call through a toolset instead.
+    """
+
+    async def body() -> ToolOutput:
+        await authorise_call(call, entry)
+        return await run_entry(entry, call.arguments, call.ctx)
+
+    return await audited(call, body)
 
 
 def _validated_with_defaults(entry: ToolEntry, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,28 +116,10 @@ def _validated_with_defaults(entry: ToolEntry, args: Mapping[str, Any]) -> dict[
     return filled
 
 
-def elapsed(started: float) -> float:
-    return time.perf_counter() - started
-
-
-def emit_record(policy: CallPolicy, record: CallRecord) -> None:
-    """Hand ``record`` to the session's audit sink (a failing sink is logged, not raised).
-
-    Routes that refuse a call before :func:`execute_entry` (an unknown name) call this
-    themselves, so every call leaves exactly one record.
-    """
-    if policy.audit is None:
-        return
-    try:
-        policy.audit(record)
-    except Exception:
-        logger.exception("audit sink failed")
-
-
 def error_output(
     exc: BaseException, lookup: Callable[[str], ToolEntry | None] | None = None
 ) -> ToolOutput:
-    """The model-facing result of a failed call.
+    """The model-facing result of a failed call (the one error shape of every route).
 
     Invalid arguments come with the signature of the tool they were meant for (``lookup``
     finds it by the error's ``tool_name``, which is the inner tool for ``tool_invoke``).

@@ -10,13 +10,28 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
-from pegboard.calls.execute import CallPolicy, error_output, execute_entry, stub_of
-from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
+from pegboard.calls.approval import ApprovalHandler, CallbackApprovalHandler
+from pegboard.calls.execute import error_output, stub_of
+from pegboard.calls.session import Call, CallSession
+from pegboard.cli._common import (
+    EXIT_FAILED,
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    echo_json,
+    fail,
+    load,
+    print_excluded,
+    run,
+)
+from pegboard.cli.approval_prompt import TerminalApprovalHandler
 from pegboard.core.entry import ToolEntry
+from pegboard.core.output import ToolOutput
 from pegboard.core.tool import ToolContext
-from pegboard.errors import PegboardError
+from pegboard.errors import PegboardError, ToolError, ToolNotAllowed, ToolNotFound
 from pegboard.search.synced import registry_index
+from pegboard.toolsets import ToolList
+
+VIA = "cli"
 
 if TYPE_CHECKING:
     from pegboard.runtime import ToolRuntime
@@ -34,13 +49,15 @@ def _runtime(ctx: typer.Context, profile: str | None) -> ToolRuntime:
 
     loaded = load(ctx)
     try:
-        return ToolRuntime(loaded, RuntimeOptions(profile=profile, prewarm=False))
+        # Nothing deferred: a person sees (and may call) every tool of the profile.
+        return ToolRuntime(loaded, RuntimeOptions(profile=profile, prewarm=False, defer=False))
     except PegboardError as exc:
         fail(str(exc), EXIT_USAGE)
 
 
-def _active(runtime: ToolRuntime) -> list[ToolEntry]:
-    return runtime.registry.select_active(runtime.scope())
+def _listing(runtime: ToolRuntime) -> ToolList:
+    """The profile's tools, listed by the toolset the gateway and the dispatcher use."""
+    return runtime.surface.tools
 
 
 def _row(e: ToolEntry) -> dict[str, Any]:
@@ -82,14 +99,15 @@ def list_tools(
 ) -> None:
     """Show the profile's tools as a table (name, namespace, defer policy, description)."""
     runtime = _runtime(ctx, profile)
-    active = {e.name for e in _active(runtime)}
+    active = {e.name for e in _listing(runtime).entries()}
     entries = [
         e for e in runtime.registry.get_all(query=query, namespace=namespace) if e.name in active
     ]
     if as_json:
         echo_json([_row(e) for e in entries])
-        return
-    _table(f"{len(entries)} tools", entries)
+    else:
+        _table(f"{len(entries)} tools", entries)
+    print_excluded(runtime.excluded())
 
 
 @app.command("search")
@@ -102,7 +120,7 @@ def search_tools(
 ) -> None:
     """Ranked search over the profile's tools (the ranking tool_search uses)."""
     runtime = _runtime(ctx, profile)
-    allowed = frozenset(e.name for e in _active(runtime))
+    allowed = frozenset(e.name for e in _listing(runtime).entries())
     hits = registry_index(runtime.registry).search([query], limit=limit, allowed=allowed)
     entries = [e for h in hits if (e := runtime.registry.get_by_name(h.name)) is not None]
     if as_json:
@@ -115,12 +133,10 @@ def search_tools(
 
 
 def _entry(runtime: ToolRuntime, name: str) -> ToolEntry:
-    entry = runtime.registry.get_by_name(name)
-    if entry is None:
-        close = [e.name for e in runtime.registry.get_all(query=name)][:5]
-        hint = f"; did you mean: {', '.join(close)}" if close else ""
-        fail(f"no tool named {name!r}{hint}", EXIT_NOT_FOUND)
-    return entry
+    try:
+        return _listing(runtime).resolve(name)
+    except ToolError as exc:
+        fail(str(exc), EXIT_NOT_FOUND)
 
 
 @app.command("inspect")
@@ -149,12 +165,6 @@ def inspect_tool(
     typer.echo(stub_of(entry))
 
 
-def _ask(request: ApprovalRequest) -> Decision:
-    args = json.dumps(dict(request.arguments), ensure_ascii=False)
-    ok = typer.confirm(f"Allow {request.tool_name} with {args}?", default=False, err=True)
-    return "allow_once" if ok else "deny"
-
-
 @app.command("call")
 def call_tool(
     ctx: typer.Context,
@@ -176,28 +186,43 @@ def call_tool(
     if not isinstance(args, dict):
         fail("arguments must be a JSON object", EXIT_USAGE)
     runtime = _runtime(ctx, profile)
-    entry = _entry(runtime, name)
-    handler = (
-        CallbackApprovalHandler(lambda _r: "allow_once") if yes else CallbackApprovalHandler(_ask)
+    handler: ApprovalHandler = (
+        CallbackApprovalHandler(lambda _r: "allow_once") if yes else TerminalApprovalHandler()
     )
-
-    async def body() -> Any:
-        async with runtime.running():
-            try:
-                return await execute_entry(
-                    entry, args, ToolContext(call_id="cli"), via="cli", policy=CallPolicy(handler)
-                )
-            except PegboardError as exc:
-                return error_output(exc, runtime.registry.get_by_name)
-
-    output = run(body)
+    output, code = run(lambda: _call(runtime, name, args, handler))
+    if code == EXIT_NOT_FOUND:
+        fail(output.as_text(), code)
     if as_json:
-        from pegboard.agent.formats.mcp import output_to_call_result  # lazy: the SDK
+        from pegboard.agent.formats.mcp import output_to_call_result  # lazy: the MCP SDK
 
         echo_json(
             output_to_call_result(output).model_dump(mode="json", by_alias=True, exclude_none=True)
         )
     else:
         typer.echo(output.as_text())
-    if output.is_error:
-        raise typer.Exit(EXIT_FAILED)
+    if code:
+        raise typer.Exit(code)
+
+
+async def _call(
+    runtime: ToolRuntime, name: str, args: dict[str, Any], handler: ApprovalHandler
+) -> tuple[ToolOutput, int]:
+    """One call through the runtime's composed toolset (resolve, approval, audit); servers
+    start only when the name resolves. Returns the output and the exit code."""
+    surface = runtime.surface
+    session = CallSession(handler, audit=runtime.calls.audit)
+    call = Call(name, args, ToolContext(call_id=VIA), VIA, session)
+
+    async def attempt() -> tuple[ToolOutput, int]:
+        try:
+            output = await surface.toolset.call_tool(call, surface.tools)
+        except (ToolNotFound, ToolNotAllowed) as exc:
+            return error_output(exc), EXIT_NOT_FOUND
+        except PegboardError as exc:
+            return error_output(exc, surface.tools.lookup), EXIT_FAILED
+        return output, EXIT_FAILED if output.is_error else 0
+
+    if surface.tools.get(name) is None:  # refused (and audited) without starting a server
+        return await attempt()
+    async with runtime.running():
+        return await attempt()

@@ -1,5 +1,6 @@
 """Core model: no I/O. Entries, tools, scopes, the registry, wire names, schemas, tokens."""
 
+from pegboard.core.definition import ToolDefinition, canonical_json
 from pegboard.core.entry import DeferPolicy, ToolEntry, ToolSource
 from pegboard.core.output import (
     AudioPart,
@@ -12,7 +13,7 @@ from pegboard.core.output import (
 )
 from pegboard.core.registry import NameCollision, RegistrySnapshot, ToolRegistry, default_registry
 from pegboard.core.scope import Assistant, AssistantSettings, McpMode, ModelInfo, ToolApplyScope
-from pegboard.core.tool import Tool, ToolContext, canonical_json, definition_hash
+from pegboard.core.tool import Tool, ToolContext
 
 __all__ = [
     "Assistant",
@@ -30,12 +31,12 @@ __all__ = [
     "Tool",
     "ToolApplyScope",
     "ToolContext",
+    "ToolDefinition",
     "ToolEntry",
     "ToolOutput",
     "ToolRegistry",
     "ToolSource",
     "canonical_json",
     "default_registry",
-    "definition_hash",
     "to_tool_output",
 ]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal, TypeAlias
 
+from pegboard.core.definition import ToolDefinition
 from pegboard.core.scope import ToolApplyScope
-from pegboard.core.tool import Tool, definition_hash
+from pegboard.core.tool import Tool
 
 DeferPolicy: TypeAlias = Literal["never", "always", "auto"]
 AppliesPredicate: TypeAlias = Callable[[ToolApplyScope], bool]
@@ -49,8 +51,11 @@ class ToolEntry:
         text = self.description or self.tool.description
         return text.strip().splitlines()[0].strip() if text.strip() else ""
 
+    @cached_property
+    def definition(self) -> ToolDefinition:
+        """The model-facing definition (wire name, description, schemas, annotations)."""
+        return self.tool.definition(self.name)
+
     @property
     def definition_hash(self) -> str:
-        return definition_hash(
-            self.name, self.tool.description, self.tool.input_schema, self.tool.output_schema
-        )
+        return self.definition.hash

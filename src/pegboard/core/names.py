@@ -74,6 +74,23 @@ def is_valid_wire_name(name: str) -> bool:
     return len(name) <= MAX_WIRE_NAME_LENGTH and bool(WIRE_NAME_RE.match(name))
 
 
+MCP_NAMESPACE_PREFIX = "mcp:"
+
+
+def mcp_namespace(server: str) -> str:
+    """The namespace (``mcp:<server id>``) or label (``mcp:<display name>``) of a server."""
+    return f"{MCP_NAMESPACE_PREFIX}{server}"
+
+
+def strip_mcp_namespace(namespace: str) -> str:
+    """``mcp:github`` -> ``github``; anything else unchanged."""
+    return namespace.removeprefix(MCP_NAMESPACE_PREFIX)
+
+
+def is_mcp_namespace(namespace: str) -> bool:
+    return namespace.startswith(MCP_NAMESPACE_PREFIX)
+
+
 # Names a tool must not take inside tool_exec: Python's builtins (a tool named ``len`` would
 # never be reached, the builtin wins) and the helpers the sandbox binds itself.
 SANDBOX_RESERVED_NAMES = frozenset(dir(builtins)) | {"gather", "asyncio"}

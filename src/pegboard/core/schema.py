@@ -22,8 +22,8 @@ import referencing
 import referencing.exceptions
 from jsonschema.validators import validator_for
 
+from pegboard.core.definition import canonical_json
 from pegboard.core.stub import render_stub
-from pegboard.core.tool import canonical_json
 from pegboard.errors import InvalidToolArguments, SchemaError
 
 __all__ = ["MAX_PROBLEMS", "apply_defaults", "check_schema", "render_stub", "validate_arguments"]

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pegboard.core.definition import ToolDefinition
 
 MAX_NESTING_DEPTH = 5
 MAX_ENUM_VALUES = 100
@@ -31,13 +34,10 @@ MAX_SUMMARY_CHARS = 300
 _SCALARS = {"string", "integer", "number", "boolean", "null"}
 
 
-def render_stub(
-    name: str,
-    description: str,
-    input_schema: Mapping[str, Any],
-    output_schema: Mapping[str, Any] | None = None,
-) -> str:
+def render_stub(definition: ToolDefinition) -> str:
     """Render the signature stub of one tool (see the module docstring for the shape)."""
+    name, description = definition.name, definition.description
+    input_schema, output_schema = definition.input_schema, definition.output_schema
     lines = ["/**"]
     text = description.strip()
     if text:

@@ -16,20 +16,20 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from pegboard.core.definition import ToolDefinition
 from pegboard.core.entry import ToolEntry
-from pegboard.core.tool import Tool, canonical_json
+from pegboard.core.tool import Tool
 
 __all__ = [
     "BpeTokenCounter",
     "TokenCounter",
     "count_entries",
     "default_token_counter",
-    "tool_text",
 ]
 
 DEFAULT_ENCODING = "o200k_base"
@@ -42,17 +42,9 @@ class TokenCounter(Protocol):
 
     def count_text(self, text: str) -> int: ...
 
-    def count_tool(self, name: str, description: str, input_schema: Mapping[str, Any]) -> int: ...
-
-
-def tool_text(name: str, description: str, input_schema: Mapping[str, Any]) -> str:
-    """The text a tool definition is counted as (name and description alone if the schema
-    cannot be serialised)."""
-    try:
-        schema_json = canonical_json(input_schema)
-    except (TypeError, ValueError, RecursionError):
-        return f"{name}\n{description}"
-    return f"{name}\n{description}\n{schema_json}"
+    def count_tool(self, definition: ToolDefinition) -> int:
+        """Tokens of ``definition.token_text``."""
+        ...
 
 
 class BpeTokenCounter:
@@ -83,8 +75,8 @@ class BpeTokenCounter:
         except UnicodeEncodeError:  # lone surrogates cannot cross into Rust; count them as U+FFFD
             return int(tokenizer.count(text.encode("utf-8", "replace").decode("utf-8")))
 
-    def count_tool(self, name: str, description: str, input_schema: Mapping[str, Any]) -> int:
-        text = tool_text(name, description, input_schema)
+    def count_tool(self, definition: ToolDefinition) -> int:
+        text = definition.token_text
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         with self._cache_lock:
             cached = self._cache.get(key)
@@ -109,7 +101,7 @@ class BpeTokenCounter:
             hit = self._by_tool.get(tool)
         if hit is not None and hit[0] == entry.name:
             return hit[1]
-        count = self.count_tool(entry.name, tool.description, tool.input_schema)
+        count = self.count_tool(entry.definition)
         with self._cache_lock:
             self._by_tool[tool] = (entry.name, count)
         return count
@@ -175,4 +167,4 @@ def count_entries(entries: Iterable[ToolEntry], counter: TokenCounter | None = N
     counter = counter or default_token_counter()
     if isinstance(counter, BpeTokenCounter):
         return sum(counter.count_entry(e) for e in entries)
-    return sum(counter.count_tool(e.name, e.tool.description, e.tool.input_schema) for e in entries)
+    return sum(counter.count_tool(e.definition) for e in entries)

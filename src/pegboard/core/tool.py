@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio.to_thread
 
+from pegboard.core.definition import ToolDefinition, canonical_json
 from pegboard.core.output import ToolOutput, to_tool_output
 
 if TYPE_CHECKING:
     from pegboard.core.scope import ToolApplyScope
+
+# canonical_json lives with the definition it hashes; re-exported for older import paths.
+__all__ = ["Tool", "ToolContext", "ToolDefinition", "canonical_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,29 +46,6 @@ NeedsApproval: TypeAlias = bool | ApprovalPredicate | None
 OutputFormatter: TypeAlias = Callable[[Any], ToolOutput]
 
 
-def canonical_json(value: Any) -> str:
-    """Deterministic JSON (sorted keys, no spaces, UTF-8 kept) for hashing and token counts."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def definition_hash(
-    name: str,
-    description: str,
-    input_schema: Mapping[str, Any],
-    output_schema: Mapping[str, Any] | None = None,
-) -> str:
-    """Stable sha256 over a tool's model-facing definition."""
-    payload = canonical_json(
-        {
-            "name": name,
-            "description": description,
-            "input_schema": input_schema,
-            "output_schema": output_schema,
-        }
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
 @dataclass(frozen=True, eq=False)
 class Tool:
     """A model-callable tool. ``execute`` may be sync (run in a worker thread) or async."""
@@ -82,6 +61,18 @@ class Tool:
     strict: bool | None = None
     annotations: Mapping[str, Any] | None = None
     title: str | None = None
+
+    def definition(self, name: str) -> ToolDefinition:
+        """This tool's model-facing definition under the wire name ``name``."""
+        return ToolDefinition(
+            name=name,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=self.output_schema,
+            annotations=self.annotations,
+            strict=self.strict,
+            title=self.title,
+        )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         """Call the executor, in a worker thread when it is synchronous.

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pegboard.calls.execute import CallPolicy
+from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.tokens import TokenCounter, default_token_counter
@@ -49,7 +49,7 @@ def apply_defer_exposition(
     counter: TokenCounter | None = None,
     index: SearchIndex | None = None,
     ledger: InspectLedger | None = None,
-    policy: CallPolicy | None = None,
+    session: CallSession | None = None,
     statuses: Mapping[str, NamespaceStatus] | None = None,
     descriptions: Mapping[str, str] | None = None,
     native_loading: bool = False,
@@ -57,7 +57,7 @@ def apply_defer_exposition(
 ) -> Exposition:
     """Defer what :func:`should_defer` says and inject ``tool_search``/``inspect``/``invoke``.
 
-    Tools without a registry entry are left alone. ``ledger`` and ``policy`` carry the
+    Tools without a registry entry are left alone. ``ledger`` and ``session`` carry the
     session (inspect ledger, approval grants, audit); ``index`` defaults to the registry's
     incrementally updated index. ``native_loading`` (Anthropic's ``defer_loading``: the
     provider loads what ``tool_search`` finds) injects ``tool_search`` alone. ``sticky``: see
@@ -89,7 +89,7 @@ def apply_defer_exposition(
         allowed=allowed,
         index=index if index is not None else registry_index(registry),
         ledger=ledger if ledger is not None else InspectLedger(),
-        policy=policy if policy is not None else CallPolicy(),
+        session=session if session is not None else CallSession(),
         counter=counter,
     )
     exposed = {name: tool for name, tool in tools.items() if name not in decision.names}

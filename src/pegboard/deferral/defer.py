@@ -53,7 +53,7 @@ def meta_tools_overhead_tokens(
     """Measured tokens of the injected meta-tool definitions plus the prompt section that
     would enumerate ``deferred``."""
     counter = counter or default_token_counter()
-    tools = sum(counter.count_tool(name, *DEFINITIONS[name]) for name in INJECTED_META_TOOLS)
+    tools = sum(counter.count_tool(DEFINITIONS[name]) for name in INJECTED_META_TOOLS)
     section = render_deferred_section(
         INJECTED_META_TOOLS, deferred, statuses=statuses, descriptions=descriptions, counter=counter
     )

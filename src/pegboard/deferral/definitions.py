@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pegboard.core.definition import ToolDefinition
+
 DEFAULT_SEARCH_LIMIT = 8
 MAX_SEARCH_LIMIT = 50
 
@@ -78,8 +80,8 @@ INVOKE_SCHEMA: Mapping[str, Any] = {
     "examples": [INVOKE_EXAMPLE],
 }
 
-DEFINITIONS: Mapping[str, tuple[str, Mapping[str, Any]]] = {
-    TOOL_SEARCH: (SEARCH_DESCRIPTION, SEARCH_SCHEMA),
-    TOOL_INSPECT: (INSPECT_DESCRIPTION, INSPECT_SCHEMA),
-    TOOL_INVOKE: (INVOKE_DESCRIPTION, INVOKE_SCHEMA),
+DEFINITIONS: Mapping[str, ToolDefinition] = {
+    TOOL_SEARCH: ToolDefinition(TOOL_SEARCH, SEARCH_DESCRIPTION, SEARCH_SCHEMA),
+    TOOL_INSPECT: ToolDefinition(TOOL_INSPECT, INSPECT_DESCRIPTION, INSPECT_SCHEMA),
+    TOOL_INVOKE: ToolDefinition(TOOL_INVOKE, INVOKE_DESCRIPTION, INVOKE_SCHEMA),
 }

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from pegboard.calls.execute import CallPolicy
+from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.names import META_TOOL_NAMES
 from pegboard.core.registry import RegistrySnapshot
@@ -37,7 +37,7 @@ class DeferredPool:
     allowed: frozenset[str]
     index: SearchIndex
     ledger: InspectLedger = field(default_factory=InspectLedger)
-    policy: CallPolicy = field(default_factory=CallPolicy)
+    session: CallSession = field(default_factory=CallSession)
     counter: TokenCounter = field(default_factory=default_token_counter)
 
     def __post_init__(self) -> None:
@@ -61,14 +61,8 @@ class DeferredPool:
                 f"{meta_tool} cannot act on the meta-tool {name}; call {name} directly.",
                 tool_name=name,
             )
-        if name not in self.allowed:
-            if name in self.snapshot:
-                raise ToolNotAllowed(name)
-            raise ToolNotFound(name, self.suggestions(name))
-        entry = self.snapshot.get(name)
-        if entry is None:
-            raise ToolNotFound(name, self.suggestions(name))
-        return entry
+        found = self.snapshot.get(name) if name in self.allowed else None
+        return resolve_name(name, found, self.allowed, self.snapshot)
 
     def namespaces(self) -> dict[str, str]:
         """Raw namespace -> label of the deferred entries, sorted by label."""
@@ -92,11 +86,28 @@ class DeferredPool:
         return suggest_names(name, self.allowed, self.snapshot)
 
 
+def resolve_name(
+    name: str, found: ToolEntry | None, candidates: Iterable[str], snapshot: RegistrySnapshot
+) -> ToolEntry:
+    """``found`` (the exact match of ``name`` among ``candidates``), or the error to raise.
+
+    The one resolve of every route: a registered tool that is not a candidate (disabled for
+    the profile, or not active in this request) is :class:`ToolNotAllowed`; anything else is
+    :class:`ToolNotFound` with :func:`suggest_names` among ``candidates``.
+    """
+    if found is not None:
+        return found
+    if name in snapshot:
+        raise ToolNotAllowed(name)
+    raise ToolNotFound(name, suggest_names(name, candidates, snapshot))
+
+
 def suggest_names(
     name: str, candidates: Iterable[str], snapshot: RegistrySnapshot | None = None
 ) -> list[str]:
     """Names close to ``name``: same letters ignoring case and punctuation first, then MCP
-    tools whose original name ends ``name``, then spelling neighbours. Never ``name`` itself."""
+    tools whose original name is ``name`` or ends it (``name`` a wire name of another
+    server, say), then spelling neighbours. Never ``name`` itself."""
     pool = sorted(set(candidates))
     folded = _fold(name)
     same = [n for n in pool if folded and _fold(n) == folded]
@@ -106,8 +117,8 @@ def suggest_names(
         if snapshot is not None
         and (entry := snapshot.get(n)) is not None
         and entry.source is not None
-        and len(tail := _fold(entry.source.tool_name)) >= MIN_SOURCE_MATCH
-        and folded.endswith(tail)
+        and (tail := _fold(entry.source.tool_name))
+        and (folded == tail or (len(tail) >= MIN_SOURCE_MATCH and folded.endswith(tail)))
     ]
     close = difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=0.6)
     ordered = list(dict.fromkeys([*same, *by_source, *close]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from pegboard.calls.execute import execute_entry
+from pegboard.calls.session import Call
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.deferral.definitions import INVOKE_DESCRIPTION, INVOKE_SCHEMA, TOOL_INVOKE
@@ -32,6 +33,5 @@ async def invoke_tool(
 ) -> ToolOutput:
     """Run ``name`` with ``params`` for the model; raises a ToolError when it may not run."""
     entry = pool.resolve(name, meta_tool=TOOL_INVOKE)
-    return await execute_entry(
-        entry, params, ctx.child(name), via=TOOL_INVOKE, policy=pool.policy, interactive=False
-    )
+    call = Call(name, params, ctx.child(name), TOOL_INVOKE, pool.session, interactive=False)
+    return await execute_entry(entry, call)

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pegboard.core.definition import canonical_json
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import TextPart, ToolOutput
 from pegboard.core.tokens import TokenCounter
-from pegboard.core.tool import Tool, ToolContext, canonical_json
+from pegboard.core.tool import Tool, ToolContext
 from pegboard.deferral.definitions import DEFAULT_SEARCH_LIMIT, SEARCH_DESCRIPTION, SEARCH_SCHEMA
 from pegboard.deferral.pool import DeferredPool
 

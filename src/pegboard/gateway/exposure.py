@@ -1,37 +1,49 @@
-"""The registry's active tools for one profile, deferred by the exposition rules.
+"""The registry's tools for one profile, as ``pegboard serve`` exposes them.
 
 :class:`RegistrySurface` is the :class:`~pegboard.gateway.surface.ToolSurface` of ``pegboard
-serve``: it recomputes the exposed tool list only when told the registry or the scope changed
-(:meth:`refresh`), so ``tools/list`` is a read of a prepared list, and it tells its listeners
-only when that list really changed.
+serve``: it lists through the same composed toolset as the agent dispatcher and ``pegboard
+tools`` (:mod:`pegboard.toolsets`), recomputing the listing only when told the registry or the
+scope changed (:meth:`refresh`), so ``tools/list`` is a read of a prepared list; it tells its
+listeners only when that list really changed.
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types
-
-from pegboard.agent.formats.mcp import to_mcp_tools
+from pegboard.agent.formats.mcp import McpFormat
 from pegboard.calls.approval import ApprovalGrants, ApprovalHandler
-from pegboard.calls.execute import CallPolicy, error_output, execute_entry
+from pegboard.calls.execute import error_output
+from pegboard.calls.session import Call, CallSession
+from pegboard.core.definition import canonical_json
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
-from pegboard.core.tool import Tool, ToolContext, canonical_json
-from pegboard.deferral.apply import Exposition, apply_defer_exposition
+from pegboard.core.tool import ToolContext
+from pegboard.deferral.apply import Exposition
 from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
-from pegboard.errors import ApprovalRequired, PegboardError, ToolNotFound
+from pegboard.errors import ApprovalRequired, PegboardError
 from pegboard.gateway.surface import ChangeListener
 from pegboard.search.interface import SearchIndex
+from pegboard.toolsets import (
+    DeferralSettings,
+    RegistryToolset,
+    StatusSource,
+    ToolList,
+    Toolset,
+    compose,
+)
+
+if TYPE_CHECKING:
+    import mcp_types
 
 logger = logging.getLogger("pegboard.gateway")
 
-StatusSource = Callable[[], Mapping[str, NamespaceStatus]]
+VIA = "gateway"
+_FORMAT = McpFormat()
 
 
 class RegistrySurface:
@@ -45,33 +57,42 @@ class RegistrySurface:
         context_window: int | None = None,
         defer: bool = True,
         statuses: StatusSource | None = None,
-        audit: CallPolicy | None = None,
+        session: CallSession | None = None,
         index: SearchIndex | None = None,
     ) -> None:
         self.registry = registry
-        self._index = index
         self._scope = scope
         self.context_window = context_window
         self.defer = defer
         self._statuses = statuses
-        self._policy = audit or CallPolicy()
+        self._index = index
+        self.session = session or CallSession()
         self._listeners: list[ChangeListener] = []
-        self._exposition: Exposition | None = None
-        self._entries: dict[str, ToolEntry] = {}
-        self._tools: list[mcp_types.Tool] = []
+        self._sticky = False
+        self.toolset: Toolset = compose(RegistryToolset(registry))
+        self.tools = ToolList((), registry.snapshot())
+        self._listed: list[ToolEntry] = []
+        self._wire: list[dict[str, Any]] = []
+        self._sdk: list[mcp_types.Tool] | None = None
         self._signature = ""
         self.refresh()
 
     # -- reads (never wait) ------------------------------------------------------------------
     def list_tools(self) -> Sequence[mcp_types.Tool]:
-        return self._tools
+        if self._sdk is None:
+            self._sdk = _FORMAT.sdk_tools(self._listed)
+        return self._sdk
+
+    def list_tools_json(self) -> list[dict[str, Any]]:
+        """The listing as MCP ``Tool`` JSON, without the MCP SDK."""
+        return self._wire
 
     def instructions(self) -> str | None:
         """The deferred-tools section, rendered with the servers' state of this moment; with
         nothing deferred, a note on failing servers (so a model can tell "configured but
         failing" from "absent"), or None."""
         statuses = dict(self._statuses()) if self._statuses else {}
-        exposition = self._exposition
+        exposition = self.tools.exposition
         if exposition is not None and exposition.deferred:
             section = render_deferred_section(
                 list(exposition.tools), exposition.deferred, statuses=statuses
@@ -86,7 +107,7 @@ class RegistrySurface:
 
     @property
     def exposition(self) -> Exposition | None:
-        return self._exposition
+        return self.tools.exposition
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -100,30 +121,25 @@ class RegistrySurface:
     # -- recompute ---------------------------------------------------------------------------
     def refresh(self) -> bool:
         """Recompute the exposed tools; True (and listeners called) if the list changed."""
-        active = self.registry.select_active(self._scope())
-        tools: dict[str, Tool] = {e.name: e.tool for e in active}
-        statuses = dict(self._statuses()) if self._statuses else None
+        deferral = None
         if self.defer:
             # Sticky: once deferred, a pool hovering around the threshold stays deferred, so
             # clients do not see the whole list flip in and out as servers warm.
-            was_deferred = bool(self._exposition and self._exposition.deferred)
-            exposition = apply_defer_exposition(
-                tools,
+            deferral = DeferralSettings(
                 self.registry,
-                self.context_window,
-                statuses=statuses,
-                policy=self._policy,
-                sticky=was_deferred,
+                context_window=self.context_window,
+                session=self.session,
                 index=self._index,
+                statuses=self._statuses,
+                sticky=self._sticky,
             )
-        else:
-            exposition = Exposition(tools, (), frozenset(tools), "", None)
-        entries = {e.name: e for e in active if e.name in exposition.tools}
-        for name, tool in exposition.tools.items():
-            entries.setdefault(name, ToolEntry(name=name, namespace="meta", tool=tool))
-        listed = to_mcp_tools(entries[name] for name in sorted(exposition.tools))
-        signature = canonical_json([t.model_dump(mode="json", exclude_none=True) for t in listed])
-        self._exposition, self._entries, self._tools = exposition, entries, listed
+        self.toolset = compose(RegistryToolset(self.registry), deferral)
+        self.tools = self.toolset.list_tools(self._scope())
+        self._sticky = self.tools.auto_deferred
+        self._listed = sorted(self.tools.shown, key=_name)
+        self._wire = _FORMAT.tools(self._listed)
+        self._sdk = None
+        signature = canonical_json(self._wire)
         if signature == self._signature:
             return False
         self._signature = signature
@@ -144,33 +160,33 @@ class RegistrySurface:
         approval: ApprovalHandler | None,
         grants: ApprovalGrants | None = None,
     ) -> ToolOutput:
-        """Run one exposed tool; failures become error outputs.
+        """Run one tool of the listing (deferred ones included); failures become error outputs.
 
-        :class:`ApprovalRequired` propagates (no handler could ask), so the transport can say
-        why the user was not asked.
+        :class:`ApprovalRequired` of the called tool itself propagates (no handler could ask),
+        so the transport can say why the user was not asked.
         """
-        entry = self._entries.get(name)
-        policy = CallPolicy(
+        session = CallSession(
             approval_handler=approval,
-            grants=grants if grants is not None else self._policy.grants,
-            audit=self._policy.audit,
+            grants=grants if grants is not None else self.session.grants,
+            audit=self.session.audit,
+            session_id=self.session.session_id,
         )
+        tools = self.tools
+        ctx = ToolContext(call_id=call_id, session_id=session.session_id, scope=self._scope())
+        call = Call(name, dict(arguments), ctx, VIA, session)
         try:
-            if entry is None:
-                raise ToolNotFound(name, _close(name, self._entries))
-            ctx = ToolContext(call_id=call_id, scope=self._scope())
-            return await execute_entry(entry, dict(arguments), ctx, via="gateway", policy=policy)
+            return await self.toolset.call_tool(call, tools)
         except ApprovalRequired as exc:
             if exc.tool_name == name:  # a direct call nobody could approve
                 raise
-            return error_output(exc, self.registry.get_by_name)
+            return error_output(exc, tools.lookup)
         except PegboardError as exc:  # tool errors, and a server that died mid-call
-            return error_output(exc, self.registry.get_by_name)
+            return error_output(exc, tools.lookup)
 
 
 def _label(status: NamespaceStatus) -> str:
     return status.label
 
 
-def _close(name: str, entries: Mapping[str, ToolEntry]) -> list[str]:
-    return difflib.get_close_matches(name, sorted(entries), n=3, cutoff=0.6)
+def _name(entry: ToolEntry) -> str:
+    return entry.name

@@ -191,10 +191,8 @@ class Gateway:
         return cached
 
     def _tools_list_result(self, version: str) -> dict[str, Any]:
-        tools = [
-            t.model_dump(by_alias=True, mode="json", exclude_none=True)
-            for t in self.surface.list_tools()
-        ]
+        # The SDK's per-version sieve drops fields the version does not know (once per change).
+        tools = self.surface.list_tools_json()
         return serialize_server_result("tools/list", version, {"tools": tools})
 
     def ready_snapshot(self) -> dict[str, Any]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
-
-import mcp_types
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pegboard.calls.approval import ApprovalGrants, ApprovalHandler
 from pegboard.core.output import ToolOutput
+
+if TYPE_CHECKING:
+    import mcp_types
 
 ChangeListener = Callable[[], None]
 
@@ -22,6 +23,10 @@ class ToolSurface(Protocol):
     """
 
     def list_tools(self) -> Sequence[mcp_types.Tool]: ...
+
+    def list_tools_json(self) -> list[dict[str, Any]]:
+        """The same list as MCP ``Tool`` JSON (the wire shape), built without the SDK."""
+        ...
 
     def instructions(self) -> str | None: ...
 

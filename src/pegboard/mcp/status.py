@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+from pegboard.core.names import mcp_namespace
+from pegboard.core.scope import AssistantSettings
+from pegboard.deferral.prompt import NamespaceStatus
 
 ServerState = Literal["cold", "connecting", "connected", "failed", "disabled"]
 
@@ -31,3 +36,26 @@ class ServerStatus:
         return (
             f"{self.state} ({self.error})" if self.error and self.state == "failed" else self.state
         )
+
+
+def namespace_statuses(
+    statuses: Iterable[ServerStatus], settings: AssistantSettings | None = None
+) -> dict[str, NamespaceStatus]:
+    """The deferred-tools prompt's view of the servers: keyed by namespace (``mcp:<id>``),
+    labelled by display name (ids stay internal, in the error text too).
+
+    With ``settings``, servers the profile cannot use are left out: all of them in
+    ``disabled`` mode, those not linked to the profile in ``manual`` mode.
+    """
+    found = {}
+    for status in statuses:
+        if settings is not None and not (
+            settings.mcp_mode == "auto"
+            or (settings.mcp_mode == "manual" and status.server_id in settings.mcp_server_ids)
+        ):
+            continue
+        detail = status.error.replace(status.server_id, status.name) if status.error else None
+        found[mcp_namespace(status.server_id)] = NamespaceStatus(
+            mcp_namespace(status.name), status.state, detail
+        )
+    return found

@@ -1,19 +1,30 @@
-"""Pure conversions between registry entries and provider formats (OpenAI, Anthropic, MCP).
+"""One format per provider API: OpenAI Chat, OpenAI Responses, Anthropic Messages, MCP.
 
-Each provider module turns :class:`~pegboard.core.entry.ToolEntry` lists into that provider's
-tool definitions, parses its tool calls into :class:`ToolCall`, and (for chat providers)
-formats a :class:`~pegboard.core.output.ToolOutput` as its tool-result message.
+Each format class owns its API's tool list, call parsing into :class:`ToolCall`, result
+formatting and strict/relaxed argument handling (:class:`ProviderFormat`); the module
+functions are their pieces. Nothing here imports a provider SDK or (until asked for an SDK
+object) the MCP SDK.
 """
 
-from typing import Any
-
 from pegboard.agent.formats.anthropic import (
+    AnthropicMessages,
     anthropic_tool_result,
     parse_anthropic_tool_calls,
     to_anthropic_tools,
 )
+from pegboard.agent.formats.base import Api, ProviderFormat
 from pegboard.agent.formats.calls import ToolCall
+from pegboard.agent.formats.mcp import (
+    McpFormat,
+    call_result_to_output,
+    output_to_call_result,
+    parse_mcp_tool_call,
+    to_mcp_tool,
+    to_mcp_tools,
+)
 from pegboard.agent.formats.openai import (
+    OpenAIChat,
+    OpenAIResponses,
     chat_tool_result,
     parse_chat_tool_calls,
     parse_responses_tool_calls,
@@ -28,11 +39,18 @@ from pegboard.agent.formats.strict import (
 )
 
 __all__ = [
+    "AnthropicMessages",
+    "Api",
+    "McpFormat",
+    "OpenAIChat",
+    "OpenAIResponses",
+    "ProviderFormat",
     "ToolCall",
     "anthropic_strict_schema",
     "anthropic_tool_result",
     "call_result_to_output",
     "chat_tool_result",
+    "format_for",
     "openai_strict_schema",
     "output_to_call_result",
     "parse_anthropic_tool_calls",
@@ -49,22 +67,8 @@ __all__ = [
 ]
 
 
-_MCP_NAMES = frozenset(
-    {
-        "call_result_to_output",
-        "output_to_call_result",
-        "parse_mcp_tool_call",
-        "to_mcp_tool",
-        "to_mcp_tools",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    # The MCP converters import the MCP SDK's types (~0.8 s); load them only when asked for,
-    # so agents that never touch MCP keep a fast ``import pegboard``.
-    if name in _MCP_NAMES:
-        from pegboard.agent.formats import mcp
-
-        return getattr(mcp, name)
-    raise AttributeError(f"module 'pegboard.agent.formats' has no attribute {name!r}")
+def format_for(api: Api, *, native_loading: bool = False) -> ProviderFormat:
+    """The format of ``api`` (``native_loading``: Anthropic's deferred loading)."""
+    if api == "anthropic":
+        return AnthropicMessages(native_loading=native_loading)
+    return OpenAIResponses() if api == "openai_responses" else OpenAIChat()

@@ -5,16 +5,24 @@ Inputs may be plain dicts or the ``anthropic`` SDK's objects; outputs are plain 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pegboard.agent.formats.calls import ToolCall, as_dict
 from pegboard.agent.formats.naming import checked_name
 from pegboard.agent.formats.strict import anthropic_strict_schema
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart, ToolOutput
+from pegboard.deferral.definitions import TOOL_SEARCH
+from pegboard.deferral.tool_search import TOOL_REFERENCES
 
-__all__ = ["anthropic_tool_result", "parse_anthropic_tool_calls", "to_anthropic_tools"]
+__all__ = [
+    "AnthropicMessages",
+    "anthropic_tool_result",
+    "parse_anthropic_tool_calls",
+    "to_anthropic_tools",
+]
 
 # Image types the Messages API accepts in a base64 image block.
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -98,3 +106,44 @@ def _block(part: Any) -> dict[str, Any] | None:
         kind = "image" if isinstance(part, ImagePart) else "audio"
         return {"type": "text", "text": f"[{kind}: {part.mime_type}]"}
     return None
+
+
+@dataclass(frozen=True)
+class AnthropicMessages:
+    """Anthropic Messages: tools, ``tool_use`` blocks, one ``role: user`` message of results.
+
+    ``native_loading`` uses the API's deferred loading: deferred tools are sent with
+    ``defer_loading: true`` and ``tool_search`` answers with ``tool_reference`` blocks, so the
+    model calls what it found directly. Strict tools need no relaxing (Anthropic's strict
+    mode keeps optional properties optional).
+    """
+
+    native_loading: bool = False
+    api: Literal["anthropic"] = "anthropic"
+
+    def tools(
+        self, shown: Sequence[ToolEntry], deferred: Sequence[ToolEntry]
+    ) -> list[dict[str, Any]]:
+        tools = to_anthropic_tools(shown)
+        if self.native_loading:
+            tools += [{**t, "defer_loading": True} for t in to_anthropic_tools(deferred)]
+        return tools
+
+    def parse_calls(self, message: Any) -> list[ToolCall]:
+        return parse_anthropic_tool_calls(message)
+
+    def arguments(self, entry: ToolEntry, call: ToolCall) -> dict[str, Any]:
+        return call.arguments
+
+    def results(
+        self, calls: Sequence[ToolCall], outputs: Sequence[ToolOutput]
+    ) -> list[dict[str, Any]]:
+        blocks = [self._result(c, o) for c, o in zip(calls, outputs, strict=True)]
+        return [{"role": "user", "content": blocks}]
+
+    def _result(self, call: ToolCall, output: ToolOutput) -> dict[str, Any]:
+        names = output.metadata.get(TOOL_REFERENCES)
+        if self.native_loading and call.name == TOOL_SEARCH and names:
+            refs = [{"type": "tool_reference", "tool_name": name} for name in names]
+            return {"type": "tool_result", "tool_use_id": call.id, "content": refs}
+        return anthropic_tool_result(call.id, output)

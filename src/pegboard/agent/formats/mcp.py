@@ -1,15 +1,17 @@
-"""The MCP format: registry entries as ``mcp_types.Tool``, ``tools/call`` params as calls, and
-tool results both ways, part for part.
+"""MCP format: registry entries as MCP tool definitions and ``tools/call`` params as calls.
 
-MCP result -> :class:`~pegboard.core.output.ToolOutput` (an upstream's answer): text stays
-text; images, audio and blobs stay in their own base64 parts (never inside text); embedded
-resources keep their URI and MIME type; resource links become resource parts without content.
-Structured content is kept as ``structured`` and, when the server sent no text, also shown as
-JSON text so a model that only reads text still sees it.
+The listing is built as plain JSON dicts (the wire shape, camelCase keys), so a server can
+answer ``tools/list`` without the MCP SDK; only :meth:`McpFormat.sdk_tools` and parsing an
+SDK params object load ``mcp_types``.
 
-ToolOutput -> MCP result (the gateway's answer): the reverse; a resource without content
-becomes a resource link; structured content is passed through when it is a JSON object (MCP
-requires one); ``is_error`` is never dropped either way.
+Tool results both ways, part for part (both load ``mcp_types`` when called). MCP result ->
+:class:`~pegboard.core.output.ToolOutput` (an upstream's answer): text stays text; images,
+audio and blobs stay in their own base64 parts (never inside text); embedded resources keep
+their URI and MIME type; resource links become resource parts without content. Structured
+content is kept as ``structured`` and, when the server sent no text, also shown as JSON text
+so a model that only reads text still sees it. ToolOutput -> MCP result (the gateway's
+answer): the reverse; a resource without content becomes a resource link; structured content
+is passed through when it is a JSON object (MCP requires one); ``is_error`` is never dropped.
 """
 
 from __future__ import annotations
@@ -17,10 +19,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-import mcp_types
-import pydantic
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from pegboard.agent.formats.calls import ToolCall, as_dict
 from pegboard.core.entry import ToolEntry
@@ -33,7 +33,11 @@ from pegboard.core.output import (
     ToolOutput,
 )
 
+if TYPE_CHECKING:
+    import mcp_types
+
 __all__ = [
+    "McpFormat",
     "call_result_to_output",
     "output_to_call_result",
     "parse_mcp_tool_call",
@@ -44,49 +48,84 @@ __all__ = [
 logger = logging.getLogger("pegboard.agent.formats")
 
 
-def to_mcp_tool(entry: ToolEntry) -> mcp_types.Tool:
-    """One entry as an MCP tool definition.
+@dataclass(frozen=True)
+class McpFormat:
+    """MCP ``tools/list`` entries and ``tools/call`` params.
 
     The output schema is included only when it describes an object (MCP before 2026-07-28
-    requires that, since ``structuredContent`` is an object); annotations that do not fit
-    MCP's ``ToolAnnotations`` are dropped with a warning rather than failing the listing.
+    requires that, since ``structuredContent`` is an object). MCP has no strict mode: the
+    arguments are used as sent.
     """
-    tool = entry.tool
-    output = tool.output_schema
-    return mcp_types.Tool(
-        name=entry.name,
-        title=tool.title,
-        description=tool.description,
-        input_schema=dict(tool.input_schema),
-        output_schema=dict(output) if output and output.get("type") == "object" else None,
-        annotations=_annotations(entry.name, tool.annotations),
-    )
+
+    api: Literal["mcp"] = "mcp"
+
+    def tool(self, entry: ToolEntry) -> dict[str, Any]:
+        """One entry as the JSON of an MCP ``Tool``."""
+        definition = entry.definition
+        wire: dict[str, Any] = {"name": definition.name}
+        if definition.title is not None:
+            wire["title"] = definition.title
+        wire["description"] = definition.description
+        wire["inputSchema"] = dict(definition.input_schema)
+        output = definition.output_schema
+        if output and output.get("type") == "object":
+            wire["outputSchema"] = dict(output)
+        if definition.annotations:
+            wire["annotations"] = dict(definition.annotations)
+        return wire
+
+    def tools(self, entries: Iterable[ToolEntry]) -> list[dict[str, Any]]:
+        return [self.tool(entry) for entry in entries]
+
+    def sdk_tools(self, entries: Iterable[ToolEntry]) -> list[mcp_types.Tool]:
+        """The listing as the SDK's models; annotations that do not fit MCP's
+        ``ToolAnnotations`` are dropped with a warning rather than failing the listing."""
+        return [_sdk_tool(self.tool(entry)) for entry in entries]
+
+    def parse_call(self, params: Any, call_id: str = "") -> ToolCall:
+        """A ``tools/call`` request's params (``CallToolRequestParams`` or its JSON)."""
+        if isinstance(params, Mapping):
+            return ToolCall.parse(call_id, str(params.get("name") or ""), params.get("arguments"))
+        data = as_dict(params)
+        return ToolCall.parse(call_id, str(data.get("name") or ""), data.get("arguments"))
+
+
+def _sdk_tool(wire: dict[str, Any]) -> mcp_types.Tool:
+    import mcp_types  # lazy: the SDK costs ~0.8 s of import time
+    import pydantic
+
+    annotations = wire.pop("annotations", None)
+    tool = mcp_types.Tool.model_validate(wire)
+    if annotations:
+        try:
+            tool.annotations = mcp_types.ToolAnnotations.model_validate(annotations)
+        except pydantic.ValidationError as exc:
+            logger.warning(
+                "tool %s: annotations are not valid MCP ToolAnnotations: %s", tool.name, exc
+            )
+    return tool
+
+
+_MCP = McpFormat()
+
+
+def to_mcp_tool(entry: ToolEntry) -> mcp_types.Tool:
+    """One entry as an SDK ``mcp_types.Tool``."""
+    return _MCP.sdk_tools([entry])[0]
 
 
 def to_mcp_tools(entries: Iterable[ToolEntry]) -> list[mcp_types.Tool]:
-    return [to_mcp_tool(entry) for entry in entries]
-
-
-def _annotations(name: str, raw: Mapping[str, Any] | None) -> mcp_types.ToolAnnotations | None:
-    if not raw:
-        return None
-    try:
-        return mcp_types.ToolAnnotations.model_validate(dict(raw))
-    except pydantic.ValidationError as exc:
-        logger.warning("tool %s: annotations are not valid MCP ToolAnnotations: %s", name, exc)
-        return None
+    return _MCP.sdk_tools(entries)
 
 
 def parse_mcp_tool_call(params: Any, call_id: str = "") -> ToolCall:
-    """A ``tools/call`` request's params (``CallToolRequestParams`` or its JSON) as a call."""
-    if isinstance(params, mcp_types.CallToolRequestParams):
-        return ToolCall.parse(call_id, params.name, params.arguments)
-    data = as_dict(params)
-    return ToolCall.parse(call_id, str(data.get("name") or ""), data.get("arguments"))
+    return _MCP.parse_call(params, call_id)
 
 
 # -- results: MCP -> ToolOutput ------------------------------------------------------------
 def content_to_part(block: mcp_types.ContentBlock) -> ContentPart:
+    import mcp_types  # lazy: the SDK costs ~0.8 s of import time
+
     if isinstance(block, mcp_types.TextContent):
         return TextPart(block.text)
     if isinstance(block, mcp_types.ImageContent):
@@ -120,6 +159,8 @@ def call_result_to_output(
 
 # -- results: ToolOutput -> MCP ------------------------------------------------------------
 def part_to_content(part: ContentPart) -> mcp_types.ContentBlock:
+    import mcp_types
+
     if isinstance(part, TextPart):
         return mcp_types.TextContent(type="text", text=part.text)
     if isinstance(part, ImagePart):
@@ -130,6 +171,8 @@ def part_to_content(part: ContentPart) -> mcp_types.ContentBlock:
 
 
 def _resource(part: ResourcePart) -> mcp_types.ContentBlock:
+    import mcp_types
+
     if part.text is not None:
         text = mcp_types.TextResourceContents(
             uri=part.uri, mime_type=part.mime_type, text=part.text
@@ -146,6 +189,8 @@ def _resource(part: ResourcePart) -> mcp_types.ContentBlock:
 
 
 def output_to_call_result(output: ToolOutput) -> mcp_types.CallToolResult:
+    import mcp_types
+
     structured: dict[str, Any] | None = (
         output.structured if isinstance(output.structured, dict) else None
     )

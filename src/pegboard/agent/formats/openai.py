@@ -6,16 +6,19 @@ are plain dicts ready to put in a request. The ``openai`` package is not needed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pegboard.agent.formats.calls import ToolCall, as_dict
 from pegboard.agent.formats.naming import checked_name
-from pegboard.agent.formats.strict import openai_strict_schema
+from pegboard.agent.formats.strict import openai_strict_schema, relax_strict_arguments
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ImagePart, ToolOutput
 
 __all__ = [
+    "OpenAIChat",
+    "OpenAIResponses",
     "chat_tool_result",
     "parse_chat_tool_calls",
     "parse_responses_tool_calls",
@@ -145,3 +148,56 @@ def responses_tool_result(call_id: str, output: ToolOutput) -> dict[str, Any]:
         {"type": "input_image", "image_url": f"data:{p.mime_type};base64,{p.data}"} for p in images
     ]
     return {"type": "function_call_output", "call_id": call_id, "output": parts}
+
+
+def _relaxed(entry: ToolEntry, call: ToolCall) -> dict[str, Any]:
+    # Strict mode makes every property required, so optionals arrive as null: drop those.
+    if entry.tool.strict:
+        return relax_strict_arguments(entry.tool.input_schema, call.arguments)
+    return call.arguments
+
+
+@dataclass(frozen=True)
+class OpenAIChat:
+    """OpenAI Chat Completions: ``function`` tools, ``tool_calls``, ``role: tool`` results."""
+
+    api: Literal["openai_chat"] = "openai_chat"
+
+    def tools(
+        self, shown: Sequence[ToolEntry], deferred: Sequence[ToolEntry]
+    ) -> list[dict[str, Any]]:
+        return to_chat_tools(shown)
+
+    def parse_calls(self, message: Any) -> list[ToolCall]:
+        return parse_chat_tool_calls(message)
+
+    def arguments(self, entry: ToolEntry, call: ToolCall) -> dict[str, Any]:
+        return _relaxed(entry, call)
+
+    def results(
+        self, calls: Sequence[ToolCall], outputs: Sequence[ToolOutput]
+    ) -> list[dict[str, Any]]:
+        return [chat_tool_result(c.id, o) for c, o in zip(calls, outputs, strict=True)]
+
+
+@dataclass(frozen=True)
+class OpenAIResponses:
+    """OpenAI Responses: flat function tools, ``function_call`` items and their outputs."""
+
+    api: Literal["openai_responses"] = "openai_responses"
+
+    def tools(
+        self, shown: Sequence[ToolEntry], deferred: Sequence[ToolEntry]
+    ) -> list[dict[str, Any]]:
+        return to_responses_tools(shown)
+
+    def parse_calls(self, message: Any) -> list[ToolCall]:
+        return parse_responses_tool_calls(message)
+
+    def arguments(self, entry: ToolEntry, call: ToolCall) -> dict[str, Any]:
+        return _relaxed(entry, call)
+
+    def results(
+        self, calls: Sequence[ToolCall], outputs: Sequence[ToolOutput]
+    ) -> list[dict[str, Any]]:
+        return [responses_tool_result(c.id, o) for c, o in zip(calls, outputs, strict=True)]

@@ -1,0 +1,19 @@
+"""Approval as a wrapper: every call is authorised (the one ``authorise``) before it runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pegboard.calls.execute import authorise_call
+from pegboard.calls.session import Call
+from pegboard.core.output import ToolOutput
+from pegboard.toolsets.base import ToolList, WrapperToolset
+
+
+@dataclass(frozen=True)
+class ApprovalToolset(WrapperToolset):
+    """Asks the call's session (handler, grants) about gated calls; nothing runs before."""
+
+    async def call_tool(self, call: Call, tools: ToolList) -> ToolOutput:
+        await authorise_call(call, tools.resolve(call.name))
+        return await self.inner.call_tool(call, tools)

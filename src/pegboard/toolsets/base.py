@@ -1,0 +1,92 @@
+"""The toolset protocol: list the tools for a scope; call one of them by name.
+
+The shape of pydantic-ai's ``toolsets/abstract.py``: a source of tools, and small wrappers
+that each add one concern (approval, deferral, audit) around another toolset. A route (the
+agent dispatcher, the gateway, ``pegboard tools call``) lists once per request or refresh and
+passes that :class:`ToolList` back with every call, so a call resolves against exactly the
+tools the model was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol
+
+from pegboard.calls.session import Call
+from pegboard.core.entry import ToolEntry
+from pegboard.core.output import ToolOutput
+from pegboard.core.registry import RegistrySnapshot
+from pegboard.core.scope import ToolApplyScope
+from pegboard.deferral.pool import resolve_name
+
+if TYPE_CHECKING:
+    from pegboard.deferral.apply import Exposition
+
+
+@dataclass(frozen=True)
+class ToolList:
+    """The tools of one request: ``shown`` to the model (in order), ``hidden`` ones (deferred)
+    callable by their wire name too, and the system-prompt section that goes with them."""
+
+    shown: tuple[ToolEntry, ...]
+    snapshot: RegistrySnapshot
+    hidden: tuple[ToolEntry, ...] = ()
+    prompt_section: str = ""
+    exposition: Exposition | None = None
+
+    @cached_property
+    def by_name(self) -> dict[str, ToolEntry]:
+        return {e.name: e for e in (*self.hidden, *self.shown)}
+
+    @property
+    def names(self) -> list[str]:
+        return [e.name for e in self.shown]
+
+    def get(self, name: str) -> ToolEntry | None:
+        return self.by_name.get(name)
+
+    def resolve(self, name: str) -> ToolEntry:
+        """The callable entry ``name``, or :class:`~pegboard.errors.ToolNotAllowed` /
+        :class:`~pegboard.errors.ToolNotFound` (with suggestions)."""
+        return resolve_name(name, self.by_name.get(name), self.by_name, self.snapshot)
+
+    def lookup(self, name: str) -> ToolEntry | None:
+        """Any entry of that name, callable here or not (for an error's signature stub)."""
+        return self.by_name.get(name) or self.snapshot.get(name)
+
+    @property
+    def auto_deferred(self) -> bool:
+        """Whether the auto pool was deferred (the next listing's ``sticky``)."""
+        deferred = self.exposition.deferred if self.exposition else ()
+        return any(e.defer == "auto" for e in deferred)
+
+    def entries(self) -> Sequence[ToolEntry]:
+        """Every callable entry, shown first."""
+        shown = {e.name for e in self.shown}
+        return [*self.shown, *(e for e in self.hidden if e.name not in shown)]
+
+
+class Toolset(Protocol):
+    """A source of tools: list them for a scope, call one of a listing by name."""
+
+    def list_tools(self, scope: ToolApplyScope) -> ToolList: ...
+
+    async def call_tool(self, call: Call, tools: ToolList) -> ToolOutput:
+        """Run ``call`` against ``tools`` (what :meth:`list_tools` returned); raise a
+        :class:`~pegboard.errors.ToolError` when it cannot run."""
+        ...
+
+
+@dataclass(frozen=True)
+class WrapperToolset:
+    """A toolset that hands everything to ``inner``; wrappers override one method."""
+
+    inner: Toolset
+
+    def list_tools(self, scope: ToolApplyScope) -> ToolList:
+        return self.inner.list_tools(scope)
+
+    async def call_tool(self, call: Call, tools: ToolList) -> ToolOutput:
+        return await self.inner.call_tool(call, tools)
