@@ -59,7 +59,8 @@ server.run("stdio")
 '''
 
 
-def _line(msg_id: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
+def jsonrpc_line(msg_id: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
+    """One JSON-RPC message as a line (``msg_id`` None: a notification)."""
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if msg_id is not None:
         message["id"] = msg_id
@@ -92,15 +93,15 @@ class Peer:
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self._next += 1
-        self.send(_line(self._next, method, params))
+        self.send(jsonrpc_line(self._next, method, params))
         return self.answer(self._next)
 
     def ready(self) -> tuple[float, float, int]:
         """Seconds to the initialize answer and to the tools/list answer; tools listed."""
-        self.send(_line(1, "initialize", INIT))
+        self.send(jsonrpc_line(1, "initialize", INIT))
         self.answer(1)
         init = time.perf_counter() - self.started
-        self.send(_line(None, "notifications/initialized") + _line(2, "tools/list"))
+        self.send(jsonrpc_line(None, "notifications/initialized") + jsonrpc_line(2, "tools/list"))
         listed = self.answer(2)
         return init, time.perf_counter() - self.started, len(listed["result"]["tools"])
 
@@ -247,34 +248,41 @@ def main(ns: argparse.Namespace) -> None:
         cli = cli_table(env, ns.repeats)
         requests = request_table(env, upstream, ns.lists, ns.calls)
     base = ready['python -c "import mcp.types"'][1]
-    print(f"\nready: spawn to answers, median of {ns.repeats} (s); x: tools/list over the import\n")
-    print("| process | initialize answered | tools/list answered | tools | x import mcp.types |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    rows = []
     for label, (init, listed, tools) in ready.items():
-        shown = (
-            f"{init:.3f} | {listed:.3f} | {tools or ''}" if tools else f"(exit) | {listed:.3f} | "
-        )
-        print(f"| {label} | {shown} | x{listed / base:.2f} |")
+        head = f"{init:.3f} | {listed:.3f} | {tools}" if tools else f"(exit) | {listed:.3f} | "
+        rows.append(f"{label} | {head} | x{listed / base:.2f}")
+    _table(
+        f"ready: spawn to answers, median of {ns.repeats} (s); x: tools/list over the import",
+        "process | initialize answered | tools/list answered | tools | x import mcp.types",
+        rows,
+    )
     cli_base = cli['python -c "import mcp.types"']
-    print(f"\nCLI: spawn to exit, median of {ns.repeats} (s)\n")
-    print("| command | wall | x import mcp.types |")
-    print("| --- | ---: | ---: |")
-    for label, took in cli.items():
-        print(f"| {label} | {took:.3f} | x{took / cli_base:.2f} |")
-    listed = requests["list"]
-    up = listed["upstream directly"][0]
-    print(f"\ntools/list once running, sequential, median of {ns.lists} (ms)\n")
-    print("| server | tools listed | ms | x upstream |")
-    print("| --- | ---: | ---: | ---: |")
-    for label, (ms, count) in listed.items():
-        print(f"| {label} | {count} | {ms:.2f} | x{ms / up:.2f} |")
-    called = requests["call"]
-    direct = called["upstream directly"]
-    print(f"\ntools/call echo once running, sequential, median of {ns.calls} (ms)\n")
-    print("| path | ms | added |")
-    print("| --- | ---: | ---: |")
-    for label, ms in called.items():
-        print(f"| {label} | {ms:.3f} | {ms - direct:+.3f} |")
+    _table(
+        f"CLI: spawn to exit, median of {ns.repeats} (s)",
+        "command | wall | x import mcp.types",
+        [f"{label} | {took:.3f} | x{took / cli_base:.2f}" for label, took in cli.items()],
+    )
+    up = requests["list"]["upstream directly"][0]
+    _table(
+        f"tools/list once running, sequential, median of {ns.lists} (ms)",
+        "server | tools listed | ms | x upstream",
+        [f"{k} | {n} | {ms:.2f} | x{ms / up:.2f}" for k, (ms, n) in requests["list"].items()],
+    )
+    direct = requests["call"]["upstream directly"]
+    _table(
+        f"tools/call echo once running, sequential, median of {ns.calls} (ms)",
+        "path | ms | added",
+        [f"{k} | {ms:.3f} | {ms - direct:+.3f}" for k, ms in requests["call"].items()],
+    )
+
+
+def _table(title: str, head: str, rows: list[str]) -> None:
+    """A markdown table: the first column left-aligned, the others right-aligned."""
+    columns = head.count("|") + 1
+    print(f"\n{title}\n\n| {head} |\n| --- |{' ---: |' * (columns - 1)}")
+    for row in rows:
+        print(f"| {row} |")
 
 
 if __name__ == "__main__":
