@@ -27,6 +27,7 @@ from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ToolExecutionError
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.config import McpServerConfig
+from pegboard.mcp.poison import strip_invisible
 
 logger = logging.getLogger("pegboard.mcp.sync")
 
@@ -209,20 +210,22 @@ def _entry(
     annotations = (
         tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
     )
+    # The model never sees invisible characters (tag, zero-width, bidi) a server hid in prose.
+    description = strip_invisible(tool.description or "")
     return ToolEntry(
         name=wire,
         namespace=f"{MCP_NAMESPACE_PREFIX}{server_id}",
         namespace_label=f"{MCP_NAMESPACE_PREFIX}{config.display_name}",
-        description=tool.description or "",
+        description=description,
         defer="never" if force_prompt else "auto",
         tool=Tool(
-            description=tool.description or "",
-            input_schema=tool.input_schema,
-            output_schema=tool.output_schema,
+            description=description,
+            input_schema=strip_invisible(tool.input_schema),
+            output_schema=strip_invisible(tool.output_schema),
             execute=execute,
             needs_approval=True if force_prompt else None,
             annotations=annotations,
-            title=tool.title,
+            title=strip_invisible(tool.title) if tool.title else None,
         ),
         applies=applies,
         source=ToolSource(server_id, tool_name),
