@@ -1,7 +1,16 @@
 """pegboard: a tool layer for LLM agents with many tools and MCP servers.
 
-The names below are loaded on first use (PEP 562), so ``import pegboard`` and the start of a
-``pegboard`` command cost no more than the module that is actually needed.
+::
+
+    registry = ToolRegistry([ToolEntry("add", "math", Tool.from_function(add))])
+    session = AgentSession(approval_handler=CallbackApprovalHandler(ask_user))
+    params = build_agent_params(registry, ToolApplyScope(), ModelInfo("gpt-4.1", "openai"),
+                                session=session)
+    messages += await params.dispatcher.respond(response.choices[0].message)
+
+Importing this package loads neither the MCP SDK, numpy nor the tokenizer: the names below are
+loaded on first use (PEP 562), so ``import pegboard`` and the start of a ``pegboard`` command
+(whose stdio serve answers its first requests before anything heavy loads) stay cheap.
 """
 
 from __future__ import annotations
@@ -15,33 +24,77 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "AgentParams": "pegboard.agent.params",
     "AgentSession": "pegboard.agent.params",
-    "build_agent_params": "pegboard.agent.params",
+    "ApprovalDenied": "pegboard.errors",
+    "ApprovalHandler": "pegboard.calls",
+    "ApprovalRequest": "pegboard.calls",
+    "ApprovalRequired": "pegboard.errors",
     "Assistant": "pegboard.core",
     "AssistantSettings": "pegboard.core",
+    "CallRecord": "pegboard.calls",
+    "CallSession": "pegboard.calls",
+    "CallbackApprovalHandler": "pegboard.calls",
+    "CatalogError": "pegboard.errors",
+    "ConfigError": "pegboard.errors",
+    "Decision": "pegboard.calls",
+    "InvalidToolArguments": "pegboard.errors",
+    "McpError": "pegboard.errors",
     "ModelInfo": "pegboard.core",
+    "OptionalDependencyMissing": "pegboard.errors",
+    "PegboardError": "pegboard.errors",
+    "SchemaError": "pegboard.errors",
+    "SearchModelError": "pegboard.errors",
+    "ServerInactive": "pegboard.errors",
+    "ServerUnavailable": "pegboard.errors",
     "Tool": "pegboard.core",
     "ToolApplyScope": "pegboard.core",
+    "ToolCall": "pegboard.agent.formats",
     "ToolContext": "pegboard.core",
     "ToolDefinition": "pegboard.core",
     "ToolEntry": "pegboard.core",
+    "ToolError": "pegboard.errors",
+    "ToolExecutionError": "pegboard.errors",
+    "ToolNotAllowed": "pegboard.errors",
+    "ToolNotFound": "pegboard.errors",
     "ToolOutput": "pegboard.core",
     "ToolRegistry": "pegboard.core",
+    "build_agent_params": "pegboard.agent.params",
     "default_registry": "pegboard.core",
-    "PegboardError": "pegboard.errors",
 }
 
 __all__ = [
     "AgentParams",
     "AgentSession",
+    "ApprovalDenied",
+    "ApprovalHandler",
+    "ApprovalRequest",
+    "ApprovalRequired",
     "Assistant",
     "AssistantSettings",
+    "CallRecord",
+    "CallSession",
+    "CallbackApprovalHandler",
+    "CatalogError",
+    "ConfigError",
+    "Decision",
+    "InvalidToolArguments",
+    "McpError",
     "ModelInfo",
+    "OptionalDependencyMissing",
     "PegboardError",
+    "SchemaError",
+    "SearchModelError",
+    "ServerInactive",
+    "ServerUnavailable",
     "Tool",
     "ToolApplyScope",
+    "ToolCall",
     "ToolContext",
     "ToolDefinition",
     "ToolEntry",
+    "ToolError",
+    "ToolExecutionError",
+    "ToolNotAllowed",
+    "ToolNotFound",
     "ToolOutput",
     "ToolRegistry",
     "build_agent_params",
@@ -63,7 +116,22 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from pegboard.agent.params import AgentParams, AgentSession, build_agent_params
+    from pegboard.agent.formats import (
+        ToolCall,
+    )
+    from pegboard.agent.params import (
+        AgentParams,
+        AgentSession,
+        build_agent_params,
+    )
+    from pegboard.calls import (
+        ApprovalHandler,
+        ApprovalRequest,
+        CallbackApprovalHandler,
+        CallRecord,
+        CallSession,
+        Decision,
+    )
     from pegboard.core import (
         Assistant,
         AssistantSettings,
@@ -77,4 +145,21 @@ if TYPE_CHECKING:
         ToolRegistry,
         default_registry,
     )
-    from pegboard.errors import PegboardError
+    from pegboard.errors import (
+        ApprovalDenied,
+        ApprovalRequired,
+        CatalogError,
+        ConfigError,
+        InvalidToolArguments,
+        McpError,
+        OptionalDependencyMissing,
+        PegboardError,
+        SchemaError,
+        SearchModelError,
+        ServerInactive,
+        ServerUnavailable,
+        ToolError,
+        ToolExecutionError,
+        ToolNotAllowed,
+        ToolNotFound,
+    )

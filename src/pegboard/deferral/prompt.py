@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pegboard.core.entry import ToolEntry
+from pegboard.core.names import is_mcp_namespace, mcp_namespace, strip_mcp_namespace
 from pegboard.core.redact import escape_markup
 from pegboard.core.tokens import TokenCounter, default_token_counter
 
 PROMPT_SECTION_BUDGET_TOKENS = 400
 SUMMARY_NAMES = 4
-MCP_PREFIX = "mcp:"
 PROBLEM_STATES = frozenset({"cold", "connecting", "failed"})
 
 USAGE: Mapping[str, str] = {
@@ -126,16 +126,16 @@ def _full_line(ns: _Namespace, descriptions: Mapping[str, str]) -> str:
 def _counts_lines(spaces: Sequence[_Namespace]) -> list[str]:
     """Compact ``label (count)`` lists; MCP servers share one ``mcp:`` prefix."""
     listed = [ns for ns in spaces if ns.names]
-    other = [_count(ns) for ns in listed if not ns.label.startswith(MCP_PREFIX)]
-    servers = [_count(ns) for ns in listed if ns.label.startswith(MCP_PREFIX)]
+    other = [_count(ns) for ns in listed if not is_mcp_namespace(ns.label)]
+    servers = [_count(ns) for ns in listed if is_mcp_namespace(ns.label)]
     lines = [", ".join(other)] if other else []
     if servers:
-        lines.append(f"MCP servers (namespace {MCP_PREFIX}<name>): " + ", ".join(servers))
+        lines.append(f"MCP servers (namespace {mcp_namespace('<name>')}): " + ", ".join(servers))
     return lines
 
 
 def _count(ns: _Namespace) -> str:
-    return f"{ns.label.removeprefix(MCP_PREFIX)} ({len(ns.names)})"
+    return f"{strip_mcp_namespace(ns.label)} ({len(ns.names)})"
 
 
 def _problem_line(ns: _Namespace) -> str:

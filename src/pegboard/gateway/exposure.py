@@ -163,6 +163,7 @@ class RegistrySurface:
         call_id: str,
         approval: ApprovalHandler | None,
         grants: ApprovalGrants | None = None,
+        session_id: str | None = None,
     ) -> ToolOutput:
         """Run one tool of the listing (deferred ones included); failures become error outputs.
 
@@ -173,7 +174,7 @@ class RegistrySurface:
             approval_handler=approval,
             grants=grants if grants is not None else self.session.grants,
             audit=self.session.audit,
-            session_id=self.session.session_id,
+            session_id=session_id or self.session.session_id,
         )
         tools = self.tools
         ctx = ToolContext(call_id=call_id, session_id=session.session_id, scope=self._scope())

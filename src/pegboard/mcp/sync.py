@@ -19,7 +19,7 @@ import anyio
 import mcp_types
 
 from pegboard.core.entry import ToolEntry, ToolSource
-from pegboard.core.names import mcp_tool_name
+from pegboard.core.names import is_mcp_namespace, mcp_namespace, mcp_tool_name
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ToolApplyScope
@@ -30,8 +30,6 @@ from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.poison import strip_invisible
 
 logger = logging.getLogger("pegboard.mcp.sync")
-
-MCP_NAMESPACE_PREFIX = "mcp:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +160,7 @@ def sync_mcp_tools_to_registry(
             collision = McpCollision(wire, found)
             report.collisions.append(collision)
             logger.warning("MCP wire name %s", collision.describe())
-            if existing is not None and existing.namespace.startswith(MCP_NAMESPACE_PREFIX):
+            if existing is not None and is_mcp_namespace(existing.namespace):
                 stale.append(wire)
             continue
         to_register.append(entries[0])
@@ -170,7 +168,7 @@ def sync_mcp_tools_to_registry(
     report.registered = [e.name for e in to_register]
 
     for entry in snapshot.entries():
-        if not entry.namespace.startswith(MCP_NAMESPACE_PREFIX) or entry.source is None:
+        if not is_mcp_namespace(entry.namespace) or entry.source is None:
             continue
         server_id = entry.source.server_id
         if not catalog.is_active(server_id) or (
@@ -214,8 +212,8 @@ def _entry(
     description = strip_invisible(tool.description or "")
     return ToolEntry(
         name=wire,
-        namespace=f"{MCP_NAMESPACE_PREFIX}{server_id}",
-        namespace_label=f"{MCP_NAMESPACE_PREFIX}{config.display_name}",
+        namespace=mcp_namespace(server_id),
+        namespace_label=mcp_namespace(config.display_name),
         description=description,
         defer="never" if force_prompt else "auto",
         tool=Tool(
