@@ -29,6 +29,7 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
 from pegboard.deferral.ledger import InspectLedger
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ApprovalDenied
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets import DeferralSettings, RegistryToolset, StatusSource, ToolList, Toolset
@@ -89,6 +90,7 @@ class ToolBridge:
     index: SearchIndex | None = None
     statuses: StatusSource | None = None
     runtime: ToolRuntime | None = None
+    tool_exec: ExecSettings | None = None  # the config's tool_exec, as `pegboard serve` offers
     ledger: InspectLedger = field(default_factory=InspectLedger)
     sticky: bool = False
     _users: int = field(default=0, repr=False)
@@ -119,6 +121,7 @@ class ToolBridge:
             index=runtime.index,
             statuses=runtime.namespace_statuses,
             runtime=runtime,
+            tool_exec=runtime.surface.tool_exec,
         )
 
     @asynccontextmanager
@@ -154,6 +157,7 @@ class ToolBridge:
                 index=self.index,
                 statuses=self.statuses,
                 sticky=self.sticky,
+                tool_exec=self.tool_exec,
             )
         toolset = compose_toolset(RegistryToolset(self.registry), deferral)
         tools = toolset.list_tools(self.scope())
