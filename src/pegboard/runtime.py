@@ -34,7 +34,7 @@ from pegboard.mcp.status import namespace_statuses
 from pegboard.sandbox.engine import Sandbox, require_monty
 from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
-from pegboard.search.synced import registry_index
+from pegboard.search.synced import LazyRegistryIndex
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -120,11 +120,12 @@ class ToolRuntime:
         return both
 
     def _search_index(self) -> SearchIndex:
-        """The registry's shared index with the ranker ``[meta] search`` names."""
+        """The registry's shared index with the ranker ``[meta] search`` names, built when a
+        search first runs (listing tools never loads the ranker)."""
         if self.loaded.config.meta.search == "lexical":
-            return registry_index(self.registry, lambda: default_index(dense=False))
+            return LazyRegistryIndex(self.registry, lambda: default_index(dense=False))
         cache = self.loaded.data_dir / "vectors"
-        return registry_index(self.registry, lambda: default_index(cache_dir=cache))
+        return LazyRegistryIndex(self.registry, lambda: default_index(cache_dir=cache))
 
     # -- scope -------------------------------------------------------------------------------
     def scope(self) -> ToolApplyScope:

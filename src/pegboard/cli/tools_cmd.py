@@ -31,7 +31,6 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import ToolContext
 from pegboard.errors import PegboardError, ToolError, ToolNotAllowed, ToolNotFound
-from pegboard.search.synced import registry_index
 from pegboard.toolsets import ToolList
 
 VIA = "cli"
@@ -130,7 +129,7 @@ def search_tools(
     """
     runtime = _runtime(ctx, profile)
     allowed = frozenset(e.name for e in _listing(runtime).entries())
-    hits = registry_index(runtime.registry).search([query], limit=limit, allowed=allowed)
+    hits = runtime.index.search([query], limit=limit, allowed=allowed)
     entries = [e for h in hits if (e := runtime.registry.get_by_name(h.name)) is not None]
     if as_json:
         scores = {h.name: h.score for h in hits}

@@ -55,14 +55,16 @@ The catalog (``catalog.py``)::
         ...                                # on exit every session is closed, every child reaped
     await catalog.start()                  # pre-warm every enabled server in the background
                                            # (bounded concurrency); returns at once
-    catalog.list_tools(server_id, include_disabled=False) -> list[mcp_types.Tool]
-        cache-only, never connects, microseconds whatever the server's state. Never warmed ->
+    catalog.list_tools(server_id, include_disabled=False) -> list[ToolDefinition]
+        cache-only, never connects, microseconds whatever the server's state; never imports
+        the MCP SDK (frozen ``pegboard.core.definition.ToolDefinition``s made from the cached
+        raw dicts by ``pegboard.mcp.cached.cached_definition``). Never warmed ->
         [] now plus exactly one background refresh (single-flight). Warmed-empty or failed ->
         no re-probe. Unknown server id -> [].
-    catalog.read_tools(server_id) -> list[mcp_types.Tool] | None
+    catalog.read_tools(server_id) -> list[ToolDefinition] | None
         like list_tools (disabled tools filtered) but None when there is no snapshot (cold):
         the sync uses it to tell "read succeeded" from "nothing known" (no eviction then).
-    await catalog.refresh_tools(server_id) -> list[mcp_types.Tool]
+    await catalog.refresh_tools(server_id) -> list[ToolDefinition]
         live: connect, tools/list (all pages), validate each tool (a bad schema skips that tool
         with a warning), write the cache. No tools capability -> [] without tools/list.
         Inactive -> [] and status "disabled". Failure keeps the last-known-good list, records

@@ -16,15 +16,14 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 import anyio.to_thread
-import mcp_types
-from mcp import ClientSession
 
 from pegboard.agent.formats.mcp import call_result_to_output
+from pegboard.core.definition import ToolDefinition
 from pegboard.core.output import ToolOutput
 from pegboard.errors import (
     CatalogError,
@@ -44,6 +43,9 @@ from pegboard.mcp.transport import (
     StderrLog,
     stderr_path,
 )
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 logger = logging.getLogger("pegboard.mcp.catalog")
 
@@ -222,7 +224,7 @@ class McpCatalog:
         entry = self._entries.get(server_id)
         return entry is not None and entry.enabled
 
-    def list_tools(self, server_id: str, include_disabled: bool = False) -> list[mcp_types.Tool]:
+    def list_tools(self, server_id: str, include_disabled: bool = False) -> list[ToolDefinition]:
         """Cached tools; never connects. A never-warmed server starts one background refresh."""
         entry = self._entries.get(server_id)
         if entry is None or not entry.enabled:
@@ -242,7 +244,7 @@ class McpCatalog:
             return []
         return list(entry.tools if include_disabled else entry.visible)
 
-    def read_tools(self, server_id: str) -> list[mcp_types.Tool] | None:
+    def read_tools(self, server_id: str) -> list[ToolDefinition] | None:
         """Like :meth:`list_tools`, but None when nothing is known yet (no eviction then)."""
         entry = self._entries.get(server_id)
         if entry is None or not entry.enabled:
@@ -322,7 +324,7 @@ class McpCatalog:
         except Exception as exc:
             logger.warning("MCP server %s: refresh failed: %s", server_id, exc)
 
-    async def refresh_tools(self, server_id: str) -> list[mcp_types.Tool]:
+    async def refresh_tools(self, server_id: str) -> list[ToolDefinition]:
         """List the server's tools live and cache them (single-flight). Failure re-raises."""
         entry = self._entry(server_id)
         if not entry.enabled:
@@ -452,7 +454,7 @@ class McpCatalog:
         if had_tools:
             self._notify(server_id)
 
-    async def restart(self, server_id: str) -> list[mcp_types.Tool]:
+    async def restart(self, server_id: str) -> list[ToolDefinition]:
         """Close the session (stopping a stdio child), reconnect and refresh."""
         entry = self._entry(server_id)
         await entry.connection.close()

@@ -14,25 +14,30 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
-import mcp_types
-from mcp import ClientSession
-from mcp.shared.exceptions import MCPError
-from pydantic import ValidationError
 
 from pegboard.errors import ServerUnavailable, ToolExecutionError
 from pegboard.mcp.config import McpServerConfig
-from pegboard.mcp.listing import ListingLog, filter_tool_listings, structured_content_problem
 from pegboard.mcp.transport import (
     DEFAULT_MAX_MESSAGE_BYTES,
     StderrLog,
     TransportState,
     open_transport,
 )
+
+# The SDK loads when a session opens (``_run``) or a request goes out, never when the catalog
+# builds its connections: read commands (`pegboard tools list`) serve the cache without it.
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import ClientSession
+    from mcp.shared.exceptions import MCPError
+
+    from pegboard.mcp.listing import ListingLog
 
 logger = logging.getLogger("pegboard.mcp.connection")
 
@@ -67,7 +72,7 @@ class McpConnection:
         self._lock = anyio.Lock()
         self._session: ClientSession | None = None
         self._state: TransportState | None = None
-        self._listing = ListingLog()
+        self._listing: ListingLog | None = None
         self._closing = False
         self.failures = 0
         self.retry_at = 0.0
@@ -122,6 +127,10 @@ class McpConnection:
         *,
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
+        from mcp import ClientSession
+
+        from pegboard.mcp.listing import ListingLog, filter_tool_listings
+
         started = False
         first = self.first_start()
         timeout = self.config.first_connect_timeout if first else self.config.connect_timeout
@@ -138,8 +147,8 @@ class McpConnection:
                             max_message_bytes=self._max_message_bytes,
                         )
                     )
-                    self._listing = ListingLog()
-                    read, write = filter_tool_listings(streams, self._listing)
+                    self._listing = listing = ListingLog()
+                    read, write = filter_tool_listings(streams, listing)
                     session = ClientSession(read, write, message_handler=self._on_message)
                     await stack.enter_async_context(session)
                     await session.initialize()
@@ -188,6 +197,8 @@ class McpConnection:
                 self._on_lost(reason)
 
     async def _on_message(self, message: Any) -> None:
+        import mcp_types
+
         if isinstance(message, mcp_types.ToolListChangedNotification):
             self._on_tools_list_changed()
         elif isinstance(
@@ -219,12 +230,16 @@ class McpConnection:
 
         A server without the tools capability gives ``[]`` without calling ``tools/list``.
         """
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+
         session = await self.session()
-        state = self._state
+        state, listing = self._state, self._listing
         caps = session.server_capabilities
         if caps is None or caps.tools is None:
             return [], []
-        self._listing.skipped.clear()
+        assert listing is not None  # set by _run before the session is published
+        listing.skipped.clear()
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         try:
@@ -250,7 +265,7 @@ class McpConnection:
         except MCPError as exc:
             raise self._request_failed("tools/list", exc, state) from exc
         self.failures = 0
-        return tools, list(self._listing.skipped)
+        return tools, list(listing.skipped)
 
     async def call_tool(
         self,
@@ -258,7 +273,7 @@ class McpConnection:
         arguments: dict[str, Any],
         *,
         call_timeout: float | None = None,
-        output_schema: dict[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
     ) -> mcp_types.CallToolResult:
         """Call a tool; a successful result is checked against ``output_schema`` when given.
 
@@ -266,6 +281,12 @@ class McpConnection:
         server's tools first whenever this session has not listed the tool (see
         :func:`~pegboard.mcp.listing.structured_content_problem`).
         """
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+        from pydantic import ValidationError
+
+        from pegboard.mcp.listing import structured_content_problem
+
         session = await self.session()
         state = self._state
         limit = call_timeout or self.config.call_timeout
@@ -299,6 +320,8 @@ class McpConnection:
         return result
 
     def _request_failed(self, what: str, exc: MCPError, state: TransportState | None) -> Exception:
+        import mcp_types
+
         if exc.code != mcp_types.CONNECTION_CLOSED:
             return exc
         if state is not None:
@@ -310,6 +333,8 @@ class McpConnection:
 def _reason(exc: BaseException, stderr: StderrLog, transport_reason: str | None = None) -> str:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
+    from mcp.shared.exceptions import MCPError
+
     text = str(exc) or type(exc).__name__
     if transport_reason and isinstance(exc, MCPError):  # "Connection closed": say why
         text = transport_reason

@@ -91,7 +91,7 @@ def _metaschema_problem(schema_json: str) -> str | None:
 
 
 def structured_content_problem(
-    output_schema: dict[str, Any], result: mcp_types.CallToolResult
+    output_schema: Mapping[str, Any], result: mcp_types.CallToolResult
 ) -> str | None:
     """Why a successful result does not match the tool's ``outputSchema``, or None.
 

@@ -9,14 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-import mcp_types
-from pydantic import ValidationError
 
+from pegboard.core.definition import ToolDefinition
 from pegboard.core.names import mcp_tool_name_problem
 from pegboard.core.redact import public_reason
 from pegboard.core.tool import canonical_json
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
+from pegboard.mcp.cached import cached_definition
 from pegboard.mcp.pins import check_trust, definition_hash, launch_pending
 from pegboard.mcp.poison import poison_flags
 from pegboard.mcp.status import ServerState, ServerStatus
@@ -35,10 +35,10 @@ class Flight:
 
     def __init__(self) -> None:
         self.done = anyio.Event()
-        self._tools: list[mcp_types.Tool] = []
+        self._tools: list[ToolDefinition] = []
         self._error: BaseException | None = None
 
-    def finish(self, tools: list[mcp_types.Tool]) -> None:
+    def finish(self, tools: list[ToolDefinition]) -> None:
         self._tools = tools
         self.done.set()
 
@@ -46,7 +46,7 @@ class Flight:
         self._error = error
         self.done.set()
 
-    async def result(self) -> list[mcp_types.Tool]:
+    async def result(self) -> list[ToolDefinition]:
         await self.done.wait()
         if self._error is not None:
             raise self._error
@@ -67,8 +67,8 @@ class ServerEntry:
         self._on_state = on_state
         self.enabled = config.enabled
         self.raw: tuple[dict[str, Any], ...] | None = None
-        self.tools: tuple[mcp_types.Tool, ...] | None = None
-        self.visible: tuple[mcp_types.Tool, ...] = ()
+        self.tools: tuple[ToolDefinition, ...] | None = None
+        self.visible: tuple[ToolDefinition, ...] = ()
         self.tool_hashes: dict[str, str] = {}
         self.fetched_at: float | None = None
         self.state: ServerState = "cold" if config.enabled else "disabled"
@@ -111,15 +111,15 @@ class ServerEntry:
             self.fetched_at = record.fetched_at
 
     def _set_tools(self, raw: tuple[dict[str, Any], ...]) -> None:
-        parsed: dict[str, mcp_types.Tool] = {}
+        parsed: dict[str, ToolDefinition] = {}
         kept: list[dict[str, Any]] = []
         for item in raw:
             if (problem := mcp_tool_name_problem(item.get("name"))) is not None:
                 logger.warning("MCP server %s: dropping a tool: %s", self.config.id, problem)
                 continue
             try:
-                tool = mcp_types.Tool.model_validate(item, by_name=False)
-            except ValidationError as exc:
+                tool = cached_definition(item)
+            except ValueError as exc:
                 logger.warning(
                     "MCP server %s: dropping an unreadable tool: %s", self.config.id, exc
                 )

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import mcp_types
 
+from pegboard.core.definition import ToolDefinition
 from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.names import is_mcp_namespace, mcp_namespace, mcp_tool_name
 from pegboard.core.output import ToolOutput
@@ -198,7 +198,7 @@ def is_destructive(annotations: Mapping[str, Any] | None) -> bool:
 def _entry(
     wire: str,
     config: McpServerConfig,
-    tool: mcp_types.Tool,
+    tool: ToolDefinition,
     catalog: McpCatalog,
     assistant: AssistantSettings | None,
 ) -> ToolEntry:
@@ -217,13 +217,11 @@ def _entry(
     def applies(scope: ToolApplyScope) -> bool:
         return wire in scope.mcp_tool_ids
 
-    annotations = (
-        tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
-    )
+    annotations = dict(tool.annotations) if tool.annotations is not None else None
     policy = assistant.destructive_tools if assistant is not None else "ask"
     gated = force_prompt or (policy == "ask" and is_destructive(annotations))
     # The model never sees invisible characters (tag, zero-width, bidi) a server hid in prose.
-    description = strip_invisible(tool.description or "")
+    description = strip_invisible(tool.description)
     return ToolEntry(
         name=wire,
         namespace=mcp_namespace(server_id),

@@ -20,18 +20,18 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
-from mcp.client._transport import TransportStreams
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.os.posix.utilities import terminate_posix_process_tree
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.message import SessionMessage
 
 from pegboard.mcp.config import McpServerConfig
-from pegboard.mcp.framing import LineSplitter, encode_message, parse_line
+
+# The SDK (and our framing over its message types) loads only when a transport opens: the
+# catalog builds a connection per server at start-up, and read commands never open one.
+if TYPE_CHECKING:
+    from mcp.client._transport import TransportStreams
+    from mcp.shared.message import SessionMessage
 
 logger = logging.getLogger("pegboard.mcp.transport")
 
@@ -136,6 +136,10 @@ async def open_transport(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> AsyncIterator[TransportStreams]:
     """The (read, write) stream pair for ``config``, whatever its transport."""
+    from mcp.client.sse import sse_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
     if config.transport == "stdio":
         async with _stdio(config, state, stderr_log, max_message_bytes) as streams:
             yield streams
@@ -156,6 +160,10 @@ async def open_transport(
 async def _stdio(
     config: McpServerConfig, state: TransportState, stderr_log: StderrLog, cap: int
 ) -> AsyncIterator[TransportStreams]:
+    from mcp.shared.message import SessionMessage
+
+    from pegboard.mcp.framing import LineSplitter, encode_message
+
     assert config.command is not None
     process = await anyio.open_process(
         [config.command, *config.args],
@@ -220,6 +228,8 @@ async def _stdio(
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
+    from pegboard.mcp.framing import parse_line
+
     parsed = parse_line(line)
     if isinstance(parsed, Exception):
         logger.debug("ignoring a line that is not JSON-RPC from an MCP server: %s", parsed)
@@ -237,6 +247,8 @@ async def _stop(process: anyio.abc.Process) -> None:
         if sys.platform == "win32":  # pragma: no cover
             process.kill()
         else:
+            from mcp.os.posix.utilities import terminate_posix_process_tree
+
             await terminate_posix_process_tree(process, TERMINATE_GRACE)
         with anyio.move_on_after(TERMINATE_GRACE):
             await process.wait()

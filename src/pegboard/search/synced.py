@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 from pegboard.core.entry import ToolEntry
 from pegboard.core.registry import RegistrySnapshot, ToolRegistry
-from pegboard.search.interface import SearchIndex
+from pegboard.search.interface import SearchHit, SearchIndex
 
 IndexFactory = Callable[[], SearchIndex]
 
@@ -70,3 +70,37 @@ def registry_index(registry: ToolRegistry, factory: IndexFactory | None = None) 
             synced = SyncedIndex(registry, factory())
             _indexes[registry] = synced
     return synced.index
+
+
+class LazyRegistryIndex:
+    """:func:`registry_index` of ``registry`` with ``factory``, built on its first use.
+
+    What a composition root hands out: listing tools (``pegboard tools list``) never loads the
+    ranker (numpy, embeddings) nor indexes the registry; the first search does.
+    """
+
+    def __init__(self, registry: ToolRegistry, factory: IndexFactory) -> None:
+        self._registry = registry
+        self._factory = factory
+
+    def _index(self) -> SearchIndex:
+        return registry_index(self._registry, self._factory)
+
+    def upsert(self, entries: Iterable[ToolEntry]) -> None:
+        self._index().upsert(entries)
+
+    def remove(self, names: Iterable[str]) -> None:
+        self._index().remove(names)
+
+    def __len__(self) -> int:
+        return len(self._index())
+
+    def search(
+        self,
+        queries: Sequence[str],
+        *,
+        limit: int = 8,
+        namespaces: Sequence[str] | None = None,
+        allowed: frozenset[str] | None = None,
+    ) -> list[SearchHit]:
+        return self._index().search(queries, limit=limit, namespaces=namespaces, allowed=allowed)
