@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from tests.cli.conftest import sdk_server, warm_cache, write
 
 HEAVY = ("mcp", "mcp_types")
 
@@ -22,11 +26,36 @@ print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)
 """
 
 
-def _loaded_after(*args: str) -> list[str]:
-    code = PROBE.format(args=list(args), heavy=HEAVY)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+def _loaded_after(
+    *args: str, heavy: tuple[str, ...] = HEAVY, env: dict[str, str] | None = None
+) -> list[str]:
+    code = PROBE.format(args=list(args), heavy=heavy)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     loaded: list[str] = json.loads(done.stderr.strip().splitlines()[-1])
     return loaded
+
+
+@pytest.fixture
+def cached_server_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A config whose server's tools are in the on-disk cache (nothing to connect to)."""
+    config_path = tmp_path / "config.toml"
+    env = {
+        **os.environ,
+        "PEGBOARD_CONFIG": str(config_path),
+        "PEGBOARD_DATA_DIR": str(tmp_path / "data"),
+    }
+    monkeypatch.setenv("PEGBOARD_DATA_DIR", env["PEGBOARD_DATA_DIR"])  # where warm_cache writes
+    write(config_path, {"servers": {"demo": sdk_server()}})
+    tool = {
+        "name": "read_file",
+        "description": "Read a file",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        "annotations": {"readOnlyHint": True},
+    }
+    warm_cache(config_path, "demo", [tool])
+    return env
 
 
 @pytest.mark.parametrize("args", [["--help"], ["tools", "--help"], ["serve", "--help"]])
@@ -48,3 +77,27 @@ def test_the_early_answers_of_serve_need_only_the_standard_library() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_tools_list_json_serves_the_cache_without_the_sdk_or_numpy(
+    cached_server_env: dict[str, str],
+) -> None:
+    loaded = _loaded_after(
+        "tools", "list", "--json", heavy=(*HEAVY, "numpy"), env=cached_server_env
+    )
+    assert loaded == []
+
+
+def test_tools_search_serves_the_cache_without_the_sdk(
+    cached_server_env: dict[str, str],
+) -> None:
+    assert _loaded_after("tools", "search", "file", env=cached_server_env) == []
+
+
+def test_tools_list_json_still_lists_the_cached_tool(cached_server_env: dict[str, str]) -> None:
+    code = "import sys; sys.argv = ['pegboard', 'tools', 'list', '--json']\n"
+    code += "from pegboard.cli import main\nmain()"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=cached_server_env
+    )
+    assert [t["name"] for t in json.loads(done.stdout)] == ["mcp__demo__read_file"]

@@ -13,8 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 

@@ -14,9 +14,9 @@ from pegboard.core.definition import ToolDefinition
 from pegboard.core.names import mcp_tool_name_problem
 from pegboard.core.redact import public_reason
 from pegboard.core.tool import canonical_json
+from pegboard.mcp.cached import cached_definition
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
-from pegboard.mcp.cached import cached_definition
 from pegboard.mcp.pins import check_trust, definition_hash, launch_pending
 from pegboard.mcp.poison import poison_flags
 from pegboard.mcp.status import ServerState, ServerStatus
