@@ -115,11 +115,12 @@ def test_meta_search_defaults_to_the_dense_index_with_cached_vectors(tmp_path: P
     loaded = _loaded(tmp_path)
 
     runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    assert not (loaded.data_dir / "vectors").exists()  # built by the first search, not here
 
-    index = registry_index(runtime.registry)
+    hits = [hit.name for hit in runtime.index.search(["look something up"], limit=3)]
+    index = registry_index(runtime.registry)  # the one the runtime's first search built
     assert isinstance(index, ToolIndex)
     assert index.dense
-    hits = [hit.name for hit in index.search(["look something up"], limit=3)]
     assert set(hits) <= {"mcp__a__read", "mcp__a__write", "mcp__b__search"}
     assert "mcp__b__search" in hits
     cached = {p.name for p in (loaded.data_dir / "vectors").iterdir()}
@@ -133,7 +134,8 @@ def test_meta_search_lexical_uses_the_index_without_models(tmp_path: Path) -> No
     loaded = _loaded(tmp_path, meta={"search": "lexical"})
     runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
 
-    index = registry_index(runtime.registry)
+    runtime.index.search(["read"], limit=3)
+    index = registry_index(runtime.registry)  # the one the runtime's first search built
     assert isinstance(index, ToolIndex)
     assert not index.dense
     assert not (loaded.data_dir / "vectors").exists()
