@@ -1,5 +1,7 @@
 """pegboard: a tool layer for LLM agents with many tools and MCP servers."""
 
+from typing import TYPE_CHECKING
+
 from pegboard.agent.params import AgentParams, AgentSession, build_agent_params
 from pegboard.core import (
     Assistant,
@@ -15,6 +17,9 @@ from pegboard.core import (
     default_registry,
 )
 from pegboard.errors import PegboardError
+
+if TYPE_CHECKING:
+    from pegboard.builtin.plugins import load_tool_entries
 
 __version__ = "0.1.0"
 
@@ -34,4 +39,15 @@ __all__ = [
     "ToolRegistry",
     "build_agent_params",
     "default_registry",
+    "load_tool_entries",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Lazy: the built-ins' loader reads the config, whose model imports the MCP SDK, which
+    # ``import pegboard`` must not load.
+    if name == "load_tool_entries":
+        from pegboard.builtin.plugins import load_tool_entries
+
+        return load_tool_entries
+    raise AttributeError(f"module 'pegboard' has no attribute {name!r}")

@@ -1,7 +1,9 @@
 """The tool runtime behind ``pegboard serve`` and the CLI: config -> catalog -> registry.
 
 One :class:`ToolRuntime` owns the MCP catalog (persistent cache in the data directory), a
-registry synced from the catalog's cache, the profile's scope, the call session (audit sink,
+registry holding the ``pegboard.tools`` entries (the built-ins ``web_search``, ``web_fetch``,
+``kb_search``, ``kb_list`` and installed plugins, each gated by ``applies`` on the profile)
+and the tools synced from the catalog's cache, the profile's scope, the call session (audit sink,
 grants) and the :class:`~pegboard.gateway.exposure.RegistrySurface` a gateway serves and the
 CLI calls through (one composed toolset: :mod:`pegboard.toolsets`). It never waits on an
 upstream server to answer a read: every change of a server's cached tools re-syncs the registry
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from pegboard.builtin.plugins import load_tool_entries
 from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink
 from pegboard.calls.session import CallSession
@@ -61,6 +64,8 @@ class ToolRuntime:
         self.selected: frozenset[str] = frozenset()
         self.calls = CallSession(audit=self.options.audit)
         self.gate_problems: tuple[str, ...] = ()
+        self.plugin_tools: frozenset[str] = frozenset()
+        self._register_plugins()
         self.resync(refresh_surface=False)
         if config.meta.tool_exec:
             logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
@@ -115,6 +120,18 @@ class ToolRuntime:
         if refresh_surface:
             self.surface.refresh()
 
+    def _register_plugins(self) -> None:
+        """Register the ``pegboard.tools`` entries (the built-ins and installed plugins).
+
+        Their entries read the config they were built from (providers, ``[web_fetch]``), so a
+        re-read config registers them again; a tool a plugin no longer returns leaves.
+        """
+        entries = load_tool_entries(self.loaded.config, self.loaded.data_dir)
+        names = frozenset(e.name for e in entries)
+        self.registry.register_many(entries)
+        self.registry.deregister_many(self.plugin_tools - names)
+        self.plugin_tools = names
+
     def _check_gates(self) -> None:
         """Warn about approval gates (force-prompt entries) that gate no registered tool.
 
@@ -141,7 +158,8 @@ class ToolRuntime:
 
     # -- config changes ----------------------------------------------------------------------
     async def apply_config(self, loaded: LoadedConfig) -> None:
-        """Take over what can change while serving: enabled flags and the profile's settings.
+        """Take over what can change while serving: enabled flags, the profile's settings and
+        the built-ins' config (web_search providers, ``[web_fetch]``, knowledge bases).
 
         Added or removed servers, or a changed command, need a restart (logged).
         """
@@ -151,6 +169,7 @@ class ToolRuntime:
             logger.warning("MCP servers were added, removed or redefined: restart pegboard serve")
         self.loaded = loaded
         self.settings = loaded.config.profile(self.options.profile).to_settings()
+        self._register_plugins()
         for sid, server in new.items():
             if sid in old and old[sid].enabled != server.enabled:
                 logger.info("MCP server %s %s", sid, "enabled" if server.enabled else "disabled")
