@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pegboard.errors import OptionalDependencyMissing
+
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "nav", "footer", "head")
 _BLOCKS = ("p", "li", "div", "tr", "br", "pre", "blockquote")
 
@@ -43,7 +45,12 @@ def html_to_markdown(
     """
     if not main_content:
         return _whole_page(html)
-    import trafilatura  # lazy: lxml and the extractor's models of boilerplate
+    try:
+        import trafilatura  # lazy: lxml and the extractor's models of boilerplate
+    except ImportError as exc:
+        raise OptionalDependencyMissing(
+            "the main content of a web page (web_fetch)", "web"
+        ) from exc
 
     tree = trafilatura.load_html(html)
     if tree is None:

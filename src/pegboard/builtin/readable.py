@@ -7,7 +7,7 @@ import json
 
 import anyio.to_thread
 
-from pegboard.errors import OptionalDependencyMissing, ToolExecutionError
+from pegboard.errors import ToolExecutionError
 
 _HTML = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT_LIKE = frozenset(
@@ -62,11 +62,9 @@ def _html_markdown(html: str, url: str) -> str:
 
 
 def _pdf_text(body: bytes, url: str) -> str:
-    try:
-        import pypdf
-        from pypdf.errors import PyPdfError
-    except ImportError as exc:
-        raise OptionalDependencyMissing("web_fetch of PDF files", "web") from exc
+    import pypdf  # lazy; a core dependency (kb ingestion reads PDF too)
+    from pypdf.errors import PyPdfError
+
     try:
         reader = pypdf.PdfReader(io.BytesIO(body))
         pages = [page.extract_text() or "" for page in reader.pages]
