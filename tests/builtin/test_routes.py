@@ -52,17 +52,6 @@ def site(server: LocalServer) -> LocalServer:
     return server
 
 
-@pytest.fixture
-def notes(tmp_path: Path) -> Path:
-    root = tmp_path / "notes"
-    root.mkdir()
-    (root / "pets.md").write_text(
-        "# Pet policy\n\nEmployees may bring a well-behaved canine to the workplace on Fridays.\n"
-    )
-    (root / "parking.md").write_text("# Car park\n\nThe garage has 40 spaces.\n")
-    return root
-
-
 class Cli:
     """``pegboard`` in this process (the network guard applies), one config file."""
 
