@@ -3,6 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.model_server import ScriptedModel
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -30,3 +32,11 @@ def notes(tmp_path: Path) -> Path:
     )
     (root / "parking.md").write_text("# Car park\n\nThe garage has 40 spaces.\n")
     return root
+
+
+@pytest.fixture
+def model_server() -> Iterator[ScriptedModel]:
+    """A scripted model endpoint on 127.0.0.1 (OpenAI and Anthropic wire formats); add turns
+    with ``model_server.add(Turn(...))``; see tests/model_server.py."""
+    with ScriptedModel() as server:
+        yield server

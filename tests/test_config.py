@@ -147,6 +147,80 @@ def test_an_unknown_profile_lists_the_known_ones() -> None:
         config.profile("x")
 
 
+MODELS = """\
+default_model = "local"
+
+[models.local]
+kind = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen3:8b"
+api_key_env = "LOCAL_KEY"
+context_window = 32768
+
+[models.claude]
+kind = "anthropic"
+model = "claude-sonnet-4-5"
+"""
+
+
+def test_models_load_with_their_defaults_and_the_default_model_is_chosen(
+    tmp_path: Path,
+) -> None:
+    config = load_config(_write(tmp_path / "c.toml", MODELS)).config
+
+    name, local = config.model()
+    assert name == "local"
+    assert (local.kind, local.base_url, local.model, local.api_key_env) == (
+        "openai",
+        "http://127.0.0.1:11434/v1",
+        "qwen3:8b",
+        "LOCAL_KEY",
+    )
+    assert (local.context_window, local.timeout, local.max_retries) == (32768, 120.0, 2)
+    assert config.model("claude")[1].base_url is None
+
+
+def test_an_unknown_default_model_is_rejected_listing_the_known_ones(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.toml", MODELS.replace('"local"\n', '"locl"\n', 1))
+
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+
+    assert str(info.value).endswith(
+        "default_model 'locl' has no [models.locl] table; known models: claude, local"
+    )
+
+
+def test_asking_for_a_model_without_any_configured_says_how_to_add_one() -> None:
+    config = load_config("/nonexistent/pegboard.toml").config
+
+    with pytest.raises(ConfigError, match=r"no model is configured; add a \[models.<id>\] table"):
+        config.model()
+    with pytest.raises(ConfigError, match="unknown model 'x'; known models: none"):
+        config.model("x")
+
+
+def test_a_model_base_url_without_a_scheme_is_rejected(tmp_path: Path) -> None:
+    text = '[models.m]\nkind = "openai"\nmodel = "q"\nbase_url = "127.0.0.1:11434/v1"\n'
+
+    with pytest.raises(ConfigError) as info:
+        load_config(_write(tmp_path / "c.toml", text))
+
+    assert str(info.value).endswith(
+        "models.m.base_url: must start with http:// or https:// (e.g. "
+        "http://127.0.0.1:11434/v1); got '127.0.0.1:11434/v1'"
+    )
+
+
+def test_a_model_needs_a_kind_from_the_two_apis(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.toml", '[models.m]\nkind = "gemini"\nmodel = "g"\n')
+
+    with pytest.raises(
+        ConfigError, match=r"models\.m\.kind: Input should be 'openai' or 'anthropic'"
+    ):
+        load_config(path)
+
+
 def _claude_desktop(tmp_path: Path, servers: dict[str, object]) -> Path:
     path = tmp_path / "claude_desktop_config.json"
     path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")

@@ -138,3 +138,30 @@ def test_meta_search_lexical_uses_the_index_without_models(tmp_path: Path) -> No
     assert isinstance(index, ToolIndex)
     assert not index.dense
     assert not (loaded.data_dir / "vectors").exists()
+
+
+def test_tools_excluded_by_a_name_collision_are_kept_for_the_cli_and_logged_at_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pegboard.core.entry import ToolEntry
+    from pegboard.core.tool import Tool
+
+    runtime = ToolRuntime(_loaded(tmp_path), RuntimeOptions(prewarm=False))
+    assert runtime.excluded() == []
+    runtime.registry.register(ToolEntry("mcp__a__read", "plugin", Tool(description="mine")))
+    with caplog.at_level("WARNING", logger="pegboard.mcp.sync"):
+        runtime.resync()
+    [collision] = runtime.excluded()
+    assert runtime.excluded("a") == [collision]
+    assert runtime.excluded("b") == []
+    assert collision.describe() == (
+        "mcp__a__read of a/read is taken by a registered non-MCP tool; (rename one tool, or "
+        "disable it in its server's disabled_tools)"
+    )
+    assert collision.as_json() == {
+        "wire_name": "mcp__a__read",
+        "claimed_by": ["a/read"],
+        "reason": "wire name collision",
+    }
+    warnings = [r.getMessage() for r in caplog.records if r.name == "pegboard.mcp.sync"]
+    assert warnings == [f"MCP wire name {collision.describe()}"]

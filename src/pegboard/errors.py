@@ -20,6 +20,8 @@ on purpose. Every message says what is wrong and, where there is one, how to fix
     │   ├── ServerUnavailable        the server is not active, failed to start or crashed
     │   │   └── ServerInactive       the server is disabled or not configured (no call made)
     │   └── CatalogError             the persistent catalog could not be read or written
+    ├── ModelError                   a model endpoint refused or botched a request
+    │   └── ModelUnavailable         the model endpoint is unreachable or timed out
     ├── SearchModelError             a tool-search model's files are missing or unreadable
     ├── KnowledgeBaseError           a knowledge base cannot be read, written or found
     │   ├── PathNotAllowed           a path to ingest is not a regular file under the given root
@@ -123,6 +125,21 @@ class ServerInactive(ServerUnavailable):
 
 class CatalogError(McpError):
     """The persistent tool catalog could not be read or written."""
+
+
+class ModelError(PegboardError):
+    """A model endpoint answered with an error or with something that is not a usable answer.
+
+    ``endpoint`` is the base URL asked; messages never contain the API key.
+    """
+
+    def __init__(self, message: str, *, endpoint: str = "") -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+
+
+class ModelUnavailable(ModelError):
+    """The model endpoint could not be reached (refused, unknown host, timed out)."""
 
 
 class SearchModelError(PegboardError):

@@ -29,7 +29,7 @@ from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
 from pegboard.errors import PegboardError
 from pegboard.gateway.exposure import RegistrySurface
-from pegboard.mcp import McpCatalog, SqliteCatalogStore, sync_mcp_tools_to_registry
+from pegboard.mcp import McpCatalog, McpCollision, SqliteCatalogStore, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
 from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
@@ -66,6 +66,7 @@ class ToolRuntime:
         self.gate_problems: tuple[str, ...] = ()
         self.plugin_tools: frozenset[str] = frozenset()
         self._register_plugins()
+        self.collisions: tuple[McpCollision, ...] = ()
         self.resync(refresh_surface=False)
         if config.meta.tool_exec:
             logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
@@ -110,7 +111,8 @@ class ToolRuntime:
         may wait for cold servers); a cold server contributes its tools when it warms. The
         profile's ``disabled_tools`` are left out by the toolset, on every route.
         """
-        sync_mcp_tools_to_registry(self.registry, self.catalog, assistant=self.settings)
+        report = sync_mcp_tools_to_registry(self.registry, self.catalog, assistant=self.settings)
+        self.collisions = tuple(report.collisions)  # shown by `servers status`, `tools list`
         self.selected = frozenset(
             entry.name
             for entry in self.registry.get_all()
@@ -131,6 +133,14 @@ class ToolRuntime:
         self.registry.register_many(entries)
         self.registry.deregister_many(self.plugin_tools - names)
         self.plugin_tools = names
+
+    def excluded(self, server_id: str | None = None) -> list[McpCollision]:
+        """Tools left out because several claim one wire name (of ``server_id``, or all)."""
+        return [
+            c
+            for c in self.collisions
+            if server_id is None or any(s.server_id == server_id for s in c.sources)
+        ]
 
     def _check_gates(self) -> None:
         """Warn about approval gates (force-prompt entries) that gate no registered tool.

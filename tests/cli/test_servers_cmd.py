@@ -53,6 +53,7 @@ def test_servers_status_reads_the_cache_without_starting_anything(
         ("warm", "cached", 1, 1_700_000_000.0),
         ("cold", "cold", 0, None),
     ]
+    assert [r["excluded"] for r in rows] == [[], []]
 
 
 def test_refresh_of_a_broken_server_exits_1_and_status_shows_the_error(

@@ -1,6 +1,9 @@
+import os
+import sys
 from pathlib import Path
 
 from tests.cli.conftest import Invoke, as_json, sdk_server, warm_cache, write
+from tests.cli.terminal import CONTROLLING_TTY, PseudoTerminal
 
 TOOLS = [
     {
@@ -92,3 +95,65 @@ def test_tools_call_rejects_arguments_that_are_not_a_json_object(
 
     assert result.exit_code == 2
     assert "arguments must be a JSON object" in result.stderr
+
+
+def _gated_toolbox(invoke: Invoke, config_path: Path) -> None:
+    server = sdk_server() | {"force_prompt_tools": ["add"]}
+    write(config_path, {"servers": {"toolbox": server}})
+    invoke("servers", "refresh", "toolbox")
+
+
+def test_tools_call_of_a_gated_tool_without_a_terminal_is_denied_naming_yes(
+    invoke: Invoke, config_path: Path
+) -> None:
+    _gated_toolbox(invoke, config_path)
+
+    denied = invoke("tools", "call", "mcp__toolbox__add", '{"a": 40, "b": 2}')
+    approved = invoke("tools", "call", "mcp__toolbox__add", '{"a": 40, "b": 2}', "--yes")
+
+    assert denied.exit_code == 1
+    assert denied.stdout.strip() == (
+        "Tool mcp__toolbox__add needs approval, but stdin is not a terminal, so nobody can be "
+        "asked; it was not run. Rerun with --yes to approve gated tools without asking."
+    )
+    assert approved.exit_code == 0
+    assert approved.stdout.strip() == "42"
+
+
+def _answer_on_a_terminal(config_path: Path, tmp_path: Path, keys: str) -> PseudoTerminal:
+    """Run ``tools call`` of the gated add on a pseudo-terminal and type ``keys`` at the
+    approval prompt; the terminal is returned closed, with all it showed."""
+    env = os.environ | {
+        "PEGBOARD_CONFIG": str(config_path),
+        "PEGBOARD_DATA_DIR": str(tmp_path / "data"),
+    }
+    code = f"{CONTROLLING_TTY}; from pegboard.cli import main; main()"
+    args = ["tools", "call", "mcp__toolbox__add", '{"a": 40, "b": 2}']
+    with PseudoTerminal([sys.executable, "-c", code, *args], env=env) as term:
+        term.expect("(d): ")
+        term.send(keys)
+        term.read_to_end()
+    return term
+
+
+def test_tools_call_asks_on_a_real_terminal_and_runs_once_allowed(
+    invoke: Invoke, config_path: Path, tmp_path: Path
+) -> None:
+    _gated_toolbox(invoke, config_path)
+
+    term = _answer_on_a_terminal(config_path, tmp_path, "o\n")
+
+    assert "│ tool       mcp__toolbox__add" in term.seen
+    assert term.seen.splitlines()[-1].strip() == "42"
+    assert term.returncode == 0
+
+
+def test_ctrl_c_at_the_approval_prompt_ends_the_command_without_running_the_tool(
+    invoke: Invoke, config_path: Path, tmp_path: Path
+) -> None:
+    _gated_toolbox(invoke, config_path)
+
+    term = _answer_on_a_terminal(config_path, tmp_path, "\x03")
+
+    assert term.seen.rstrip().endswith("(d): ^C")  # nothing after the interrupt: the tool never ran
+    assert term.returncode == 130

@@ -174,6 +174,8 @@ async def authorise(
         )
     try:
         decision = await handler.request_approval(request)
+    except ApprovalDenied:
+        raise  # the handler's own refusal (e.g. with the user's reason): keep its message
     except Exception as exc:
         raise ApprovalDenied(
             f"Approval of {entry.name} failed ({exc!r}); the call was not run.",

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import anyio
 import typer
 
 from pegboard.config import LoadedConfig, load_config
 from pegboard.errors import ConfigError, PegboardError
+
+if TYPE_CHECKING:
+    from pegboard.mcp.sync import McpCollision
 
 # Exit codes: 0 success; 1 the operation failed (a tool error, an unreachable server);
 # 2 bad usage or an invalid config; 3 the thing named does not exist.
@@ -63,3 +66,12 @@ def run(fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 def echo_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def print_excluded(collisions: Sequence[McpCollision], server_ids: Sequence[str] = ()) -> None:
+    """One stderr line per tool left out because several claim its wire name (stdout stays
+    the table or the JSON). ``server_ids`` limits it to collisions touching those servers."""
+    for collision in collisions:
+        if server_ids and not any(s.server_id in server_ids for s in collision.sources):
+            continue
+        typer.echo(f"excluded: {collision.describe()}", err=True)

@@ -9,7 +9,15 @@ from typing import Annotated
 import anyio
 import typer
 
-from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, echo_json, fail, load, run
+from pegboard.cli._common import (
+    EXIT_FAILED,
+    EXIT_NOT_FOUND,
+    echo_json,
+    fail,
+    load,
+    print_excluded,
+    run,
+)
 from pegboard.config import LoadedConfig, write_config
 from pegboard.mcp import ServerStatus
 from pegboard.runtime import RuntimeOptions, ToolRuntime
@@ -35,7 +43,7 @@ def _state(s: ServerStatus) -> str:
     return "cached" if s.state == "cold" and s.fetched_at else s.state
 
 
-def _status_row(s: ServerStatus) -> dict[str, object]:
+def _status_row(s: ServerStatus, runtime: ToolRuntime) -> dict[str, object]:
     return {
         "id": s.server_id,
         "name": s.name,
@@ -44,6 +52,7 @@ def _status_row(s: ServerStatus) -> dict[str, object]:
         "last_refresh": s.fetched_at,
         "error": s.error,
         "error_at": s.at if s.error else None,
+        "excluded": [c.as_json() for c in runtime.excluded(s.server_id)],
     }
 
 
@@ -104,7 +113,7 @@ def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False)
     finally:
         runtime.catalog.store.close()
     if as_json:
-        echo_json([_status_row(st) for st in statuses])
+        echo_json([_status_row(st, runtime) for st in statuses])
         return
     from rich.console import Console  # lazy (start-up time)
     from rich.table import Table
@@ -116,6 +125,7 @@ def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False)
         error = f"{st.error} ({_when(st.at)})" if st.error else ""
         table.add_row(st.server_id, _state(st), str(st.tool_count), _when(st.fetched_at), error)
     Console().print(table)
+    print_excluded(runtime.excluded(), wanted)
 
 
 @app.command("refresh")

@@ -10,10 +10,20 @@ from typing import Annotated, Any
 
 import typer
 
-from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
+from pegboard.calls.approval import ApprovalHandler, CallbackApprovalHandler
 from pegboard.calls.execute import error_output, stub_of
 from pegboard.calls.session import Call, CallSession
-from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load, run
+from pegboard.cli._common import (
+    EXIT_FAILED,
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    echo_json,
+    fail,
+    load,
+    print_excluded,
+    run,
+)
+from pegboard.cli.approval_prompt import TerminalApprovalHandler
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import ToolContext
@@ -91,8 +101,9 @@ def list_tools(
     ]
     if as_json:
         echo_json([_row(e) for e in entries])
-        return
-    _table(f"{len(entries)} tools", entries)
+    else:
+        _table(f"{len(entries)} tools", entries)
+    print_excluded(runtime.excluded())
 
 
 @app.command("search")
@@ -150,12 +161,6 @@ def inspect_tool(
     typer.echo(stub_of(entry))
 
 
-def _ask(request: ApprovalRequest) -> Decision:
-    args = json.dumps(dict(request.arguments), ensure_ascii=False)
-    ok = typer.confirm(f"Allow {request.tool_name} with {args}?", default=False, err=True)
-    return "allow_once" if ok else "deny"
-
-
 @app.command("call")
 def call_tool(
     ctx: typer.Context,
@@ -177,8 +182,8 @@ def call_tool(
     if not isinstance(args, dict):
         fail("arguments must be a JSON object", EXIT_USAGE)
     runtime = _runtime(ctx, profile)
-    handler = (
-        CallbackApprovalHandler(lambda _r: "allow_once") if yes else CallbackApprovalHandler(_ask)
+    handler: ApprovalHandler = (
+        CallbackApprovalHandler(lambda _r: "allow_once") if yes else TerminalApprovalHandler()
     )
     output, code = run(lambda: _call(runtime, name, args, handler))
     if code == EXIT_NOT_FOUND:
@@ -196,7 +201,7 @@ def call_tool(
 
 
 async def _call(
-    runtime: ToolRuntime, name: str, args: dict[str, Any], handler: CallbackApprovalHandler
+    runtime: ToolRuntime, name: str, args: dict[str, Any], handler: ApprovalHandler
 ) -> tuple[ToolOutput, int]:
     """One call through the runtime's composed toolset (resolve, approval, audit); servers
     start only when the name resolves. Returns the output and the exit code."""

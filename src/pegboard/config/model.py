@@ -186,6 +186,48 @@ class GatewayConfig(_Section):
     )
 
 
+class ModelConfig(_Section):
+    """A chat model endpoint (``pegboard chat``, tool-call repair). The API key is read from
+    the environment variable named by ``api_key_env``; it never goes in this file."""
+
+    kind: Literal["openai", "anthropic"] = Field(
+        description="API: openai (Chat Completions: OpenAI, Ollama, vLLM, LM Studio, "
+        "llama.cpp server) or anthropic (Messages)."
+    )
+    model: str = Field(min_length=1, description="Model name the endpoint knows, e.g. qwen3:8b.")
+    base_url: str | None = Field(
+        default=None,
+        description="Endpoint, e.g. http://127.0.0.1:11434/v1 (the provider's own when unset).",
+    )
+    api_key_env: str | None = Field(
+        default=None,
+        description="Environment variable holding the API key (OPENAI_API_KEY or "
+        "ANTHROPIC_API_KEY when unset; local servers need none).",
+    )
+    context_window: int | None = Field(
+        default=None, gt=0, description="The model's context window in tokens (for deferral)."
+    )
+    max_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Cap on tokens per answer (Anthropic requires one: 4096 when unset).",
+    )
+    timeout: float = Field(default=120.0, gt=0, description="Per-request timeout, s.")
+    max_retries: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Retries on 429/5xx and dropped connections (backoff, honours Retry-After).",
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https:// (e.g. http://127.0.0.1:11434/v1)")
+        return value
+
+
 class PegboardConfig(_Section):
     """The whole file. Every key is optional: an empty file is a valid config."""
 
@@ -209,6 +251,12 @@ class PegboardConfig(_Section):
         default_factory=dict, description="Web-search providers."
     )
     web_fetch: WebFetchConfig = Field(default_factory=lambda: WebFetchConfig())
+    models: dict[str, ModelConfig] = Field(
+        default_factory=dict, description="Chat model endpoints, by id."
+    )
+    default_model: str | None = Field(
+        default=None, description="Model id used when none is chosen (the first one if unset)."
+    )
     meta: MetaConfig = Field(default_factory=lambda: MetaConfig())
     gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
 
@@ -229,7 +277,27 @@ class PegboardConfig(_Section):
                 )
         if self.default_profile != DEFAULT_PROFILE and self.default_profile not in self.profiles:
             raise ValueError(f"default_profile {self.default_profile!r} has no [profiles.*] table")
+        if self.default_model is not None and self.default_model not in self.models:
+            raise ValueError(
+                f"default_model {self.default_model!r} has no [models.{self.default_model}] "
+                f"table; known models: {', '.join(sorted(self.models)) or 'none'}"
+            )
         return self
+
+    def model(self, name: str | None = None) -> tuple[str, ModelConfig]:
+        """The named model (``default_model``, else the first one, when ``name`` is None)."""
+        from pegboard.errors import ConfigError
+
+        key = name or self.default_model or next(iter(self.models), None)
+        if key is None:
+            raise ConfigError(
+                "no model is configured; add a [models.<id>] table with kind, base_url and "
+                'model (e.g. kind = "openai", base_url = "http://127.0.0.1:11434/v1")'
+            )
+        if key not in self.models:
+            known = ", ".join(sorted(self.models)) or "none"
+            raise ConfigError(f"unknown model {key!r}; known models: {known}")
+        return key, self.models[key]
 
     def profile(self, name: str | None = None) -> ProfileConfig:
         """The named profile; ``default`` exists implicitly (MCP mode auto)."""

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from pegboard.config.model import (
     GatewayConfig,
     MetaConfig,
+    ModelConfig,
     PegboardConfig,
     ProfileConfig,
     ServerConfig,
@@ -24,10 +25,11 @@ _TABLES: tuple[tuple[str, type[BaseModel]], ...] = (
     ("[profiles.<name>]", ProfileConfig),
     ("[web_search.<name>]", WebSearchProviderConfig),
     ("[web_fetch]", WebFetchConfig),
+    ("[models.<id>]", ModelConfig),
     ("[meta]", MetaConfig),
     ("[gateway]", GatewayConfig),
 )
-_NESTED = {"servers", "profiles", "web_search", "web_fetch", "meta", "gateway"}
+_NESTED = {"servers", "profiles", "web_search", "web_fetch", "models", "meta", "gateway"}
 
 
 def _type_name(annotation: Any) -> str:

@@ -40,6 +40,21 @@ class McpCollision:
     name: str
     sources: tuple[ToolSource, ...]
 
+    def describe(self) -> str:
+        """One line for people: which tools were excluded, why, and the fix."""
+        claims = ", ".join(f"{s.server_id}/{s.tool_name}" for s in self.sources)
+        fix = "(rename one tool, or disable it in its server's disabled_tools)"
+        if len(self.sources) == 1:  # the other claimant is a built-in, plugin or user tool
+            return f"{self.name} of {claims} is taken by a registered non-MCP tool; {fix}"
+        return f"{self.name} is claimed by {claims}; none of them is registered {fix}"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "wire_name": self.name,
+            "claimed_by": [f"{s.server_id}/{s.tool_name}" for s in self.sources],
+            "reason": "wire name collision",
+        }
+
 
 class McpToolError(ToolExecutionError):
     """An MCP tool answered with ``isError``; ``output`` keeps every part it sent."""
@@ -143,13 +158,9 @@ def sync_mcp_tools_to_registry(
             found = tuple(
                 sorted((s for s in sources if s), key=lambda s: (s.server_id, s.tool_name))
             )
-            report.collisions.append(McpCollision(wire, found))
-            logger.error(
-                "MCP wire name %s is claimed by %s; none of them is registered. "
-                "Rename one tool or disable it in the server config.",
-                wire,
-                ", ".join(f"{s.server_id}/{s.tool_name}" for s in found),
-            )
+            collision = McpCollision(wire, found)
+            report.collisions.append(collision)
+            logger.warning("MCP wire name %s", collision.describe())
             if existing is not None and existing.namespace.startswith(MCP_NAMESPACE_PREFIX):
                 stale.append(wire)
             continue
