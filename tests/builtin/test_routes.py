@@ -273,9 +273,26 @@ async def test_a_changed_provider_takes_effect_on_the_next_config_apply(
     await runtime.apply_config(load_config(cli.config))
     second = await search("web_search", {"query": "otters"}, call_id="2", approval=None)
 
+    runtime.catalog.store.close()
+
     assert json.loads(first.as_text())[0]["title"] == "Alpha"
     assert json.loads(second.as_text())[0]["title"] == "Beta"
     assert (len(server.seen), len(other_server.seen)) == (1, 1)
+
+
+@pytest.mark.anyio
+async def test_knowledge_bases_added_to_the_profile_are_listed_after_the_config_apply(
+    cli: Cli,
+) -> None:
+    cli.write({})
+    runtime = ToolRuntime(load_config(cli.config), RuntimeOptions(prewarm=False))
+    before = [t["name"] for t in runtime.surface.list_tools_json()]
+    cli.write({"profiles": {"default": {"knowledge_bases": ["handbook"]}}})
+    await runtime.apply_config(load_config(cli.config))
+    after = [t["name"] for t in runtime.surface.list_tools_json()]
+    runtime.catalog.store.close()
+
+    assert (before, after) == ([], ["kb_list", "kb_search"])
 
 
 def test_registering_the_builtins_imports_no_parser_search_library_or_model() -> None:
