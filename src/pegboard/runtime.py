@@ -66,8 +66,11 @@ class ToolRuntime:
                 *([loaded.gateway_token] if loaded.gateway_token else []),
             ]
         )
-        self.settings: AssistantSettings = config.profile(self.options.profile).to_settings()
-        self.context_window = self.options.context_window or config.context_window
+        profile = config.profile(self.options.profile)
+        self.settings: AssistantSettings = profile.to_settings()
+        self.context_window = (
+            self.options.context_window or profile.context_window or config.context_window
+        )
         servers = list(config.servers.values())
         self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
         # Every session of this runtime (gateway, CLI) records each call in the data directory.

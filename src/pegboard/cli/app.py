@@ -16,8 +16,10 @@ from pegboard.cli import (
     tools_cmd,
 )
 from pegboard.cli._common import state
+from pegboard.cli.help import PlainCommand, PlainGroup
 
 app = typer.Typer(
+    cls=PlainGroup,
     name="pegboard",
     help="A tool layer for LLM agents: many tools and MCP servers, a small context.",
     no_args_is_help=True,
@@ -33,6 +35,7 @@ def main(
         typer.Option(
             "--config",
             "-c",
+            metavar="PATH",
             help="Config file (default: $PEGBOARD_CONFIG, then the user config dir).",
         ),
     ] = None,
@@ -41,7 +44,7 @@ def main(
     state(ctx).config_path = config
 
 
-app.command("serve")(serve_cmd.serve)
+app.command("serve", cls=PlainCommand)(serve_cmd.serve)
 app.add_typer(tools_cmd.app, name="tools")
 app.add_typer(servers_cmd.app, name="servers")
 app.add_typer(config_cmd.app, name="config")
