@@ -72,7 +72,9 @@ class ToolRuntime:
             self.options.context_window or profile.context_window or config.context_window
         )
         servers = list(config.servers.values())
-        self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
+        self.catalog = McpCatalog(
+            servers, SqliteCatalogStore(loaded.catalog_path), stderr_dir=loaded.stderr_dir
+        )
         # Every session of this runtime (gateway, CLI) records each call in the data directory.
         self.audit = AuditLog(loaded.data_dir / AUDIT_FILE)
         self.registry = ToolRegistry()
