@@ -187,3 +187,39 @@ def test_tools_excluded_by_a_name_collision_are_kept_for_the_cli_and_logged_at_w
     }
     warnings = [r.getMessage() for r in caplog.records if r.name == "pegboard.mcp.sync"]
     assert warnings == [f"MCP wire name {collision.describe()}"]
+
+
+async def test_switching_tool_exec_while_serving_asks_for_a_restart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loaded = _loaded(tmp_path)
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    raw = dict(loaded.raw) | {"meta": {"tool_exec": True}}
+    loaded.path.write_text(tomli_w.dumps(raw), encoding="utf-8")
+
+    with caplog.at_level("WARNING", logger="pegboard.gateway"):
+        async with runtime.running():
+            await runtime.apply_config(load_config(loaded.path))
+
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == ["[meta] tool_exec was switched: restart pegboard serve to apply it"]
+    assert runtime.sandbox is None
+    assert "tool_exec" not in runtime.surface.tools.names
+
+
+def test_tool_exec_with_deferral_off_is_reported_as_not_offered(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loaded = _loaded(tmp_path)
+    raw = dict(loaded.raw) | {"meta": {"tool_exec": True, "defer": False}}
+    loaded.path.write_text(tomli_w.dumps(raw), encoding="utf-8")
+
+    with caplog.at_level("WARNING", logger="pegboard.gateway"):
+        runtime = ToolRuntime(load_config(loaded.path), RuntimeOptions(prewarm=False))
+
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        "[meta] tool_exec is on but deferral is off (--no-defer or [meta] defer = false); "
+        "tool_exec is offered only beside the meta-tools of deferred tools"
+    ]
+    assert "tool_exec" not in runtime.surface.tools.names

@@ -36,6 +36,8 @@ _EXPORTS = {
     "CatalogError": "pegboard.errors",
     "ConfigError": "pegboard.errors",
     "Decision": "pegboard.calls",
+    "ExecLimits": "pegboard.sandbox.limits",
+    "ExecSettings": "pegboard.deferral.tool_exec",
     "InvalidToolArguments": "pegboard.errors",
     "McpError": "pegboard.errors",
     "ModelInfo": "pegboard.core",
@@ -77,6 +79,8 @@ __all__ = [
     "CatalogError",
     "ConfigError",
     "Decision",
+    "ExecLimits",
+    "ExecSettings",
     "InvalidToolArguments",
     "McpError",
     "ModelInfo",
@@ -148,6 +152,7 @@ if TYPE_CHECKING:
         ToolRegistry,
         default_registry,
     )
+    from pegboard.deferral.tool_exec import ExecSettings
     from pegboard.errors import (
         ApprovalDenied,
         ApprovalRequired,
@@ -166,3 +171,4 @@ if TYPE_CHECKING:
         ToolNotAllowed,
         ToolNotFound,
     )
+    from pegboard.sandbox.limits import ExecLimits
