@@ -114,7 +114,9 @@ def serve(
     async def body() -> None:
         servers = list(runtime.loaded.config.servers)
         content = UpstreamContent(
-            runtime.catalog, lambda: [s for s in servers if runtime.server_allowed(s)]
+            runtime.catalog,
+            lambda: [s for s in servers if runtime.server_allowed(s)],
+            audit=runtime.calls.audit,
         )
         gateway = Gateway(runtime.surface, content=content)
         runtime.catalog.on_content_changed(gateway.content_changed)

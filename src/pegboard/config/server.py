@@ -141,6 +141,12 @@ class ServerConfig(BaseModel):
     force_prompt_tools: frozenset[str] = Field(
         default=frozenset(), description="Tool names always inline and asking for approval."
     )
+    # One switch, not per-resource globs: resources and prompts have no stable names to gate
+    # one by one (templates expand to any URI), and a server's content is trusted or not.
+    approve_content: StrictBool = Field(
+        default=False,
+        description="Reading a resource or getting a prompt of this server asks for approval.",
+    )
     connect_timeout: float = Field(default=10.0, gt=0, description="Start-up timeout, s.")
     # A first start (no tools cached yet) may install the server first: npx -y, uvx (13-16 s).
     first_connect_timeout: float = Field(

@@ -5,7 +5,8 @@ Namespaced so two servers never collide: a resource URI ``U`` of server ``S`` is
 prefix), a prompt ``P`` as ``mcp__S__P``. Lists are asked of the allowed, running servers that
 declare the capability (each bounded by its ``list_timeout``; a failing server is skipped with
 a warning) and the last good answer of each server is kept, so a server that stops answering
-keeps its entries listed. Reads and gets go to the owning server.
+keeps its entries listed. Reads and gets go to the owning server, approved and audited
+(:mod:`pegboard.gateway.content_guard`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from urllib.parse import quote, unquote
 import anyio
 import mcp_types
 from mcp import ClientSession
+from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
+from pegboard.calls.audit import AuditSink
 from pegboard.errors import PegboardError
+from pegboard.gateway.content_guard import ContentGuard
 from pegboard.mcp.catalog import McpCatalog
 
 logger = logging.getLogger("pegboard.gateway")
@@ -49,9 +53,16 @@ def prompt_name(server_id: str, name: str) -> str:
 class UpstreamContent:
     """Resources, templates and prompts of ``servers()`` (the profile's allowed ids)."""
 
-    def __init__(self, catalog: McpCatalog, servers: Callable[[], list[str]]) -> None:
+    def __init__(
+        self,
+        catalog: McpCatalog,
+        servers: Callable[[], list[str]],
+        *,
+        audit: AuditSink | None = None,
+    ) -> None:
         self._catalog = catalog
         self._servers = servers
+        self._guard = ContentGuard(lambda sid: catalog.server(sid).approve_content, audit)
         self._last: dict[tuple[str, str], list[Any]] = {}  # (kind, server id) -> last good
         self._prompts: dict[str, tuple[str, str]] = {}  # shown name -> (server id, name)
 
@@ -92,16 +103,27 @@ class UpstreamContent:
             for sid, t in await self._gather("templates", fetch)
         ]
 
-    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+    async def read_resource(
+        self,
+        uri: str,
+        session: ServerSession | None = None,
+        request_id: mcp_types.RequestId | None = None,
+    ) -> mcp_types.ReadResourceResult:
+        """Read ``uri`` from its server, approved and audited (``session``: who asks)."""
         owner = unwrap_uri(uri)
         if owner is None or owner[0] not in self._servers():
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")
         server_id, upstream = owner
-        result = await (await self._catalog.session(server_id)).read_resource(upstream)
-        contents = [
-            c.model_copy(update={"uri": wrap_uri(server_id, str(c.uri))}) for c in result.contents
-        ]
-        return result.model_copy(update={"contents": contents})
+
+        async def read() -> mcp_types.ReadResourceResult:
+            result = await (await self._catalog.session(server_id)).read_resource(upstream)
+            contents = [
+                c.model_copy(update={"uri": wrap_uri(server_id, str(c.uri))})
+                for c in result.contents
+            ]
+            return result.model_copy(update={"contents": contents})
+
+        return await self._guard.run(uri, server_id, {}, session, request_id, read)
 
     async def list_prompts(self) -> list[mcp_types.Prompt]:
         async def fetch(session: ClientSession) -> list[mcp_types.Prompt]:
@@ -115,15 +137,24 @@ class UpstreamContent:
         return shown
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None
+        self,
+        name: str,
+        arguments: dict[str, str] | None,
+        session: ServerSession | None = None,
+        request_id: mcp_types.RequestId | None = None,
     ) -> mcp_types.GetPromptResult:
+        """Get prompt ``name`` from its server, approved and audited (``session``: who asks)."""
         if name not in self._prompts:
             await self.list_prompts()
         owner = self._prompts.get(name)
         if owner is None or owner[0] not in self._servers():
             raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"Prompt not found: {name}")
         server_id, upstream = owner
-        return await (await self._catalog.session(server_id)).get_prompt(upstream, arguments)
+
+        async def get() -> mcp_types.GetPromptResult:
+            return await (await self._catalog.session(server_id)).get_prompt(upstream, arguments)
+
+        return await self._guard.run(name, server_id, arguments or {}, session, request_id, get)
 
     def handlers(self) -> dict[str, Any]:
         """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts."""
@@ -139,7 +170,7 @@ class UpstreamContent:
         async def read_resource(
             ctx: Any, params: mcp_types.ReadResourceRequestParams
         ) -> mcp_types.ReadResourceResult:
-            return await content.read_resource(str(params.uri))
+            return await content.read_resource(str(params.uri), ctx.session, ctx.request_id)
 
         async def list_prompts(ctx: Any, params: Any) -> mcp_types.ListPromptsResult:
             return mcp_types.ListPromptsResult(prompts=await content.list_prompts())
@@ -147,7 +178,9 @@ class UpstreamContent:
         async def get_prompt(
             ctx: Any, params: mcp_types.GetPromptRequestParams
         ) -> mcp_types.GetPromptResult:
-            return await content.get_prompt(params.name, params.arguments)
+            return await content.get_prompt(
+                params.name, params.arguments, ctx.session, ctx.request_id
+            )
 
         return {
             "on_list_resources": list_resources,
