@@ -48,8 +48,8 @@ T = TypeVar("T")
 async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
     """Run ``body`` (the rest of the call path) and leave exactly one record for ``call``.
 
-    ``body`` returns a :class:`~pegboard.core.output.ToolOutput` for tools; the gateway's resource reads and prompt
-    gets return the MCP result itself.
+    ``body`` returns a :class:`~pegboard.core.output.ToolOutput` for tools; the gateway's
+    resource reads and prompt gets return the MCP result itself.
     """
     arrived, started = time.time(), time.perf_counter()
     outcome = "error"
