@@ -119,8 +119,9 @@ def serve(
             audit=runtime.calls.audit,
         )
         gateway = Gateway(runtime.surface, content=content)
-        runtime.catalog.on_content_changed(gateway.content_changed)
+        runtime.catalog.on_content_changed(content.changed)
         async with runtime.running(), anyio.create_task_group() as tg:
+            tg.start_soon(content.run, gateway.content_changed)
             tg.start_soon(_until_signal, tg.cancel_scope)
             tg.start_soon(runtime.watch_config)
             if http:
