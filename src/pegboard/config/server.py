@@ -220,9 +220,9 @@ class ServerConfig(BaseModel):
         """Configured values to mask in anything shown (env and header values)."""
         return (*self.env.values(), *self.headers.values())
 
-    def gates(self) -> tuple[frozenset[str], frozenset[str]]:
-        """(disabled tools, force-prompt tools): what a config edit may change live."""
-        return self.disabled_tools, self.force_prompt_tools
+    def gates(self) -> tuple[frozenset[str], frozenset[str], bool]:
+        """(disabled tools, force-prompt tools, approve content): what an edit changes live."""
+        return self.disabled_tools, self.force_prompt_tools, self.approve_content
 
     def is_tool_disabled(self, tool_name: str) -> bool:
         return tool_name in self.disabled_tools
