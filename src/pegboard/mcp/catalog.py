@@ -427,8 +427,8 @@ class McpCatalog:
 
     def update_gates(self, server_id: str, config: McpServerConfig) -> None:
         """Take ``config``'s gates (disabled, force-prompt tools, approve_content) live,
-        whatever else changed; fires tools-changed so the registry re-syncs (the launch definition stays
-        as started: a redefined server needs a restart)."""
+        whatever else changed; fires tools-changed so the registry re-syncs (the launch
+        definition stays as started: a redefined server needs a restart)."""
         entry = self._entry(server_id)
         entry.config = entry.config.model_copy(
             update={
