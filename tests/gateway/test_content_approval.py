@@ -12,7 +12,12 @@ import pytest
 from mcp.client.context import ClientRequestContext
 
 from pegboard.calls.audit_log import AUDIT_FILE
-from tests.gateway.harness import GATEWAY_SERVERS, serve_stdio, write_config
+from tests.gateway.harness import (
+    GATEWAY_SERVERS,
+    scripted_elicitation,
+    serve_stdio,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -43,11 +48,7 @@ async def test_a_gated_servers_read_and_get_ask_the_user_and_a_no_refuses_each_a
     answers = ["allow_once", "deny", "allow_once", "deny"]
     asked: list[str] = []
 
-    async def elicit(
-        context: ClientRequestContext, params: mcp_types.ElicitRequestParams
-    ) -> mcp_types.ElicitResult:
-        asked.append(params.message)
-        return mcp_types.ElicitResult(action="accept", content={"decision": answers.pop(0)})
+    elicit = scripted_elicitation(answers, asked)
 
     async with serve_stdio(tmp_path, elicitation=elicit) as client:
         read = await client.read_resource(README)
