@@ -154,3 +154,25 @@ async def test_a_restarted_gateway_lists_cached_content_while_the_upstream_hangs
             ["mcp__a__greet"],
         )
     )
+
+
+async def test_a_server_outside_the_profiles_selection_contributes_no_resources_or_prompts(
+    tmp_path: Path,
+) -> None:
+    profile = {"mcp_mode": "manual", "mcp_servers": ["b"]}
+    servers = {"a": _content("A"), "b": _content("B")}
+    write_config(tmp_path, {"servers": servers, "profiles": {"default": profile}})
+    changes = _ContentChanges()
+
+    async with serve_stdio(tmp_path, notifications=changes) as client:  # type: ignore[arg-type]
+        listed = await _until(client, changes, lambda lists: all(lists))
+        with pytest.raises(Exception, match="Resource not found: pegboard://a/note://readme"):
+            await client.read_resource("pegboard://a/note://readme")
+        with pytest.raises(Exception, match="Prompt not found: mcp__a__greet"):
+            await client.get_prompt("mcp__a__greet", {"name": "Ada"})
+
+    assert listed == (
+        ["pegboard://b/note://readme"],
+        ["pegboard://b/note://{name}"],
+        ["mcp__b__greet"],
+    )
