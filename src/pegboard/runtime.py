@@ -90,6 +90,7 @@ class ToolRuntime:
             self.sandbox = Sandbox()
             tool_exec = ExecSettings(sandbox=self.sandbox)
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
+        self.index: SearchIndex = self._search_index()  # shared by the surface and integrations
         if tool_exec is not None and not defer:
             logger.warning(
                 "[meta] tool_exec is on but deferral is off (--no-defer or [meta] defer = false); "
@@ -102,7 +103,7 @@ class ToolRuntime:
             defer=defer,
             statuses=self.namespace_statuses,
             session=self.calls,
-            index=self._search_index(),
+            index=self.index,
             tool_exec=tool_exec,
         )
 
