@@ -5,6 +5,7 @@ resources/prompts list_changed, and a restarted gateway lists them with the upst
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ import anyio
 import mcp_types
 import pytest
 
+from pegboard.calls.audit_log import AUDIT_FILE
 from tests.gateway.harness import GATEWAY_SERVERS, run_cli, serve_stdio, write_config
 
 pytestmark = pytest.mark.anyio
@@ -171,6 +173,12 @@ async def test_a_server_outside_the_profiles_selection_contributes_no_resources_
         with pytest.raises(Exception, match="Prompt not found: mcp__a__greet"):
             await client.get_prompt("mcp__a__greet", {"name": "Ada"})
 
+    # Refused, and audited like an unknown tool: one record each.
+    lines = (tmp_path / "data" / AUDIT_FILE).read_text().splitlines()
+    assert [(r["tool"], r["approval"], r["outcome"]) for r in map(json.loads, lines)] == [
+        ("pegboard://a/note://readme", "not_required", "error"),
+        ("mcp__a__greet", "not_required", "error"),
+    ]
     assert listed == (
         ["pegboard://b/note://readme"],
         ["pegboard://b/note://{name}"],

@@ -12,7 +12,7 @@ gets go to the owning server, approved and audited (:mod:`pegboard.gateway.conte
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -171,7 +171,8 @@ class UpstreamContent:
         """Read ``uri`` from its server, approved and audited (``session``: who asks)."""
         owner = unwrap_uri(uri)
         if owner is None or owner[0] not in self._servers():
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")
+            # Unknown: refused, but audited like an unknown tool.
+            return await self._guard.run(uri, None, {}, session, request_id, _not_found(uri))
         server_id, upstream = owner
 
         async def read() -> mcp_types.ReadResourceResult:
@@ -210,7 +211,9 @@ class UpstreamContent:
         """Get prompt ``name`` from its server, approved and audited (``session``: who asks)."""
         owner = self._prompt_owner(name)
         if owner is None:
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"Prompt not found: {name}")
+            return await self._guard.run(
+                name, None, arguments or {}, session, request_id, _not_found(name)
+            )
         server_id, upstream = owner
 
         async def get() -> mcp_types.GetPromptResult:
@@ -251,3 +254,14 @@ class UpstreamContent:
             "on_list_prompts": list_prompts,
             "on_get_prompt": get_prompt,
         }
+
+
+def _not_found(shown: str) -> Callable[[], Awaitable[Any]]:
+    """The body of a read or get of no allowed server: the MCP error naming it."""
+
+    async def refuse() -> Any:
+        if shown.startswith(URI_PREFIX):
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {shown}")
+        raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"Prompt not found: {shown}")
+
+    return refuse

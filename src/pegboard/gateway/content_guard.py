@@ -44,20 +44,22 @@ class ContentGuard:
     async def run(
         self,
         shown: str,
-        server_id: str,
+        server_id: str | None,
         arguments: Mapping[str, Any],
         session: ServerSession | None,
         request_id: mcp_types.RequestId | None,
         body: Callable[[], Awaitable[T]],
     ) -> T:
-        """Run ``body`` (the upstream read/get) if allowed; refusals become an ``MCPError``."""
+        """Run ``body`` (the upstream read/get) if allowed; refusals become an ``MCPError``.
+
+        ``server_id`` None: no allowed server owns ``shown`` (``body`` says so, ungated)."""
         what = "Reading resource" if shown.startswith("pegboard://") else "Getting prompt"
         entry = ToolEntry(
             name=shown,
-            namespace=f"mcp:{server_id}",
+            namespace=f"mcp:{server_id or ''}",
             tool=Tool(
                 description=f"{what} {shown} of MCP server {server_id}",
-                needs_approval=self._gated(server_id),
+                needs_approval=server_id is not None and self._gated(server_id),
             ),
         )
         can_ask = session is not None and client_can_elicit(session)
