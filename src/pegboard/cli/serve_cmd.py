@@ -145,9 +145,10 @@ def _announce(config_path: object, runtime: ToolRuntime, transport: str) -> None
     """
     servers = runtime.loaded.config.servers
     enabled = sum(1 for server in servers.values() if server.enabled)
+    cached = sum(1 for entry in runtime.registry.get_all() if entry.source is not None)
     line = (
         f"pegboard serve: MCP over {transport}; {enabled} of {len(servers)} MCP servers "
-        f"enabled, {len(runtime.registry)} cached tools (config: {config_path})"
+        f"enabled, {cached} cached tools (config: {config_path})"
     )
     if not servers:
         line += (
