@@ -117,7 +117,9 @@ def test_meta_search_defaults_to_the_dense_index_with_cached_vectors(tmp_path: P
     runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
     assert not (loaded.data_dir / "vectors").exists()  # built by the first search, not here
 
-    hits = [hit.name for hit in runtime.index.search(["look something up"], limit=3)]
+    exposed = frozenset(e.name for e in runtime.surface.tools.entries())
+    query = ["look something up"]
+    hits = [hit.name for hit in runtime.index.search(query, limit=3, allowed=exposed)]
     index = registry_index(runtime.registry)  # the one the runtime's first search built
     assert isinstance(index, ToolIndex)
     assert index.dense
