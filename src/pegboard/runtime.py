@@ -20,11 +20,11 @@ import anyio
 from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink
 from pegboard.calls.session import CallSession
-from pegboard.config import LoadedConfig, load_config
+from pegboard.config import LoadedConfig, PegboardConfig, load_config
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
-from pegboard.errors import PegboardError
+from pegboard.errors import ConfigError, PegboardError
 from pegboard.gateway.exposure import RegistrySurface
 from pegboard.mcp import McpCatalog, McpCollision, SqliteCatalogStore, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
@@ -46,6 +46,16 @@ class RuntimeOptions:
     audit: AuditSink | None = None
 
 
+def default_model_window(config: PegboardConfig) -> int | None:
+    """The context window of the config's default model (None without models or window)."""
+    if not config.models:
+        return None
+    try:
+        return config.model()[1].context_window
+    except ConfigError:
+        return None
+
+
 class ToolRuntime:
     """Catalog, registry and exposed surface for one profile of one config."""
 
@@ -54,7 +64,11 @@ class ToolRuntime:
         self.options = options or RuntimeOptions()
         config = loaded.config
         self.settings: AssistantSettings = config.profile(self.options.profile).to_settings()
-        self.context_window = self.options.context_window or config.context_window
+        # The window deferral is sized for: --context-window, the config's, else the default
+        # model's (the model a client of this gateway most likely runs).
+        self.context_window = (
+            self.options.context_window or config.context_window or default_model_window(config)
+        )
         servers = [server.to_mcp(sid) for sid, server in config.servers.items()]
         self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
         self.registry = ToolRegistry()
@@ -63,6 +77,7 @@ class ToolRuntime:
         self.gate_problems: tuple[str, ...] = ()
         self.collisions: tuple[McpCollision, ...] = ()
         self.resync(refresh_surface=False)
+        self.index: SearchIndex = self._search_index()
         if config.meta.tool_exec:
             logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
@@ -73,7 +88,7 @@ class ToolRuntime:
             defer=defer,
             statuses=self.namespace_statuses,
             session=self.calls,
-            index=self._search_index(),
+            index=self.index,
         )
 
     def _search_index(self) -> SearchIndex:

@@ -41,8 +41,12 @@ def state(ctx: typer.Context) -> CliState:
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
     from rich.console import Console  # lazy: rich costs start-up time of every command
+    from rich.markup import escape
 
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    # Escaped: a message may quote config such as "[models.local]", which is not markup.
+    Console(stderr=True).print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+    )
     raise typer.Exit(code)
 
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from pegboard.cli import bench_cmd, config_cmd, kb_cmd, serve_cmd, servers_cmd, tools_cmd
+from pegboard.cli import bench_cmd, chat_cmd, config_cmd, kb_cmd, serve_cmd, servers_cmd, tools_cmd
 from pegboard.cli._common import state
 
 app = typer.Typer(
@@ -34,6 +34,7 @@ def main(
 
 
 app.command("serve")(serve_cmd.serve)
+app.command("chat")(chat_cmd.chat)
 app.add_typer(tools_cmd.app, name="tools")
 app.add_typer(servers_cmd.app, name="servers")
 app.add_typer(config_cmd.app, name="config")
