@@ -2,11 +2,12 @@ import json
 import os
 import socket
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from tests.cli.conftest import Invoke, sdk_server, write
-from tests.cli.terminal import CONTROLLING_TTY, PseudoTerminal
+from tests.cli.terminal import CONTROLLING_TTY, WAIT, PseudoTerminal
 from tests.model_server import Call, Request, ScriptedModel, Turn
 
 GATED = "mcp__toolbox__add"
@@ -237,3 +238,44 @@ def test_no_model_configured_shows_the_table_to_add_and_exits_2(
     assert len(lines) == 1
     assert f"no model is configured; add a table to {config_path}" in lines[0]
     assert '[models.local] kind = "openai", base_url = "http://127.0.0.1:11434/v1"' in lines[0]
+
+
+def test_the_interactive_session_has_commands_and_ctrl_c_cancels_only_the_turn(
+    invoke: Invoke, config_path: Path, model_server: ScriptedModel, tmp_path: Path
+) -> None:
+    _config(config_path, _openai(model_server), tools=0)
+    model_server.add(Turn(text="Hello there."), Turn(hang=True), Turn(text="Still here."))
+    env = os.environ | {
+        "PEGBOARD_CONFIG": str(config_path),
+        "PEGBOARD_DATA_DIR": str(tmp_path / "data"),
+    }
+    code = f"{CONTROLLING_TTY}; from pegboard.cli import main; main()"
+
+    with PseudoTerminal([sys.executable, "-c", code, "chat"], env=env) as term:
+        term.expect("you> ")
+        term.send("/tools\n")
+        term.expect("tools shown, 0 behind tool_search")
+        term.send("/status\n")
+        term.expect("repair   attempts 0")
+        term.send("hi\n")
+        term.expect("Hello there.")
+        term.expect("you> ", times=4)
+        term.send("wait for it\n")
+        deadline = time.monotonic() + WAIT
+        while len(model_server.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)  # the turn is waiting on the model that never answers
+        term.send("\x03")
+        term.expect("(turn cancelled)")
+        term.send("again\n")
+        term.expect("Still here.")
+        term.send("/exit\n")
+        term.read_to_end()
+
+    assert term.returncode == 0
+    assert f"{GATED}  Add two integers." in term.seen
+    last = model_server.requests[2].messages
+    assert [(m["role"], m["content"]) for m in last[1:]] == [
+        ("user", "hi"),
+        ("assistant", "Hello there."),
+        ("user", "again"),
+    ]
