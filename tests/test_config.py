@@ -83,7 +83,7 @@ url = "http://127.0.0.1:8888"
     )
 
     config = load_config(path).config
-    github = config.servers["github"].to_mcp("github")
+    github = config.servers["github"]
     settings = config.profile().to_settings()
 
     assert (github.transport, github.command, github.args) == (
@@ -92,7 +92,7 @@ url = "http://127.0.0.1:8888"
         ("-y", "@modelcontextprotocol/server-github"),
     )
     assert github.call_timeout == 5
-    assert config.servers["remote"].to_mcp("remote").transport == "sse"
+    assert config.servers["remote"].transport == "sse"
     assert settings.mcp_mode == "manual"
     assert settings.mcp_server_ids == ("github",)
     assert settings.enable_web_search is True

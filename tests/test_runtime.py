@@ -27,7 +27,7 @@ def _loaded(tmp_path: Path, **extra: Any) -> LoadedConfig:
     loaded = load_config(path)
     store = SqliteCatalogStore(loaded.catalog_path)
     for sid, names in (("a", ["read", "write"]), ("b", ["search"])):
-        fingerprint = loaded.config.servers[sid].to_mcp(sid).fingerprint
+        fingerprint = loaded.config.servers[sid].fingerprint
         tools = tuple(_tool(n) for n in names)
         store.put(StoredServer(sid, fingerprint=fingerprint, tools=tools, fetched_at=1.0))
     store.close()

@@ -105,9 +105,12 @@ class ServerUnavailable(McpError):
     """The MCP server is not active, failed to start, timed out or crashed."""
 
     def __init__(self, server_id: str, reason: str) -> None:
+        from pegboard.core.redact import public_reason
+
         self.server_id = server_id
-        self.reason = reason
-        super().__init__(f"MCP server {server_id} is not available: {reason}")
+        # A fixed phrase: this message reaches the model, so no stderr or server-sent text.
+        self.reason = public_reason(reason)
+        super().__init__(f"MCP server {server_id} is not available: {self.reason}")
 
 
 class ServerInactive(ServerUnavailable):

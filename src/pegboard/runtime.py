@@ -18,9 +18,11 @@ from dataclasses import dataclass
 import anyio
 
 from pegboard.calls.approval import unmatched_gates
-from pegboard.calls.audit import AuditSink
+from pegboard.calls.audit import AuditSink, CallRecord
+from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.session import CallSession
 from pegboard.config import LoadedConfig, PegboardConfig, load_config
+from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
@@ -63,17 +65,27 @@ class ToolRuntime:
         self.loaded = loaded
         self.options = options or RuntimeOptions()
         config = loaded.config
+        # Configured secrets (server env/header values, the gateway token) and URL
+        # credentials never reach a log line, whoever logs it (the SDK logs request URLs).
+        redact_logs(
+            [
+                *(v for server in config.servers.values() for v in server.secrets),
+                *([loaded.gateway_token] if loaded.gateway_token else []),
+            ]
+        )
         self.settings: AssistantSettings = config.profile(self.options.profile).to_settings()
         # The window deferral is sized for: --context-window, the config's, else the default
         # model's (the model a client of this gateway most likely runs).
         self.context_window = (
             self.options.context_window or config.context_window or default_model_window(config)
         )
-        servers = [server.to_mcp(sid) for sid, server in config.servers.items()]
+        servers = list(config.servers.values())
         self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
+        # Every session of this runtime (gateway, CLI) records each call in the data directory.
+        self.audit = AuditLog(loaded.data_dir / AUDIT_FILE)
         self.registry = ToolRegistry()
         self.selected: frozenset[str] = frozenset()
-        self.calls = CallSession(audit=self.options.audit)
+        self.calls = CallSession(audit=self._audit_sink())
         self.gate_problems: tuple[str, ...] = ()
         self.collisions: tuple[McpCollision, ...] = ()
         self.resync(refresh_surface=False)
@@ -90,6 +102,18 @@ class ToolRuntime:
             session=self.calls,
             index=self.index,
         )
+
+    def _audit_sink(self) -> AuditSink:
+        """The audit log file, plus the sink given in the options (if any)."""
+        extra = self.options.audit
+        if extra is None:
+            return self.audit
+
+        def both(record: CallRecord) -> None:
+            self.audit(record)
+            extra(record)
+
+        return both
 
     def _search_index(self) -> SearchIndex:
         """The registry's shared index with the ranker ``[meta] search`` names."""
@@ -166,18 +190,39 @@ class ToolRuntime:
 
     # -- config changes ----------------------------------------------------------------------
     async def apply_config(self, loaded: LoadedConfig) -> None:
-        """Take over what can change while serving: enabled flags and the profile's settings.
+        """Take over a changed config while serving; a gate never silently fails open.
 
-        Added or removed servers, or a changed command, need a restart (logged).
+        Live: enabled flags, the profile's settings, and every server's tool gates
+        (``disabled_tools``, ``force_prompt_tools``). A removed server is disabled at once.
+        An added or redefined server (command, args, env, cwd, url, headers) needs a restart:
+        that is logged as an error, and a redefined one keeps its old launch definition
+        until then (its new gates already apply).
         """
-        old = {sid: s.to_mcp(sid) for sid, s in self.loaded.config.servers.items()}
-        new = {sid: s.to_mcp(sid) for sid, s in loaded.config.servers.items()}
-        if set(old) != set(new) or any(old[k].fingerprint != new[k].fingerprint for k in old):
-            logger.warning("MCP servers were added, removed or redefined: restart pegboard serve")
+        old, new = dict(self.loaded.config.servers), dict(loaded.config.servers)
+        added = sorted(set(new) - set(old))
+        redefined = sorted(
+            k for k in set(old) & set(new) if old[k].fingerprint != new[k].fingerprint
+        )
+        if added or redefined:
+            logger.error(
+                "MCP servers added (%s) or redefined (%s) while serving: restart pegboard serve "
+                "to use them; until then added servers are absent and redefined ones run their "
+                "old command",
+                ", ".join(added) or "none",
+                ", ".join(redefined) or "none",
+            )
         self.loaded = loaded
         self.settings = loaded.config.profile(self.options.profile).to_settings()
+        for sid in sorted(set(old) - set(new)):
+            logger.warning("MCP server %s was removed from the config: disabled", sid)
+            await self.catalog.set_enabled(sid, False)
         for sid, server in new.items():
-            if sid in old and old[sid].enabled != server.enabled:
+            if sid not in old:
+                continue
+            if old[sid].gates() != server.gates():
+                logger.info("MCP server %s: tool gates changed; applied", sid)
+                self.catalog.update_gates(sid, server)
+            if old[sid].enabled != server.enabled:
                 logger.info("MCP server %s %s", sid, "enabled" if server.enabled else "disabled")
                 await self.catalog.set_enabled(sid, server.enabled)
         self.resync()

@@ -190,8 +190,7 @@ async def test_a_gated_direct_call_asks_the_handler_and_a_denial_runs_nothing() 
         asked.append(request)
         return "allow_once" if request.arguments["query"] == "/tmp/x" else "deny"
 
-    session = AgentSession()
-    session.calls.approval_handler = CallbackApprovalHandler(decide)
+    session = AgentSession(approval_handler=CallbackApprovalHandler(decide))
     params = build_agent_params(big_registry(calls), SCOPE, GPT, session=session)
     denied = await params.dispatcher.call(ToolCall("c1", "delete_file", {"query": "/etc"}))
     allowed = await params.dispatcher.call(ToolCall("c2", "delete_file", {"query": "/tmp/x"}))
@@ -209,11 +208,8 @@ async def test_a_gated_direct_call_asks_the_handler_and_a_denial_runs_nothing() 
 async def test_tool_invoke_refuses_a_gated_tool_without_asking_or_running_it() -> None:
     calls: Calls = []
     asked: list[ApprovalRequest] = []
-    session = AgentSession()
-    session.calls.approval_handler = CallbackApprovalHandler(
-        lambda r: asked.append(r) or "allow_once"
-    )
-    params = build_agent_params(big_registry(calls), SCOPE, GPT, session=session)
+    handler = CallbackApprovalHandler(lambda r: asked.append(r) or "allow_once")
+    params = build_agent_params(big_registry(calls), SCOPE, GPT, approval_handler=handler)
     out = await params.dispatcher.call(
         ToolCall("c1", "tool_invoke", {"name": "delete_file", "params": {"query": "/etc"}})
     )

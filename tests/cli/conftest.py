@@ -45,7 +45,7 @@ def sdk_server() -> dict[str, Any]:
 def warm_cache(config_path: Path, server_id: str, tools: list[dict[str, Any]]) -> None:
     """Write ``tools`` into the on-disk catalog as if ``server_id`` had been refreshed."""
     loaded = load_config(config_path)
-    fingerprint = loaded.config.servers[server_id].to_mcp(server_id).fingerprint
+    fingerprint = loaded.config.servers[server_id].fingerprint
     store = SqliteCatalogStore(loaded.catalog_path)
     store.put(
         StoredServer(

@@ -120,6 +120,15 @@ def test_builtin_and_meta_names_are_valid_wire_names() -> None:
     assert not is_valid_wire_name("a" * 65)
 
 
+def test_the_mcp_namespace_is_built_and_read_by_one_helper_pair() -> None:
+    from pegboard.core.names import is_mcp_namespace, mcp_namespace, strip_mcp_namespace
+
+    assert mcp_namespace("github") == "mcp:github"
+    assert strip_mcp_namespace("mcp:github") == "github"
+    assert strip_mcp_namespace("web") == "web"
+    assert (is_mcp_namespace("mcp:github"), is_mcp_namespace("web")) == (True, False)
+
+
 def test_python_aliases_keep_identifiers_and_derive_collision_free_ones() -> None:
     from pegboard.core.names import python_aliases
 

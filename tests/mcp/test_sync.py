@@ -224,7 +224,7 @@ async def test_resolve_modes_disabled_manual_and_auto() -> None:
     )
     disabled = AssistantSettings(mcp_mode="disabled", mcp_server_ids=("s1",))
     assert await resolve_assistant_mcp_tool_ids(disabled, catalog) == []
-    assert await resolve_assistant_mcp_tool_ids(AssistantSettings(), catalog) == []
+    assert await resolve_assistant_mcp_tool_ids(AssistantSettings(mcp_mode="manual"), catalog) == []
     manual = AssistantSettings(mcp_mode="manual", mcp_server_ids=("s1", "off"))
     assert await resolve_assistant_mcp_tool_ids(manual, catalog) == ["mcp__s1__a", "mcp__s1__b"]
     auto = AssistantSettings(mcp_mode="auto", disabled_tools=frozenset({"s1/b"}))
@@ -384,8 +384,11 @@ def test_camel_case_and_slugged_ids_register_when_selected() -> None:
     assert registry.resolve_source(slugged) == ToolSource("my-server", "do.it")
 
 
-def test_the_default_mcp_mode_is_manual() -> None:
-    assert AssistantSettings().mcp_mode == "manual"
+def test_the_library_and_the_config_share_one_default_mcp_mode_auto() -> None:
+    from pegboard.config import ProfileConfig
+
+    assert AssistantSettings().mcp_mode == "auto"
+    assert ProfileConfig().to_settings().mcp_mode == "auto"
 
 
 @pytest.mark.anyio
@@ -397,16 +400,19 @@ async def test_disabled_mode_and_an_unlinked_manual_assistant_never_touch_a_serv
     async with catalog.running(prewarm=False):
         disabled = AssistantSettings(mcp_mode="disabled", mcp_server_ids=("s1",))
         assert await resolve_assistant_mcp_tool_ids(disabled, catalog) == []
-        assert await resolve_assistant_mcp_tool_ids(AssistantSettings(), catalog) == []
+        assert (
+            await resolve_assistant_mcp_tool_ids(AssistantSettings(mcp_mode="manual"), catalog)
+            == []
+        )
         await anyio.wait_all_tasks_blocked()
         assert catalog.status("s1").state == "cold"
-        linked = AssistantSettings(mcp_server_ids=("s1",))  # manual, linked: warms and lists
+        linked = AssistantSettings(mcp_mode="manual", mcp_server_ids=("s1",))  # linked: warms
         assert await resolve_assistant_mcp_tool_ids(linked, catalog) == ["mcp__s1__tool_0"]
     assert log.read_text().count("pid:") == 1
 
 
 def test_a_tool_name_over_64_characters_is_shortened_deterministically() -> None:
-    long_name = "fetch_" + "very_" * 25 + "long"
+    long_name = "fetch_" + "very_" * 20 + "long"
     registry = ToolRegistry()
     report = sync_mcp_tools_to_registry(registry, seeded({"s1": [tool(long_name)]}))
     (wire,) = report.registered

@@ -112,6 +112,8 @@ async def test_the_gateway_answers_and_audits_each_scenario_over_an_mcp_session(
     assert [text_of(r) for r in results] == [expected for _, _, expected in SCENARIOS]
     assert [r.is_error for r in results] == [True, True, False]
     assert summary(records, "gateway") == RECORDS
+    [session_id] = {r.session_id for r in records}  # one per client connection
+    assert session_id is not None
 
 
 async def test_pegboard_serve_answers_each_scenario_like_the_library(

@@ -6,7 +6,16 @@ from typing import Annotated
 
 import typer
 
-from pegboard.cli import bench_cmd, chat_cmd, config_cmd, kb_cmd, serve_cmd, servers_cmd, tools_cmd
+from pegboard.cli import (
+    audit_cmd,
+    bench_cmd,
+    chat_cmd,
+    config_cmd,
+    kb_cmd,
+    serve_cmd,
+    servers_cmd,
+    tools_cmd,
+)
 from pegboard.cli._common import state
 
 app = typer.Typer(
@@ -40,3 +49,4 @@ app.add_typer(servers_cmd.app, name="servers")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(bench_cmd.app, name="bench")
 app.add_typer(kb_cmd.app, name="kb")
+app.add_typer(audit_cmd.app, name="audit")

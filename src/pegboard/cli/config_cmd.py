@@ -11,6 +11,7 @@ import typer
 
 from pegboard.cli._common import EXIT_USAGE, echo_json, fail, load
 from pegboard.config import plan_import, write_config
+from pegboard.core.redact import mask, redact_url
 from pegboard.errors import ConfigError
 
 app = typer.Typer(help="Show, locate and import configuration.", no_args_is_help=True)
@@ -45,10 +46,24 @@ def redact(data: dict[str, Any]) -> dict[str, Any]:
     """A copy with secrets masked: server env and header values, API keys, the gateway token."""
     out = copy.deepcopy(data)
     for server in out.get("servers", {}).values():
+        if not isinstance(server, dict):
+            continue
+        secrets = [
+            str(v)
+            for key in ("env", "headers")
+            if isinstance(server.get(key), dict)
+            for v in server[key].values()
+        ]
         for key in ("env", "headers"):
             if isinstance(server.get(key), dict):
                 server[key] = dict.fromkeys(server[key], REDACTED)
+        if isinstance(server.get("url"), str):
+            server["url"] = redact_url(server["url"])
+        if isinstance(server.get("args"), list):  # `--token=<env value>` style arguments
+            server["args"] = [mask(str(a), secrets) for a in server["args"]]
     for provider in out.get("web_search", {}).values():
+        if isinstance(provider.get("url"), str):
+            provider["url"] = redact_url(provider["url"])
         if provider.get("api_key"):
             provider["api_key"] = REDACTED
     if out.get("gateway", {}).get("token"):

@@ -19,6 +19,7 @@ from pegboard.cli._common import (
     run,
 )
 from pegboard.config import LoadedConfig, write_config
+from pegboard.core.redact import mask, redact_url
 from pegboard.mcp import ServerStatus
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 
@@ -52,8 +53,30 @@ def _status_row(s: ServerStatus, runtime: ToolRuntime) -> dict[str, object]:
         "last_refresh": s.fetched_at,
         "error": s.error,
         "error_at": s.at if s.error else None,
+        "waiting_for_trust": list(s.pending_trust),
+        "launch_changed": s.launch_changed,
+        "flags": {name: list(flags) for name, flags in s.flags},
         "excluded": [c.as_json() for c in runtime.excluded(s.server_id)],
     }
+
+
+def _trust_lines(s: ServerStatus) -> list[str]:
+    """What waits for `pegboard tools trust`, and poisoning flags (tool names escaped)."""
+    from pegboard.mcp.poison import escape_invisible
+
+    lines = []
+    if s.launch_changed:
+        lines.append(
+            f"{s.server_id}: launch definition changed; not started until "
+            f"`pegboard tools trust --server {s.server_id}`"
+        )
+    if s.pending_trust:
+        names = ", ".join(escape_invisible(n) for n in s.pending_trust)
+        lines.append(f"{s.server_id}: waiting for trust (definition changed): {names}")
+    if s.flags:
+        flagged = "; ".join(f"{escape_invisible(n)}: {', '.join(f)}" for n, f in s.flags)
+        lines.append(f"{s.server_id}: possible hidden instructions: {flagged}")
+    return lines
 
 
 def _check_ids(loaded: LoadedConfig, ids: list[str] | None) -> list[str]:
@@ -73,8 +96,10 @@ def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     loaded = load(ctx)
     rows = []
     for sid, server in loaded.config.servers.items():
-        mcp = server.to_mcp(sid)
-        target = " ".join([mcp.command or "", *mcp.args]).strip() if mcp.command else mcp.url
+        mcp = server
+        shown = " ".join([mcp.command or "", *mcp.args]).strip() if mcp.command else mcp.url
+        # URL credentials and configured secret values never reach the terminal.
+        target = mask(redact_url(shown or "") if mcp.url else shown or "", mcp.secrets)
         rows.append(
             {
                 "id": sid,
@@ -126,6 +151,8 @@ def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False)
         table.add_row(st.server_id, _state(st), str(st.tool_count), _when(st.fetched_at), error)
     Console().print(table)
     print_excluded(runtime.excluded(), wanted)
+    for line in (line for st in statuses for line in _trust_lines(st)):
+        typer.echo(line)
 
 
 @app.command("refresh")

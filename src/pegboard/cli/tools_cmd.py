@@ -13,6 +13,7 @@ import typer
 from pegboard.calls.approval import ApprovalHandler, CallbackApprovalHandler
 from pegboard.calls.execute import error_output, stub_of
 from pegboard.calls.session import Call, CallSession
+from pegboard.cli import trust_cmd
 from pegboard.cli._common import (
     EXIT_FAILED,
     EXIT_NOT_FOUND,
@@ -159,6 +160,8 @@ def inspect_tool(
         )
         return
     typer.echo(stub_of(entry))
+    if line := trust_cmd.flag_line(runtime.catalog, entry):
+        typer.echo(line)
 
 
 @app.command("call")
@@ -222,3 +225,6 @@ async def _call(
         return await attempt()
     async with runtime.running():
         return await attempt()
+
+
+app.command("trust")(trust_cmd.trust)

@@ -19,11 +19,11 @@ from pegboard.config.model import (
     ModelConfig,
     PegboardConfig,
     ProfileConfig,
-    ServerConfig,
     WebFetchConfig,
     WebSearchProviderConfig,
 )
 from pegboard.config.reference import render_reference
+from pegboard.config.server import ServerConfig, parse_mcp_servers
 
 __all__ = [
     "CONFIG_ENV",
@@ -42,6 +42,7 @@ __all__ = [
     "WebSearchProviderConfig",
     "default_config_path",
     "load_config",
+    "parse_mcp_servers",
     "plan_import",
     "read_server_map",
     "render_reference",

@@ -18,10 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
-from pydantic import ValidationError
 
-from pegboard.config.load import format_validation_error
-from pegboard.config.model import ServerConfig
+from pegboard.config.server import foreign_keys, normalise_entry, parse_server
 from pegboard.errors import ConfigError
 
 _TRANSPORT_KEYS = ("command", "args", "env", "cwd", "url", "headers", "type")
@@ -84,6 +82,8 @@ def read_server_map(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: no such file") from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: JSON nested too deeply to be an MCP client config") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object at the top level")
     for keys in (("mcpServers",), ("servers",), ("mcp", "servers")):
@@ -98,27 +98,27 @@ def read_server_map(path: Path) -> dict[str, Any]:
     )
 
 
-def convert_server(sid: str, entry: Any, warnings: list[str]) -> dict[str, Any]:
-    """One client server entry as a ``[servers.<id>]`` table (raw, validated)."""
-    if not isinstance(entry, dict):
-        raise ConfigError(f"server {sid!r}: expected an object, got {type(entry).__name__}")
-    entry = dict(entry)
-    if "serverUrl" in entry:  # Windsurf's spelling
-        entry.setdefault("url", entry.pop("serverUrl"))
-    if "transport" in entry:
-        entry.setdefault("type", entry.pop("transport"))
-    table = {k: copy.deepcopy(entry[k]) for k in _TRANSPORT_KEYS if k in entry}
-    if entry.get("disabled") is True:
-        table["enabled"] = False
-    ignored = sorted(set(entry) - set(_TRANSPORT_KEYS) - {"disabled"})
+def convert_server(
+    sid: str, entry: Any, warnings: list[str], *, base_dir: Path | None = None
+) -> dict[str, Any]:
+    """One client server entry as a ``[servers.<id>]`` table (raw, validated by the one
+    server model; a relative command becomes absolute against ``base_dir``)."""
+    server = parse_server(sid, entry, base_dir=base_dir)  # ConfigError names id and field
+    ignored = foreign_keys(entry)
     if ignored:
         warnings.append(f"server {sid!r}: ignored keys {', '.join(ignored)}")
-    if any("${input:" in str(v) for v in (*table.get("args", ()), *table.get("env", {}).values())):
+    given = normalise_entry(entry)
+    if "type" not in entry and "transport" not in entry:
+        given.pop("type", None)  # inferred: keep the table as the user wrote it
+    table = {k: copy.deepcopy(v) for k, v in given.items() if k in _TRANSPORT_KEYS}
+    if server.command is not None:
+        table["command"] = server.command
+    if server.cwd is not None:
+        table["cwd"] = server.cwd
+    if not server.enabled:
+        table["enabled"] = False
+    if any("${input:" in v for v in (*server.args, *server.env.values())):
         warnings.append(f"server {sid!r}: VS Code ${{input:...}} placeholders are kept verbatim")
-    try:
-        ServerConfig.model_validate(table)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, f"server {sid!r}")) from exc
     return table
 
 
@@ -128,7 +128,7 @@ def plan_import(source: Path, current_raw: Mapping[str, Any]) -> ImportPlan:
     merged = copy.deepcopy(dict(current_raw))
     servers: dict[str, Any] = dict(merged.get("servers", {}))
     for sid, entry in read_server_map(source).items():
-        table = convert_server(sid, entry, plan.warnings)
+        table = convert_server(sid, entry, plan.warnings, base_dir=source.parent)
         old = servers.get(sid)
         if old is None:
             servers[sid] = table

@@ -84,16 +84,32 @@ def load_config(path: str | os.PathLike[str] | None = None) -> LoadedConfig:
         raw = tomllib.loads(resolved.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{resolved}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{resolved}: nested too deeply to be a pegboard config") from exc
     except OSError as exc:
         raise ConfigError(f"{resolved}: cannot be read: {exc.strerror or exc}") from exc
-    return LoadedConfig(validate_config(raw, source=resolved), resolved, exists=True, raw=raw)
+    config = validate_config(raw, source=resolved, base_dir=resolved.parent)
+    return LoadedConfig(config, resolved, exists=True, raw=raw)
 
 
-def validate_config(raw: Mapping[str, Any], *, source: Path | str = "<config>") -> PegboardConfig:
+def validate_config(
+    raw: Mapping[str, Any], *, source: Path | str = "<config>", base_dir: Path | None = None
+) -> PegboardConfig:
+    """``raw`` as a PegboardConfig; relative server commands resolve against ``base_dir``
+    (the config file's folder; None: the folder of ``source`` when it is a path)."""
+    if base_dir is None and isinstance(source, Path):
+        base_dir = source.parent
     try:
-        return PegboardConfig.model_validate(raw)
+        return PegboardConfig.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc, source)) from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{source}: nested too deeply to be a pegboard config") from exc
+
+
+_NO_ECHO = frozenset({"missing", "value_error", "assertion_error"})
+# Keys whose values may be credentials: a message never shows what was given there.
+_SECRET_PARTS = frozenset({"env", "headers", "token", "api_key", "args", "url", "command", "cwd"})
 
 
 def format_validation_error(exc: ValidationError, source: Path | str) -> str:
@@ -103,10 +119,18 @@ def format_validation_error(exc: ValidationError, source: Path | str) -> str:
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown key (check the spelling; see the configuration reference)"
-        elif "input" in err and err["type"] not in ("missing",) and err["loc"]:
-            message = f"{message}; got {err['input']!r}"
+        elif "input" in err and err["type"] not in _NO_ECHO and err["loc"]:
+            message = f"{message}; got {_shown(err['loc'], err['input'])}"
         lines.append(f"  {key}: {message}")
     return "\n".join(lines)
+
+
+def _shown(loc: tuple[int | str, ...], value: Any) -> str:
+    """The given value if it is a short scalar outside secret-bearing keys, else its type."""
+    secret = any(str(part) in _SECRET_PARTS for part in loc)
+    if not secret and isinstance(value, str | int | float | bool) and len(repr(value)) <= 40:
+        return repr(value)
+    return f"a {type(value).__name__}" + (" (value hidden)" if secret else "")
 
 
 def write_config(path: Path, raw: Mapping[str, Any]) -> None:

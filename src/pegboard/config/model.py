@@ -9,57 +9,18 @@ of pegboard's own, so a server block can be copied from either format.
 from __future__ import annotations
 
 import ipaddress
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pegboard.core.scope import AssistantSettings, McpMode
-from pegboard.mcp.config import McpServerConfig
+from pegboard.config.server import ServerConfig
+from pegboard.core.scope import DEFAULT_MCP_MODE, AssistantSettings, McpMode
 
 DEFAULT_PROFILE = "default"
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class ServerConfig(_Section):
-    """One MCP server: a stdio command or a remote URL."""
-
-    command: str | None = Field(default=None, description="Executable of a stdio server.")
-    args: list[str] = Field(default_factory=list, description="Arguments of the stdio command.")
-    env: dict[str, str] = Field(
-        default_factory=dict,
-        description="Environment of the stdio child (only these variables are added).",
-    )
-    cwd: str | None = Field(default=None, description="Working directory of the stdio child.")
-    url: str | None = Field(default=None, description="Endpoint of a remote (HTTP or SSE) server.")
-    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers to send.")
-    type: Literal["stdio", "http", "streamable-http", "streamableHttp", "sse"] | None = Field(
-        default=None, description="Transport; inferred from command/url when omitted."
-    )
-    name: str | None = Field(default=None, description="Display name (defaults to the id).")
-    enabled: bool = Field(default=True, description="A disabled server is never started.")
-    disabled_tools: list[str] = Field(
-        default_factory=list, description="Tool names of this server never exposed."
-    )
-    force_prompt_tools: list[str] = Field(
-        default_factory=list, description="Tool names always inline and asking for approval."
-    )
-    connect_timeout: float = Field(default=10.0, gt=0, description="Start-up timeout, s.")
-    list_timeout: float = Field(default=15.0, gt=0, description="tools/list timeout, s.")
-    call_timeout: float = Field(default=60.0, gt=0, description="Per-call timeout, s.")
-
-    @model_validator(mode="after")
-    def _command_xor_url(self) -> ServerConfig:
-        if (self.command is None) == (self.url is None):
-            raise ValueError("set exactly one of 'command' (stdio server) or 'url' (remote)")
-        return self
-
-    def to_mcp(self, server_id: str) -> McpServerConfig:
-        """The catalog's definition of this server."""
-        data = self.model_dump(exclude_defaults=True, exclude_none=True)
-        return McpServerConfig.model_validate({"id": server_id, **data})
 
 
 class ProfileConfig(_Section):
@@ -74,7 +35,7 @@ class ProfileConfig(_Section):
         default_factory=list, description="Knowledge-base ids kb_search may read."
     )
     mcp_mode: McpMode = Field(
-        default="auto",
+        default=DEFAULT_MCP_MODE,
         description="auto: every enabled server; manual: only mcp_servers; disabled: none.",
     )
     mcp_servers: list[str] = Field(
@@ -259,6 +220,21 @@ class PegboardConfig(_Section):
     )
     meta: MetaConfig = Field(default_factory=lambda: MetaConfig())
     gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
+
+    @model_validator(mode="before")
+    @classmethod
+    def _server_ids(cls, data: Any) -> Any:
+        """Each ``[servers.<id>]`` table gets its key as ``id`` (validated with the table)."""
+        if not isinstance(data, dict) or not isinstance(data.get("servers"), dict):
+            return data
+        servers = {}
+        for sid, table in data["servers"].items():
+            if isinstance(table, dict):
+                if "id" in table and table["id"] != sid:
+                    raise ValueError(f"servers.{sid}: drop the 'id' key (the table name is the id)")
+                table = {**table, "id": sid}
+            servers[sid] = table
+        return {**data, "servers": servers}
 
     @model_validator(mode="after")
     def _references_exist(self) -> PegboardConfig:

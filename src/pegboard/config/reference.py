@@ -6,7 +6,7 @@ import json
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel
+from pydantic import AliasChoices, BaseModel
 
 from pegboard.config.model import (
     GatewayConfig,
@@ -14,10 +14,10 @@ from pegboard.config.model import (
     ModelConfig,
     PegboardConfig,
     ProfileConfig,
-    ServerConfig,
     WebFetchConfig,
     WebSearchProviderConfig,
 )
+from pegboard.config.server import ServerConfig
 
 _TABLES: tuple[tuple[str, type[BaseModel]], ...] = (
     ("(top level)", PegboardConfig),
@@ -41,6 +41,8 @@ def _type_name(annotation: Any) -> str:
         return " or ".join(_type_name(a) for a in args)
     if annotation is type(None):
         return "None"
+    if origin in (tuple, frozenset):  # a TOML array either way
+        return f"list[{_type_name(args[0])}]"
     if origin is not None:
         return f"{origin.__name__}[{', '.join(_type_name(a) for a in args)}]"
     return getattr(annotation, "__name__", str(annotation))
@@ -50,6 +52,8 @@ def _default(field: Any) -> str:
     if field.default_factory is not None:
         value = field.default_factory()
         return "`[]`" if value == [] else "`{}`" if value == {} else "(table)"
+    if field.default in ((), frozenset()):
+        return "`[]`"
     if field.is_required():
         return "required"
     if field.default is None:
@@ -65,8 +69,13 @@ def render_reference() -> str:
         out.append("| key | type | default | meaning |")
         out.append("|---|---|---|---|")
         for key, field in model.model_fields.items():
-            if model is PegboardConfig and key in _NESTED:
-                continue
+            if (model is PegboardConfig and key in _NESTED) or (
+                model is ServerConfig and key == "id"
+            ):
+                continue  # nested tables have their own; a server's id is its table name
+            alias = field.validation_alias
+            if isinstance(alias, AliasChoices):  # the TOML key (``type`` for ``transport``)
+                key = str(alias.choices[0])
             typ = _type_name(field.annotation)
             desc = (field.description or "").replace("|", "/")
             out.append(f"| `{key}` | `{typ}` | {_default(field)} | {desc} |")

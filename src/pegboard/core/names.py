@@ -70,6 +70,22 @@ def mcp_tool_name(server_id: str, server_name: str | None, tool_name: str) -> st
     return f"{_PREFIX}{server_slug}{_SEP}{tool_slug}{suffix}"
 
 
+MAX_MCP_TOOL_NAME_LENGTH = 128  # MCP: names are 1-128 characters
+_NAME_CONTROL = re.compile(r"[\x00-\x20\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def mcp_tool_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot be an MCP tool name (1-128 characters, no spaces, controls or
+    invisible characters), or None."""
+    if not isinstance(name, str) or not name:
+        return "the tool name is empty"
+    if len(name) > MAX_MCP_TOOL_NAME_LENGTH:
+        return f"the tool name is {len(name)} characters long (MCP allows 1-128)"
+    if _NAME_CONTROL.search(name):
+        return "the tool name contains spaces, control or invisible characters"
+    return None
+
+
 def is_valid_wire_name(name: str) -> bool:
     return len(name) <= MAX_WIRE_NAME_LENGTH and bool(WIRE_NAME_RE.match(name))
 

@@ -6,7 +6,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 McpMode = Literal["disabled", "manual", "auto"]
-DEFAULT_MCP_MODE: McpMode = "manual"
+# One default for the library and the config file: every enabled server. (Cherry Studio
+# defaults to manual; a pegboard config lists its servers on purpose, so hiding them all until
+# each profile links them would surprise every user.)
+DEFAULT_MCP_MODE: McpMode = "auto"
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
-from pegboard.calls.session import CallSession
+from pegboard.calls.execute import execute_entry
+from pegboard.calls.session import Call, CallSession
 from pegboard.core.entry import ToolEntry
-from pegboard.core.names import META_TOOL_NAMES
+from pegboard.core.names import META_TOOL_NAMES, strip_mcp_namespace
+from pegboard.core.output import ToolOutput
 from pegboard.core.registry import RegistrySnapshot
 from pegboard.core.tokens import TokenCounter, default_token_counter
+from pegboard.core.tool import ToolContext
 from pegboard.deferral.ledger import InspectLedger
 from pegboard.errors import ToolError, ToolNotAllowed, ToolNotFound
 from pegboard.search.interface import SearchIndex
@@ -64,6 +68,17 @@ class DeferredPool:
         found = self.snapshot.get(name) if name in self.allowed else None
         return resolve_name(name, found, self.allowed, self.snapshot)
 
+    async def call(
+        self, name: str, args: Mapping[str, Any], ctx: ToolContext, *, via: str
+    ) -> ToolOutput:
+        """A meta-tool's inner call (``tool_invoke``, ``tool_exec``): resolve ``name`` in
+        this request, then authorise (never asking: a gated tool is refused), validate, run
+        and audit it through :func:`~pegboard.calls.execute.execute_entry`. ``ctx`` is the
+        inner call's own context (``ctx.child(name)`` of the meta-tool's)."""
+        entry = self.resolve(name, meta_tool=via)
+        call = Call(name, args, ctx, via, self.session, interactive=False)
+        return await execute_entry(entry, call)
+
     def namespaces(self) -> dict[str, str]:
         """Raw namespace -> label of the deferred entries, sorted by label."""
         found = {e.namespace: e.label for e in self.deferred}
@@ -75,11 +90,11 @@ class DeferredPool:
         exact = {raw for raw, label in known.items() if wanted in (raw, label)}
         if exact:
             return frozenset(exact)
-        folded = _fold(wanted.removeprefix("mcp:"))
+        folded = _fold(strip_mcp_namespace(wanted))
         return frozenset(
             raw
             for raw, label in known.items()
-            if folded in (_fold(raw.removeprefix("mcp:")), _fold(label.removeprefix("mcp:")))
+            if folded in (_fold(strip_mcp_namespace(raw)), _fold(strip_mcp_namespace(label)))
         )
 
     def suggestions(self, name: str) -> list[str]:

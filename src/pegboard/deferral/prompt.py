@@ -14,11 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pegboard.core.entry import ToolEntry
+from pegboard.core.names import is_mcp_namespace, mcp_namespace, strip_mcp_namespace
+from pegboard.core.redact import escape_markup
 from pegboard.core.tokens import TokenCounter, default_token_counter
 
 PROMPT_SECTION_BUDGET_TOKENS = 400
 SUMMARY_NAMES = 4
-MCP_PREFIX = "mcp:"
 PROBLEM_STATES = frozenset({"cold", "connecting", "failed"})
 
 USAGE: Mapping[str, str] = {
@@ -101,7 +102,9 @@ def _namespaces(
         entries = sorted(members.get(raw, []), key=lambda e: e.name)
         status = statuses.get(raw)
         label = entries[0].label if entries else (status.label if status else raw)
-        names = tuple(e.source.tool_name if e.source else e.name for e in entries)
+        # Server-supplied text is escaped: nothing may close the wrapper and speak as us.
+        label = escape_markup(label)
+        names = tuple(escape_markup(e.source.tool_name if e.source else e.name) for e in entries)
         spaces.append(_Namespace(raw, label, names, status))
     return sorted(spaces, key=lambda ns: (ns.label, ns.raw))
 
@@ -113,7 +116,7 @@ def _has_problem(ns: _Namespace) -> bool:
 def _full_line(ns: _Namespace, descriptions: Mapping[str, str]) -> str:
     summary = descriptions.get(ns.raw, "").strip().splitlines()
     if summary:
-        text = summary[0]
+        text = escape_markup(summary[0])
     else:
         shown = sorted(ns.names)[:SUMMARY_NAMES]
         text = ", ".join(shown) + (", …" if len(ns.names) > SUMMARY_NAMES else "")
@@ -123,21 +126,21 @@ def _full_line(ns: _Namespace, descriptions: Mapping[str, str]) -> str:
 def _counts_lines(spaces: Sequence[_Namespace]) -> list[str]:
     """Compact ``label (count)`` lists; MCP servers share one ``mcp:`` prefix."""
     listed = [ns for ns in spaces if ns.names]
-    other = [_count(ns) for ns in listed if not ns.label.startswith(MCP_PREFIX)]
-    servers = [_count(ns) for ns in listed if ns.label.startswith(MCP_PREFIX)]
+    other = [_count(ns) for ns in listed if not is_mcp_namespace(ns.label)]
+    servers = [_count(ns) for ns in listed if is_mcp_namespace(ns.label)]
     lines = [", ".join(other)] if other else []
     if servers:
-        lines.append(f"MCP servers (namespace {MCP_PREFIX}<name>): " + ", ".join(servers))
+        lines.append(f"MCP servers (namespace {mcp_namespace('<name>')}): " + ", ".join(servers))
     return lines
 
 
 def _count(ns: _Namespace) -> str:
-    return f"{ns.label.removeprefix(MCP_PREFIX)} ({len(ns.names)})"
+    return f"{strip_mcp_namespace(ns.label)} ({len(ns.names)})"
 
 
 def _problem_line(ns: _Namespace) -> str:
     assert ns.status is not None
-    detail = f": {ns.status.detail}" if ns.status.detail else ""
+    detail = f": {escape_markup(ns.status.detail)}" if ns.status.detail else ""
     what = {"cold": "not connected yet", "connecting": "connecting", "failed": "failing"}
     state = what.get(ns.status.state, ns.status.state)
     return f"- {ns.label}: server {state}{detail}; its tools may be missing or stale"

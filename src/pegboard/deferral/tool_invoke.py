@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pegboard.calls.execute import execute_entry
-from pegboard.calls.session import Call
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.deferral.definitions import INVOKE_DESCRIPTION, INVOKE_SCHEMA, TOOL_INVOKE
@@ -32,6 +30,4 @@ async def invoke_tool(
     pool: DeferredPool, name: str, params: dict[str, Any], ctx: ToolContext
 ) -> ToolOutput:
     """Run ``name`` with ``params`` for the model; raises a ToolError when it may not run."""
-    entry = pool.resolve(name, meta_tool=TOOL_INVOKE)
-    call = Call(name, params, ctx.child(name), TOOL_INVOKE, pool.session, interactive=False)
-    return await execute_entry(entry, call)
+    return await pool.call(name, params, ctx.child(name), via=TOOL_INVOKE)

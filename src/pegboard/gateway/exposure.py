@@ -20,6 +20,7 @@ from pegboard.calls.session import Call, CallSession
 from pegboard.core.definition import canonical_json
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
+from pegboard.core.redact import escape_markup
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
@@ -101,7 +102,10 @@ class RegistrySurface:
         failed = sorted((s for s in statuses.values() if s.state == "failed"), key=_label)
         if not failed:
             return None
-        lines = [f"- {s.label}: failed ({s.detail or 'no detail'})" for s in failed]
+        lines = [  # escaped: a label or detail must not close the wrapper
+            f"- {escape_markup(s.label)}: failed ({escape_markup(s.detail or 'no detail')})"
+            for s in failed
+        ]
         head = "These MCP servers are configured but failing; their tools are unavailable:"
         return "\n".join(["<mcp-servers>", head, *lines, "</mcp-servers>"])
 
@@ -159,6 +163,7 @@ class RegistrySurface:
         call_id: str,
         approval: ApprovalHandler | None,
         grants: ApprovalGrants | None = None,
+        session_id: str | None = None,
     ) -> ToolOutput:
         """Run one tool of the listing (deferred ones included); failures become error outputs.
 
@@ -169,7 +174,7 @@ class RegistrySurface:
             approval_handler=approval,
             grants=grants if grants is not None else self.session.grants,
             audit=self.session.audit,
-            session_id=self.session.session_id,
+            session_id=session_id or self.session.session_id,
         )
         tools = self.tools
         ctx = ToolContext(call_id=call_id, session_id=session.session_id, scope=self._scope())

@@ -10,6 +10,7 @@ them on the connection (the 2026 era would need ``subscriptions/listen`` for bot
 from __future__ import annotations
 
 import logging
+import uuid
 import weakref
 from typing import Any
 
@@ -149,9 +150,16 @@ class Gateway:
         # "Allow for this session" means this client connection, not every client.
         state = connection_of(session).state
         grants = state.setdefault("pegboard.grants", ApprovalGrants())
+        # One audit session per client connection, like the grants.
+        session_id = state.setdefault("pegboard.session_id", uuid.uuid4().hex)
         try:
             output = await self.surface.call_tool(
-                name, arguments, call_id=f"mcp-{request_id}", approval=approval, grants=grants
+                name,
+                arguments,
+                call_id=f"mcp-{request_id}",
+                approval=approval,
+                grants=grants,
+                session_id=session_id,
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.

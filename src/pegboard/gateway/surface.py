@@ -19,7 +19,8 @@ class ToolSurface(Protocol):
 
     ``list_tools`` and ``instructions`` must answer from memory (never wait on an upstream
     server); ``subscribe`` listeners run on the event loop whenever ``list_tools`` changes.
-    ``grants`` holds the approvals one client gave "for this session".
+    ``grants`` holds the approvals one client gave "for this session"; ``session_id`` names
+    that client's connection in the audit records.
     """
 
     def list_tools(self) -> Sequence[mcp_types.Tool]: ...
@@ -34,6 +35,7 @@ class ToolSurface(Protocol):
         call_id: str,
         approval: ApprovalHandler | None,
         grants: ApprovalGrants | None = None,
+        session_id: str | None = None,
     ) -> ToolOutput: ...
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]: ...

@@ -41,12 +41,41 @@ async def serve_stdio(gateway: Gateway) -> None:
 
 
 def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address in a spelling pegboard binds without a token.
+
+    Unusual spellings (``127.1``, ``0x7f000001``, ``localhost.``) are not loopback here, so they
+    need a token like any other address; IPv4-mapped IPv6 counts by its IPv4 part.
+    """
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool((mapped or address).is_loopback)
+
+
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def rebinding_guard(host: str) -> Any:
+    """The SDK's Host/Origin check, on, for a bind at ``host``.
+
+    The SDK turns it on by itself only for the literal hosts ``127.0.0.1``, ``localhost`` and
+    ``::1``; any other loopback spelling (``127.0.0.2``, ``[::ffff:127.0.0.1]``) would answer a
+    DNS-rebound browser page. Allowed: the usual loopback names and the bound host itself.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    bound = host.strip("[]")
+    shown = f"[{bound}]" if ":" in bound else bound
+    hosts = list(dict.fromkeys((*_LOOPBACK_HOSTS, shown)))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:*" for h in hosts] + hosts,
+        allowed_origins=[f"http://{h}:*" for h in hosts] + [f"http://{h}" for h in hosts],
+    )
 
 
 class BearerTokenMiddleware:
@@ -81,7 +110,11 @@ def http_app(gateway: Gateway, *, host: str, token: str | None) -> ASGIApp:
             f"refusing to serve on non-loopback address {host} without a bearer token; set "
             "[gateway] token in the config or PEGBOARD_TOKEN, or bind 127.0.0.1"
         )
-    app: ASGIApp = gateway.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    # Without a token, or on loopback, a browser page is the threat: always check Host/Origin.
+    guard = rebinding_guard(host) if (not token or is_loopback(host)) else None
+    app: ASGIApp = gateway.server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, transport_security=guard
+    )
     return BearerTokenMiddleware(app, token) if token else app
 
 

@@ -23,7 +23,13 @@ import anyio.to_thread
 import mcp_types
 
 from pegboard.core.output import ToolOutput
-from pegboard.errors import CatalogError, McpError, ServerInactive, ServerUnavailable
+from pegboard.errors import (
+    CatalogError,
+    McpError,
+    ServerInactive,
+    ServerUnavailable,
+    ToolNotAllowed,
+)
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
 from pegboard.mcp.results import call_result_to_output
@@ -35,6 +41,10 @@ from pegboard.mcp.transport import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STDERR_LOG
 logger = logging.getLogger("pegboard.mcp.catalog")
 
 ToolsChangedCallback = Callable[[str], None]
+LAUNCH_REFUSED = (
+    "launch definition changed since it was trusted; "
+    "not started until `pegboard tools trust --server`"
+)
 
 
 class McpCatalog:
@@ -80,14 +90,33 @@ class McpCatalog:
                 stderr_log=StderrLog(stderr_log_bytes),
             )
             entry = ServerEntry(config, connection, on_state=self._notify_status, clock=clock)
+            entry.set_pins(self._read_pins(config.id))
             record = stored.get(config.id)
             if record is not None and record.fingerprint == config.fingerprint:
                 entry.load(record)
+                self._write_first_pins(entry)
             elif record is not None:
                 logger.info(
                     "MCP server %s changed its definition; its cached tools are dropped", config.id
                 )
             self._entries[config.id] = entry
+
+    def _write_first_pins(self, entry: ServerEntry) -> None:
+        """Pin what a cached list shows for the first time (trust on first sight)."""
+        pins, entry.new_pins = entry.new_pins, {}
+        if not pins:
+            return
+        try:
+            self.store.set_pins(entry.config.id, pins)
+        except CatalogError as exc:
+            logger.warning("%s", exc)
+
+    def _read_pins(self, server_id: str) -> dict[str, str]:
+        try:
+            return self.store.pins(server_id)
+        except Exception as exc:
+            logger.warning("could not read the trust pins of MCP server %s (%s)", server_id, exc)
+            return {}
 
     def _load_store(self) -> dict[str, StoredServer]:
         try:
@@ -219,6 +248,11 @@ class McpCatalog:
     def stderr_tail(self, server_id: str) -> str:
         return self._entry(server_id).connection.stderr.text()
 
+    def flags(self, server_id: str) -> dict[str, list[str]]:
+        """Poisoning flags of the server's cached tools, by tool name (heuristic)."""
+        entry = self._entries.get(server_id)
+        return {} if entry is None else {k: list(v) for k, v in entry.flags.items()}
+
     def tool_hashes(self, server_id: str) -> dict[str, str]:
         return dict(self._entry(server_id).tool_hashes)
 
@@ -286,7 +320,12 @@ class McpCatalog:
         if entry.flight is not None:
             return await entry.flight.result()
         flight = entry.begin_flight()
+        shown_before = entry.visible
         try:
+            # Trust may have changed in another process (`pegboard tools trust`).
+            entry.set_pins(await anyio.to_thread.run_sync(self._read_pins, server_id))
+            if entry.launch_changed:  # never start a redefined server before it is trusted
+                raise ServerUnavailable(server_id, LAUNCH_REFUSED)
             if not entry.connection.connected:
                 entry.set_state("connecting")
             raw, skipped = await entry.connection.list_tools()
@@ -311,7 +350,7 @@ class McpCatalog:
         changed = entry.accept(raw, self._clock(), self.empty_backoff)
         flight.finish(list(entry.visible))
         await self._persist(entry)
-        if changed:
+        if changed or entry.visible != shown_before:
             self._notify(server_id)
         return list(entry.visible)
 
@@ -323,8 +362,11 @@ class McpCatalog:
 
     async def _persist(self, entry: ServerEntry) -> None:
         record = entry.record()
+        pins, entry.new_pins = entry.new_pins, {}
         try:
             await anyio.to_thread.run_sync(self.store.put, record)
+            if pins:
+                await anyio.to_thread.run_sync(self.store.set_pins, entry.config.id, pins)
         except CatalogError as exc:
             logger.warning("%s", exc)
 
@@ -372,6 +414,21 @@ class McpCatalog:
         if before != (list(entry.visible) if entry.enabled else []):
             self._notify(server_id)
 
+    def update_gates(self, server_id: str, config: McpServerConfig) -> None:
+        """Take ``config``'s tool gates (disabled and force-prompt tools) live, whatever else
+        changed; fires tools-changed so the registry re-syncs (the launch definition stays
+        as started: a redefined server needs a restart)."""
+        entry = self._entry(server_id)
+        entry.config = entry.config.model_copy(
+            update={
+                "disabled_tools": config.disabled_tools,
+                "force_prompt_tools": config.force_prompt_tools,
+            }
+        )
+        if entry.raw is not None:
+            entry.set_pins(entry.pins)  # recomputes what is visible under the new gates
+        self._notify(server_id)
+
     async def clear_tools(self, server_id: str) -> None:
         """Forget the server's cached list, error and backoff (on disk too): the next read or
         warm lists it again. Fires tools-changed when the list was non-empty."""
@@ -403,6 +460,11 @@ class McpCatalog:
         entry = self._entries.get(server_id)
         if entry is None or not entry.enabled:
             raise ServerInactive(server_id)
+        # The execution edge: whatever route got here, hidden tools do not run.
+        if entry.launch_changed:
+            raise ServerUnavailable(server_id, LAUNCH_REFUSED)
+        if tool_name in entry.pending or entry.config.is_tool_disabled(tool_name):
+            raise ToolNotAllowed(tool_name)
         known = next((t for t in entry.tools or () if t.name == tool_name), None)
         result = await entry.connection.call_tool(
             tool_name,

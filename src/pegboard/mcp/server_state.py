@@ -12,9 +12,13 @@ import anyio
 import mcp_types
 from pydantic import ValidationError
 
+from pegboard.core.names import mcp_tool_name_problem
+from pegboard.core.redact import public_reason
 from pegboard.core.tool import canonical_json
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
+from pegboard.mcp.pins import check_trust, definition_hash, launch_pending
+from pegboard.mcp.poison import poison_flags
 from pegboard.mcp.status import ServerState, ServerStatus
 from pegboard.mcp.store import StoredServer
 
@@ -73,11 +77,29 @@ class ServerEntry:
         self.backoff_until: float | None = None
         self.attempted = False
         self.flight: Flight | None = None
+        # Trust (see pegboard.mcp.pins): pinned hashes, tools waiting for trust and why,
+        # first-sight pins not yet written, and poisoning flags per tool name.
+        self.pins: dict[str, str] = {}
+        self.pending: dict[str, str] = {}
+        self.new_pins: dict[str, str] = {}
+        self.launch_changed = False
+        self.flags: dict[str, list[str]] = {}
+
+    def set_pins(self, pins: dict[str, str]) -> bool:
+        """Take the store's pins; True if what is visible changed."""
+        before = self.visible
+        self.pins = dict(pins)
+        self.launch_changed = launch_pending(self.pins, self.config.fingerprint)
+        if self.raw is not None:
+            self._set_tools(self.raw)
+        elif self.launch_changed:
+            self.pending = {}
+        return before != self.visible
 
     # -- cache --------------------------------------------------------------------------------
     def load(self, record: StoredServer) -> None:
         self.error, self.at, self.backoff_until = (
-            record.error,
+            public_reason(record.error) if record.error else None,
             record.error_at,
             record.backoff_until,
         )
@@ -92,6 +114,9 @@ class ServerEntry:
         parsed: dict[str, mcp_types.Tool] = {}
         kept: list[dict[str, Any]] = []
         for item in raw:
+            if (problem := mcp_tool_name_problem(item.get("name"))) is not None:
+                logger.warning("MCP server %s: dropping a tool: %s", self.config.id, problem)
+                continue
             try:
                 tool = mcp_types.Tool.model_validate(item, by_name=False)
             except ValidationError as exc:
@@ -105,7 +130,18 @@ class ServerEntry:
             kept.append(item)
         self.raw = tuple(kept)
         self.tools = tuple(parsed.values())
-        self.visible = tuple(t for t in self.tools if not self.config.is_tool_disabled(t.name))
+        pinned = {item["name"]: definition_hash(item) for item in kept}
+        trust = check_trust(self.pins, pinned, self.config.fingerprint)
+        self.launch_changed, self.pending = trust.launch_changed, trust.pending
+        if not trust.launch_changed:
+            self.pins.update(trust.new_pins)
+            self.new_pins.update(trust.new_pins)
+        self.flags = {item["name"]: f for item in kept if (f := poison_flags(item))}
+        self.visible = tuple(
+            t
+            for t in self.tools
+            if not self.config.is_tool_disabled(t.name) and t.name not in self.pending
+        )
         self.tool_hashes = {item["name"]: tool_hash(item) for item in kept}
 
     def accept(self, raw: list[dict[str, Any]], now: float, empty_backoff: float) -> bool:
@@ -133,6 +169,7 @@ class ServerEntry:
         return had_tools
 
     def fail(self, error: str, now: float, backoff_until: float) -> None:
+        error = public_reason(error)  # status lines and prompts never carry server text
         self.attempted = True
         self.error = error
         self.backoff_until = backoff_until
@@ -181,6 +218,9 @@ class ServerEntry:
             at=self.at,
             tool_count=len(self.visible),
             fetched_at=self.fetched_at,
+            pending_trust=tuple(sorted(self.pending)),
+            launch_changed=self.launch_changed,
+            flags=tuple((name, tuple(f)) for name, f in sorted(self.flags.items())),
         )
 
     def begin_flight(self) -> Flight:

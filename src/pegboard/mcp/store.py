@@ -52,8 +52,30 @@ CREATE TABLE IF NOT EXISTS servers (
     error         TEXT,
     error_at      REAL,
     backoff_until REAL
+);
+CREATE TABLE IF NOT EXISTS pins (
+    server_id TEXT NOT NULL,
+    tool      TEXT NOT NULL,
+    hash      TEXT NOT NULL,
+    PRIMARY KEY (server_id, tool)
 )
 """
+# The columns each table must have; a table that differs (an older or foreign layout) is
+# dropped and recreated: its content is a cache or trust pins, and every write would fail.
+_COLUMNS = {
+    "servers": [
+        "server_id",
+        "fingerprint",
+        "tools",
+        "tool_hashes",
+        "fetched_at",
+        "status",
+        "error",
+        "error_at",
+        "backoff_until",
+    ],
+    "pins": ["server_id", "tool", "hash"],
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +107,10 @@ class CatalogStore(Protocol):
 
     def delete(self, server_id: str) -> None: ...
 
+    def pins(self, server_id: str) -> dict[str, str]: ...
+
+    def set_pins(self, server_id: str, pins: dict[str, str], *, replace: bool = False) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -95,6 +121,14 @@ class MemoryCatalogStore:
 
     def __init__(self) -> None:
         self._records: dict[str, StoredServer] = {}
+        self._pins: dict[str, dict[str, str]] = {}
+
+    def pins(self, server_id: str) -> dict[str, str]:
+        return dict(self._pins.get(server_id, {}))
+
+    def set_pins(self, server_id: str, pins: dict[str, str], *, replace: bool = False) -> None:
+        current = {} if replace else self._pins.get(server_id, {})
+        self._pins[server_id] = {**current, **pins}
 
     def load_all(self) -> dict[str, StoredServer]:
         return dict(self._records)
@@ -180,7 +214,19 @@ class SqliteCatalogStore:
             if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("quick_check failed: file is corrupt")
             db.execute("BEGIN IMMEDIATE")
-            db.execute(_DDL)
+            for table, columns in _COLUMNS.items():
+                found = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+                if found and found != columns:
+                    logger.warning(
+                        "MCP tool catalog %s: table %s has columns %s, expected %s; rebuilt",
+                        self.path,
+                        table,
+                        ", ".join(found),
+                        ", ".join(columns),
+                    )
+                    db.execute(f"DROP TABLE {table}")
+            for statement in _DDL.split(";"):
+                db.execute(statement)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.execute("COMMIT")
             db.execute("SELECT count(*) FROM servers").fetchone()
@@ -235,6 +281,30 @@ class SqliteCatalogStore:
             return
         self._write("DELETE FROM servers WHERE server_id = ?", (server_id,))
 
+    def pins(self, server_id: str) -> dict[str, str]:
+        """The trusted definition hashes of ``server_id`` (key ``""``: its launch definition)."""
+        if self._db is None:
+            return self._memory.pins(server_id)
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT tool, hash FROM pins WHERE server_id = ?", (server_id,)
+            ).fetchall()
+        return {str(tool): str(digest) for tool, digest in rows}
+
+    def set_pins(self, server_id: str, pins: dict[str, str], *, replace: bool = False) -> None:
+        """Record trusted hashes (``replace``: drop the server's other pins first)."""
+        if self._db is None:
+            self._memory.set_pins(server_id, pins, replace=replace)
+            return
+        statements: list[tuple[str, tuple[Any, ...]]] = []
+        if replace:
+            statements.append(("DELETE FROM pins WHERE server_id = ?", (server_id,)))
+        statements += [
+            ("INSERT OR REPLACE INTO pins VALUES (?,?,?)", (server_id, tool, digest))
+            for tool, digest in sorted(pins.items())
+        ]
+        self._write_all(statements)
+
     @contextmanager
     def _writer_turn(self) -> Iterator[None]:
         """Queue behind writers of other processes (advisory; SQLite still guards the data)."""
@@ -248,12 +318,17 @@ class SqliteCatalogStore:
             fcntl.flock(self._lock_file, fcntl.LOCK_UN)
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        self._write_all([(sql, params)])
+
+    def _write_all(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """Run ``statements`` in one transaction."""
         assert self._db is not None
         with self._lock, self._writer_turn():
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
-                    self._db.execute(sql, params)
+                    for sql, params in statements:
+                        self._db.execute(sql, params)
                     self._db.execute("COMMIT")
                 except BaseException:
                     if self._db.in_transaction:  # SQLite already rolled back on SQLITE_FULL

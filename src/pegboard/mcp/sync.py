@@ -19,7 +19,7 @@ import anyio
 import mcp_types
 
 from pegboard.core.entry import ToolEntry, ToolSource
-from pegboard.core.names import mcp_tool_name
+from pegboard.core.names import is_mcp_namespace, mcp_namespace, mcp_tool_name
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ToolApplyScope
@@ -27,10 +27,9 @@ from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ToolExecutionError
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.config import McpServerConfig
+from pegboard.mcp.poison import strip_invisible
 
 logger = logging.getLogger("pegboard.mcp.sync")
-
-MCP_NAMESPACE_PREFIX = "mcp:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +160,7 @@ def sync_mcp_tools_to_registry(
             collision = McpCollision(wire, found)
             report.collisions.append(collision)
             logger.warning("MCP wire name %s", collision.describe())
-            if existing is not None and existing.namespace.startswith(MCP_NAMESPACE_PREFIX):
+            if existing is not None and is_mcp_namespace(existing.namespace):
                 stale.append(wire)
             continue
         to_register.append(entries[0])
@@ -169,7 +168,7 @@ def sync_mcp_tools_to_registry(
     report.registered = [e.name for e in to_register]
 
     for entry in snapshot.entries():
-        if not entry.namespace.startswith(MCP_NAMESPACE_PREFIX) or entry.source is None:
+        if not is_mcp_namespace(entry.namespace) or entry.source is None:
             continue
         server_id = entry.source.server_id
         if not catalog.is_active(server_id) or (
@@ -209,20 +208,22 @@ def _entry(
     annotations = (
         tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
     )
+    # The model never sees invisible characters (tag, zero-width, bidi) a server hid in prose.
+    description = strip_invisible(tool.description or "")
     return ToolEntry(
         name=wire,
-        namespace=f"{MCP_NAMESPACE_PREFIX}{server_id}",
-        namespace_label=f"{MCP_NAMESPACE_PREFIX}{config.display_name}",
-        description=tool.description or "",
+        namespace=mcp_namespace(server_id),
+        namespace_label=mcp_namespace(config.display_name),
+        description=description,
         defer="never" if force_prompt else "auto",
         tool=Tool(
-            description=tool.description or "",
-            input_schema=tool.input_schema,
-            output_schema=tool.output_schema,
+            description=description,
+            input_schema=strip_invisible(tool.input_schema),
+            output_schema=strip_invisible(tool.output_schema),
             execute=execute,
             needs_approval=True if force_prompt else None,
             annotations=annotations,
-            title=tool.title,
+            title=strip_invisible(tool.title) if tool.title else None,
         ),
         applies=applies,
         source=ToolSource(server_id, tool_name),

@@ -2,7 +2,9 @@
 
 The factory knows entries and the call path, not deferral: the integrator passes the
 request's allowed entries and a ``call_tool`` that authorises, validates, runs and audits
-(``execute_entry(entry, Call(..., via="tool_exec", interactive=False))``).
+(``functools.partial(pool.call, via="tool_exec")`` of the request's
+:class:`~pegboard.deferral.DeferredPool`, or :func:`~pegboard.calls.execute_entry` with a
+non-interactive :class:`~pegboard.calls.Call`).
 
 Gated tools stay visible to the code (so it learns why, instead of a NameError), and calling
 one raises ``PermissionError`` inside the sandbox: ``call_tool`` refuses it without running it

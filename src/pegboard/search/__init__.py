@@ -34,24 +34,56 @@ livemcpbench and pooled targets: even choosing the best of them per query falls 
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import platformdirs
-
-from pegboard.search.dense import Embedder, StaticEmbedder, VectorCache, shared_embedder
-from pegboard.search.index import DenseSignal, FusionParams, LexicalIndex, ToolIndex
 from pegboard.search.interface import SearchIndex
-from pegboard.search.lexical import BM25FParams
-from pegboard.search.text import tokenize
-from pegboard.search.wordllama import semantic_available, shared_wordllama
+
+if TYPE_CHECKING:
+    from pegboard.search.dense import Embedder, StaticEmbedder, VectorCache
+    from pegboard.search.index import DenseSignal, FusionParams, LexicalIndex, ToolIndex
+    from pegboard.search.lexical import BM25FParams
+    from pegboard.search.text import tokenize
+    from pegboard.search.wordllama import semantic_available
+
+    DENSE_FUSION: FusionParams
 
 # Weights of each model's standardised cosine; the namespace signal is off with dense signals
 # (together they concentrate results on too few namespaces).
 MINILM_ONLY_WEIGHT = 0.1
 MINILM_WEIGHT = 0.15
 WORDLLAMA_WEIGHT = 0.15
-DENSE_FUSION = FusionParams(namespace_weight=0.0)
+
+# The engine (numpy, the embedding tables) loads when an index is first built, not when
+# ``pegboard.search.interface`` is imported by the deferral layer: ``import pegboard`` stays
+# free of numpy.
+_LAZY = {
+    "BM25FParams": "pegboard.search.lexical",
+    "DenseSignal": "pegboard.search.index",
+    "Embedder": "pegboard.search.dense",
+    "FusionParams": "pegboard.search.index",
+    "LexicalIndex": "pegboard.search.index",
+    "StaticEmbedder": "pegboard.search.dense",
+    "ToolIndex": "pegboard.search.index",
+    "VectorCache": "pegboard.search.dense",
+    "semantic_available": "pegboard.search.wordllama",
+    "tokenize": "pegboard.search.text",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DENSE_FUSION":
+        from pegboard.search.index import FusionParams
+
+        fusion = globals()["DENSE_FUSION"] = FusionParams(namespace_weight=0.0)
+        return fusion
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pegboard.search' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 # Where catalog vectors are cached by default; set it empty to turn the default cache off.
 CACHE_DIR_ENV = "PEGBOARD_CACHE_DIR"
@@ -63,6 +95,8 @@ def default_cache_dir() -> Path | None:
     ``$PEGBOARD_CACHE_DIR`` when set (empty: no cache), else ``vectors`` in the user cache
     directory (``~/.cache/pegboard/vectors`` on Linux).
     """
+    import platformdirs
+
     env = os.environ.get(CACHE_DIR_ENV)
     if env is not None:
         return Path(env).expanduser() if env.strip() else None
@@ -77,6 +111,9 @@ def dense_signals(
     ``semantic`` chooses whether WordLlama joins the built-in model (default: when the
     semantic extra is installed; ``True`` without it raises ``OptionalDependencyMissing``).
     """
+    from pegboard.search.dense import VectorCache, shared_embedder
+    from pegboard.search.index import DenseSignal
+    from pegboard.search.wordllama import semantic_available, shared_wordllama
 
     def cached(embedder: Embedder) -> Embedder:
         return embedder if cache_dir is None else VectorCache(cache_dir, embedder)
@@ -99,10 +136,13 @@ def default_index(
     are cached on disk (under ``cache_dir``, else :func:`default_cache_dir`), so an unchanged
     tool is embedded once across processes; ``cache=False`` embeds in memory only.
     """
+    from pegboard.search.index import ToolIndex
+
     if not dense:
         return ToolIndex()
     directory = (cache_dir or default_cache_dir()) if cache else None
-    return ToolIndex(dense=dense_signals(directory), fusion=DENSE_FUSION)
+    fusion: FusionParams = __getattr__("DENSE_FUSION")
+    return ToolIndex(dense=dense_signals(directory), fusion=fusion)
 
 
 __all__ = [

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pegboard.core.entry import ToolEntry
+from pegboard.core.names import strip_mcp_namespace
 
 FIELDS = ("name", "label", "description", "params", "param_docs")
 # What the embedding models read: parameter descriptions are long and generic ("the path of
@@ -59,7 +60,7 @@ def _display_name(entry: ToolEntry) -> str:
 def document_for(entry: ToolEntry) -> ToolDocument:
     params = list(_properties(entry.tool.input_schema))
     description = entry.tool.description or entry.description
-    labels = {entry.namespace.removeprefix("mcp:"), entry.label.removeprefix("mcp:")}
+    labels = {strip_mcp_namespace(entry.namespace), strip_mcp_namespace(entry.label)}
     return ToolDocument(
         name=entry.name,
         namespace=entry.namespace,

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from pegboard.core.names import strip_mcp_namespace
 from pegboard.search.document import FIELDS, ToolDocument
 from pegboard.search.lexical import (
     BM25FParams,
@@ -36,7 +37,7 @@ def summary(namespace: str, label: str, members: Iterable[IndexedDoc]) -> Indexe
 
     Built from the members' term counts, so nothing is tokenised twice.
     """
-    label_text = " ".join(sorted({namespace.removeprefix("mcp:"), label.removeprefix("mcp:")}))
+    label_text = " ".join(sorted({strip_mcp_namespace(namespace), strip_mcp_namespace(label)}))
     label_terms = Counter(tokenize(label_text))
     names: Counter[str] = Counter()
     descriptions: Counter[str] = Counter()

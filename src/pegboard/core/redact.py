@@ -1,0 +1,159 @@
+"""Hiding secrets and neutralising untrusted text before people or the model see it.
+
+``mask`` replaces configured secret values (an ``env`` or ``headers`` value of a server) in any
+text, ``redact_url`` hides URL credentials and secret-looking query parameters, and
+``public_reason`` turns a server's failure reason into a fixed, escaped phrase: stderr and
+server-sent text never reach the model or a status line (people read stderr with
+``pegboard servers logs``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+MASK = "***"
+# Values shorter than this are not masked: "1" or "on" would shred every log line.
+MIN_SECRET_LENGTH = 4
+_SECRET_PARAM = re.compile(
+    r"(key|token|secret|passw|pwd|sig|signature|auth|credential|session|cookie)", re.I
+)
+
+
+def mask(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of each secret value replaced by ``***``."""
+    values = sorted(
+        {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True
+    )
+    for value in values:
+        text = text.replace(value, MASK)
+    return text
+
+
+def is_secret_key(name: str) -> bool:
+    """Whether a header, query parameter or env name looks like it holds a credential."""
+    return bool(_SECRET_PARAM.search(name))
+
+
+def redact_url(url: str) -> str:
+    """``url`` with ``user:password@`` and secret-looking query parameters masked."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return MASK
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rsplit('@', 1)[1]}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, MASK if is_secret_key(k) else v) for k, v in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+_NAME = r"'[\w.-]{1,128}'"
+# pegboard's own failure phrases; a match is returned as matched (the patterns admit only
+# safe characters), so a server's stderr or error text cannot ride along.
+_OWN = tuple(
+    re.compile(p)
+    for p in (
+        r"server process exited with code -?\d+",
+        r"server process exited",
+        rf"(?:initialize|tools/list|tool {_NAME}) (?:did not answer within|timed out after) "
+        r"\d+(?:\.\d+)? ?s",
+        r"timed out after \d+(?:\.\d+)? ?s",
+        r"no answer to initialize within \d+(?:\.\d+)?s",
+        r"retrying in \d+s after \d+ failures",
+        r"server sent a message larger than \d+ bytes",
+        r"tools/list ran over \d+ pages",
+        r"server closed its stdin",
+        r"the refresh was cancelled",
+        r"launch definition changed[\w ;`.-]*",
+        r"not active",
+    )
+)
+_FAILED = re.compile(rf"^((?:tools/list|initialize|tool {_NAME}) failed): (.*)$", re.S)
+_FIXED = (
+    (
+        re.compile(r"no such file|ENOENT", re.I),
+        "failed to start: command not found (No such file or directory)",
+    ),
+    (re.compile(r"permission denied|EACCES", re.I), "failed to start: permission denied"),
+    (re.compile(r"refused|connect(ion)? attempts failed|ConnectError", re.I), "connection refused"),
+    (re.compile(r"connection closed", re.I), "connection closed"),
+    (re.compile(r"timed out|timeout", re.I), "timed out"),
+)
+UNKNOWN_REASON = "failed (see `pegboard servers logs`)"
+
+
+def public_reason(reason: str) -> str:
+    """A fixed phrase for a server failure reason (``server process exited with code 3``).
+
+    Only pegboard's own wording survives; anything a server wrote (stderr, an error message)
+    is dropped or replaced by a fixed phrase, so the result is safe inside a prompt.
+    """
+    text = reason.split(" (stderr:", 1)[0].strip()
+    if match := _FAILED.match(text):
+        return f"{match.group(1)}: {public_reason(match.group(2))}"
+    for pattern in _OWN:
+        if match := pattern.search(text):
+            return match.group(0)
+    for pattern, phrase in _FIXED:
+        if pattern.search(text):
+            return phrase
+    return UNKNOWN_REASON
+
+
+_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def escape_markup(text: str) -> str:
+    """``text`` safe inside a ``<tag>...</tag>`` prompt wrapper (no tag can be closed)."""
+    return re.sub(r"[&<>]", lambda m: _ESCAPES[m.group(0)], text)
+
+
+_URL = re.compile(r"""[a-z][a-z0-9+.-]*://[^\s'"<>]+""", re.I)
+
+
+def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with URL credentials and secret parameters, and ``secrets``, masked."""
+    return mask(_URL.sub(lambda m: redact_url(m.group(0)), text), secrets)
+
+
+class _LogRedaction:
+    """A log-record factory masking secrets in every record, pegboard's and libraries'
+    (the MCP SDK and httpx log request URLs, which may carry credentials)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.secrets: set[str] = set()
+        self.lock = threading.Lock()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record: logging.LogRecord = self.inner(*args, **kwargs)
+        try:
+            text = record.getMessage()
+        except Exception:  # a broken format string is logging's problem, not ours
+            return record
+        cleaned = redact_text(text, self.secrets)
+        if cleaned != text:
+            record.msg, record.args = cleaned, None
+        return record
+
+
+_installed: _LogRedaction | None = None
+
+
+def redact_logs(secrets: Iterable[str]) -> None:
+    """Mask URL credentials and ``secrets`` in every log record from now on (idempotent;
+    later calls add secrets)."""
+    global _installed
+    if _installed is None:
+        _installed = _LogRedaction(logging.getLogRecordFactory())
+        logging.setLogRecordFactory(_installed)
+    with _installed.lock:
+        _installed.secrets.update(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)

@@ -1,0 +1,80 @@
+"""The audit log file: bounded, rotating, safe with several writer processes, never raising."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+from pegboard.calls.audit import CallRecord
+from pegboard.calls.audit_log import AuditLog
+
+
+def _record(i: int) -> CallRecord:
+    return CallRecord(
+        time=1.5,
+        via="direct",
+        tool="mcp__fs__read",
+        call_id=f"c{i}",
+        session_id=None,
+        arguments_sha256="0" * 64,
+        approval="not_required",
+        outcome="ok",
+        duration=0.01,
+    )
+
+
+def test_each_record_is_one_json_line_with_its_fields_and_a_time(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+
+    log(_record(1))
+
+    [line] = (tmp_path / "audit.jsonl").read_text().splitlines()
+    data = json.loads(line)
+    assert data["call_id"] == "c1"
+    assert data["tool"] == "mcp__fs__read"
+    assert data["via"] == "direct"
+    assert data["time"] == 1.5
+
+
+def test_the_log_rotates_and_never_grows_past_its_bound(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl", max_bytes=2_000, backups=2)
+
+    for i in range(500):
+        log(_record(i))
+
+    files = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock"))
+    assert files == ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2"]
+    assert all((tmp_path / f).stat().st_size <= 2_000 for f in files)
+    tail = log.tail(3)
+    assert [r["call_id"] for r in tail] == ["c497", "c498", "c499"]
+
+
+def _write_many(path: str, worker: int) -> None:
+    log = AuditLog(path, max_bytes=40_000, backups=50)
+    for i in range(200):
+        log({"call_id": f"w{worker}-{i}", "tool": "t", "via": "cli", "outcome": "ok"})
+
+
+def test_concurrent_writer_processes_lose_and_tear_no_line(tmp_path: Path) -> None:
+    path = str(tmp_path / "audit.jsonl")
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_write_many, args=(path, w)) for w in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+
+    records = AuditLog(path, backups=50).tail(10_000)
+    assert len(records) == 800
+    assert len({r["call_id"] for r in records}) == 800
+
+
+def test_a_log_whose_path_is_a_directory_never_raises_into_the_call(tmp_path: Path) -> None:
+    (tmp_path / "audit.jsonl").mkdir()
+    log = AuditLog(tmp_path / "audit.jsonl")
+
+    log(_record(1))  # no exception
+
+    assert log.tail(5) == []
