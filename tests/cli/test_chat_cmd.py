@@ -272,7 +272,7 @@ def test_the_interactive_session_has_commands_and_ctrl_c_cancels_only_the_turn(
         term.read_to_end()
 
     assert term.returncode == 0
-    assert f"{GATED}  Add two integers." in term.seen
+    assert f"{GATED}  Add two integers." in term.seen, term.seen
     last = model_server.requests[2].messages
     assert [(m["role"], m["content"]) for m in last[1:]] == [
         ("user", "hi"),

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pegboard.calls.approval import ApprovalHandler, CallbackApprovalHandler
 from pegboard.cli._common import EXIT_FAILED, EXIT_USAGE, echo_json, fail, load, run
-from pegboard.cli.approval_prompt import TerminalApprovalHandler
+from pegboard.cli.approval_prompt import cli_approval
 from pegboard.cli.chat_view import ChatView, transcript_json
+from pegboard.cli.tools_cmd import ProfileOpt
 from pegboard.config import LoadedConfig
 from pegboard.errors import ConfigError, ModelError, PegboardError
 from pegboard.runtime import RuntimeOptions, ToolRuntime
@@ -41,9 +41,7 @@ def chat(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model id ([models.<id>] in the config).")
     ] = None,
-    profile: Annotated[
-        str | None, typer.Option("--profile", "-p", help="Profile whose tools to use.")
-    ] = None,
+    profile: ProfileOpt = None,
     once: Annotated[
         str | None, typer.Option("--once", help="Run one turn with this prompt; print the answer.")
     ] = None,
@@ -63,12 +61,9 @@ def chat(
         runtime = ToolRuntime(loaded, RuntimeOptions(profile=profile))
     except PegboardError as exc:
         fail(str(exc), EXIT_USAGE)
-    handler: ApprovalHandler = (
-        CallbackApprovalHandler(lambda _r: "allow_once") if yes else TerminalApprovalHandler()
-    )
     from pegboard.agent.loop import AgentLoop  # lazy: the loop pulls in the search layer
 
-    agent = AgentLoop.from_runtime(runtime, client, approval_handler=handler)
+    agent = AgentLoop.from_runtime(runtime, client, approval_handler=cli_approval(yes))
     if once is not None:
         _once(agent, runtime, model_id, once, as_json=as_json)
     else:
@@ -101,6 +96,9 @@ async def _warm(runtime: ToolRuntime) -> None:
             sid = server.id
             if runtime.server_allowed(sid) and runtime.catalog.read_tools(sid) is None:
                 group.start_soon(runtime.catalog.wait_warm, sid, WARM_WAIT)
+    # A warm's waiters are released before the catalog tells its listeners (the runtime's
+    # re-sync) about the new tools: sync now so the first turn sees them.
+    runtime.resync()
 
 
 def _once(
