@@ -207,9 +207,8 @@ def test_a_model_base_url_without_a_scheme_is_rejected(tmp_path: Path) -> None:
         load_config(_write(tmp_path / "c.toml", text))
 
     assert str(info.value).endswith(
-        "models.m.base_url: must start with http:// or https:// (e.g. "
-        "http://127.0.0.1:11434/v1); got '127.0.0.1:11434/v1'"
-    )
+        "models.m.base_url: must start with http:// or https:// (e.g. http://127.0.0.1:11434/v1)"
+    )  # the value itself is never echoed: a URL may carry credentials
 
 
 def test_a_model_needs_a_kind_from_the_two_apis(tmp_path: Path) -> None:

@@ -139,6 +139,28 @@ def test_meta_search_lexical_uses_the_index_without_models(tmp_path: Path) -> No
     assert not (loaded.data_dir / "vectors").exists()
 
 
+def test_the_context_window_comes_from_the_option_then_the_profile_then_the_file(
+    tmp_path: Path,
+) -> None:
+    profiles = {"small": {"context_window": 8000}}
+    loaded = _loaded(tmp_path, context_window=128000, profiles=profiles)
+
+    def window(**options: Any) -> int | None:
+        return ToolRuntime(loaded, RuntimeOptions(prewarm=False, **options)).context_window
+
+    assert window() == 128000
+    assert window(profile="small") == 8000
+    assert window(profile="small", context_window=1000) == 1000
+
+
+def test_a_profile_may_let_destructive_tools_run_without_asking(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path, profiles={"trusting": {"destructive_tools": "allow"}})
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(profile="trusting", prewarm=False))
+
+    assert runtime.settings.destructive_tools == "allow"
+
+
 def test_tools_excluded_by_a_name_collision_are_kept_for_the_cli_and_logged_at_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

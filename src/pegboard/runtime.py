@@ -73,11 +73,15 @@ class ToolRuntime:
                 *([loaded.gateway_token] if loaded.gateway_token else []),
             ]
         )
-        self.settings: AssistantSettings = config.profile(self.options.profile).to_settings()
-        # The window deferral is sized for: --context-window, the config's, else the default
-        # model's (the model a client of this gateway most likely runs).
+        profile = config.profile(self.options.profile)
+        self.settings: AssistantSettings = profile.to_settings()
+        # The window deferral is sized for: --context-window, the profile's, the config's,
+        # else the default model's (the model a client of this gateway most likely runs).
         self.context_window = (
-            self.options.context_window or config.context_window or default_model_window(config)
+            self.options.context_window
+            or profile.context_window
+            or config.context_window
+            or default_model_window(config)
         )
         servers = list(config.servers.values())
         self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))

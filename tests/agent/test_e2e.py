@@ -110,7 +110,10 @@ async def test_a_32k_model_searches_inspects_and_invokes_a_deferred_mcp_tool(
             "tool_invoke",
         ]
         assert len(gpt.exposition.deferred) == 300
-        assert "- mcp:Files (150): tool_0, tool_1, tool_10, tool_100, …" in gpt.system_prompt
+        assert (
+            "- mcp:Files (150): mcp__files__tool_0, mcp__files__tool_1, mcp__files__tool_10, "
+            "mcp__files__tool_100, …"
+        ) in gpt.system_prompt
         assert "- mcp:Web Tools (150):" in gpt.system_prompt
 
         # Turn 1: the model searches; it reads the first hit's name off the text.

@@ -235,3 +235,15 @@ def test_servers_without_registered_tools_and_disabled_tools_are_not_flagged() -
         GATE_ENTRIES, servers=servers, assistant_gates=gates, assistant_disabled={"mcp__srv__gone"}
     )
     assert problems == []
+
+
+def test_a_gate_written_with_a_pre_hyphen_wire_name_still_matches() -> None:
+    from pegboard.core.names import legacy_mcp_tool_name
+
+    dashed = ToolEntry(
+        "mcp__srv__drop-table", "mcp:srv", Tool("drop"), source=ToolSource("srv", "drop-table")
+    )
+    legacy = legacy_mcp_tool_name("srv", "drop-table")
+
+    assert legacy != dashed.name
+    assert unmatched_gates([dashed], assistant_gates=[legacy]) == []

@@ -56,12 +56,10 @@ def test_import_dry_run_prints_the_diff_and_writes_nothing(
 
     assert result.exit_code == 0
     assert result.stdout.splitlines()[2:] == [
-        "@@ -0,0 +1,5 @@",
+        "@@ -0,0 +1,3 @@",
         "+[servers.time]",
         '+command = "uvx"',
-        "+args = [",
-        '+    "mcp-server-time",',
-        "+]",
+        '+args = ["mcp-server-time"]',
     ]
     assert "dry run: 1 added (time), 0 changed (-), 0 unchanged; nothing written" in result.stderr
     assert not config_path.exists()

@@ -11,10 +11,12 @@ from pegboard.core.names import (
     WIRE_NAME_RE,
     identity_digest,
     is_valid_wire_name,
+    legacy_mcp_tool_name,
     mcp_tool_name,
     to_camel_case,
 )
 from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import AssistantSettings
 from pegboard.core.tool import Tool
 
 CJK = "查询天气报销电梯数据库文件搜索邮件日历"
@@ -95,12 +97,17 @@ def test_identifier_safe_segments_are_kept_verbatim() -> None:
     assert mcp_tool_name("github", "GitHub", "create_issue") == "mcp__github__create_issue"
 
 
+def test_hyphens_are_kept_verbatim_as_openai_and_anthropic_allow() -> None:
+    assert mcp_tool_name("my-server", None, "get-weather") == "mcp__my-server__get-weather"
+    assert mcp_tool_name("files", None, "read-file") != mcp_tool_name("files", None, "read_file")
+
+
 def test_unsafe_chinese_and_colliding_names_get_a_stable_hash_suffix() -> None:
-    dashed = mcp_tool_name("files", None, "read-file")
+    spaced = mcp_tool_name("files", None, "read file")
     dotted = mcp_tool_name("files", None, "read.file")
-    assert dashed.startswith("mcp__files__readFile__")
+    assert spaced.startswith("mcp__files__readFile__")
     assert dotted.startswith("mcp__files__readFile__")
-    assert dashed != dotted
+    assert spaced != dotted
     reimbursement = mcp_tool_name("mysql", None, "mysql_报销")
     elevator = mcp_tool_name("mysql", None, "mysql_电梯")
     assert reimbursement != elevator
@@ -116,8 +123,42 @@ def test_camel_case_drops_separators_and_non_ascii() -> None:
 
 def test_builtin_and_meta_names_are_valid_wire_names() -> None:
     assert all(is_valid_wire_name(n) for n in BUILTIN_TOOL_NAMES | META_TOOL_NAMES)
-    assert not is_valid_wire_name("1tool")
+    assert is_valid_wire_name("mcp__my-server__get-weather")
+    assert not is_valid_wire_name("a tool")
+    assert not is_valid_wire_name("a.b")
+    assert not is_valid_wire_name("")
     assert not is_valid_wire_name("a" * 65)
+
+
+def test_the_legacy_name_of_a_hyphenated_tool_is_its_old_camel_case_suffixed_name() -> None:
+    legacy = legacy_mcp_tool_name("my-server", "get-weather")
+    assert legacy == "mcp__myServer__getWeather__" + identity_digest("my-server", "get-weather")
+    assert legacy_mcp_tool_name("github", "create_issue") == "mcp__github__create_issue"
+    assert legacy_mcp_tool_name("db", "查询") == mcp_tool_name("db", None, "查询")
+
+
+def test_the_registry_resolves_a_legacy_name_to_the_renamed_tool() -> None:
+    source = ToolSource("my-server", "get-weather")
+    registry = ToolRegistry(
+        [ToolEntry("mcp__my-server__get-weather", "mcp:my-server", Tool("t"), source=source)]
+    )
+    legacy = legacy_mcp_tool_name("my-server", "get-weather")
+
+    entry = registry.get_by_name(legacy)
+
+    assert entry is not None
+    assert entry.name == "mcp__my-server__get-weather"
+    assert registry.snapshot().canonical(legacy) == "mcp__my-server__get-weather"
+    assert registry.resolve_source(legacy) == source
+    assert registry.get_by_name("mcp__myServer__getWeather__0000000000000000") is None
+
+
+def test_config_lists_that_name_the_legacy_wire_name_still_match() -> None:
+    legacy = legacy_mcp_tool_name("my-server", "get-weather")
+    settings = AssistantSettings(disabled_tools=frozenset({legacy}))
+
+    assert settings.is_tool_disabled("mcp__my-server__get-weather", "my-server", "get-weather")
+    assert not settings.is_tool_disabled("mcp__my-server__other", "my-server", "other")
 
 
 def test_the_mcp_namespace_is_built_and_read_by_one_helper_pair() -> None:

@@ -6,7 +6,7 @@ from pegboard.core.definition import ToolDefinition
 from pegboard.core.tokens import count_entries, default_token_counter
 from pegboard.core.tool import ToolContext
 from pegboard.deferral import (
-    FALLBACK_CONTEXT_WINDOW,
+    DEFAULT_CONTEXT_WINDOW,
     defer_threshold,
     meta_tools_overhead_tokens,
     render_deferred_section,
@@ -40,10 +40,10 @@ def test_always_entries_are_deferred_whatever_their_cost() -> None:
     assert decision.auto_cost is None
 
 
-def test_a_tiny_auto_entry_stays_inline_and_the_threshold_is_3200() -> None:
+def test_a_tiny_auto_entry_stays_inline_and_the_threshold_is_20000() -> None:
     decision = should_defer([entry("tiny")], None)
     assert decision.names == frozenset()
-    assert decision.threshold == 3200
+    assert decision.threshold == 20_000
 
 
 def test_a_single_huge_auto_entry_stays_inline_below_the_minimum_count() -> None:
@@ -89,9 +89,9 @@ def test_mixed_policies_defer_always_and_the_auto_pool_but_keep_never() -> None:
 
 
 @pytest.mark.parametrize("window", [None, 0, -5])
-def test_an_unknown_context_window_means_32000(window: int | None) -> None:
-    assert should_defer([entry("x")], window).threshold == 3200
-    assert defer_threshold(window) == FALLBACK_CONTEXT_WINDOW // 10
+def test_an_unknown_context_window_means_200000(window: int | None) -> None:
+    assert should_defer([entry("x")], window).threshold == 20_000
+    assert defer_threshold(window) == DEFAULT_CONTEXT_WINDOW // 10
 
 
 def test_approval_gated_tools_are_never_deferred_whatever_their_policy() -> None:

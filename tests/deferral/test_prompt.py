@@ -24,7 +24,7 @@ for a task of several steps, pass one query per step; no query browses
 - tool_inspect({name}): a tool's signature (JSDoc stub)
 - tool_invoke({name, params}): call a tool; inspect first unless you know its params
 <namespaces>
-- mcp:Gmail (2): search_threads, send_message
+- mcp:Gmail (2): mcp__gmail__search_threads, mcp__gmail__send_message
 - web (2): web_fetch, web_search
 - mcp:Jira: server failing: connection refused; its tools may be missing or stale
 </namespaces>

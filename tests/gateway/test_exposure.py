@@ -188,3 +188,22 @@ def test_the_deferred_section_shows_the_servers_state_at_the_time_it_is_asked() 
 
     assert "mcp:GitHub" not in before
     assert "mcp:GitHub" in (surface.instructions() or "")
+
+
+@pytest.mark.anyio
+async def test_a_call_by_the_pre_hyphen_wire_name_reaches_the_renamed_tool() -> None:
+    from pegboard.core.entry import ToolSource
+    from pegboard.core.names import legacy_mcp_tool_name
+
+    registry = ToolRegistry()
+    source = ToolSource("my-box", "add-two")
+    registry.register(
+        ToolEntry("mcp__my-box__add-two", "mcp:my-box", Tool.from_function(add), source=source)
+    )
+    surface = _surface(registry)
+
+    output = await surface.call_tool(
+        legacy_mcp_tool_name("my-box", "add-two"), {"a": 2, "b": 3}, call_id="c", approval=None
+    )
+
+    assert (output.is_error, output.as_text()) == (False, "5")

@@ -56,9 +56,14 @@ async def test_cached_tools_are_served_while_a_server_hangs_and_tool_invoke_reac
             instructions = client.instructions or ""
 
             assert [t.name for t in listed.tools] == ["tool_inspect", "tool_invoke", "tool_search"]
-            assert "- mcp:bulk (32): block, pid, task_0, task_1, …" in instructions
+            assert (
+                "- mcp:bulk (32): mcp__bulk__block, mcp__bulk__pid, mcp__bulk__task_0, "
+                "mcp__bulk__task_1, …"
+            ) in instructions
             # the toolbox is the catalog tests' server: its tool count may grow
-            assert re.search(r"^- mcp:toolbox \(\d+\): add, ", instructions, re.MULTILINE)
+            assert re.search(
+                r"^- mcp:toolbox \(\d+\): mcp__toolbox__add, ", instructions, re.MULTILINE
+            )
             assert re.search(
                 r"^- mcp:hang: server (connecting|not connected yet); its tools may be missing",
                 instructions,

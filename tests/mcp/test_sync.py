@@ -113,6 +113,34 @@ def test_force_prompt_tool_is_never_deferred_and_needs_approval() -> None:
     }
 
 
+def annotated(name: str, **hints: bool) -> dict[str, Any]:
+    return tool(name) | {"annotations": hints}
+
+
+def test_destructive_tools_ask_for_approval_unless_the_profile_allows_them() -> None:
+    catalog = seeded(
+        {
+            "s1": [
+                annotated("drop_table", destructiveHint=True),
+                annotated("select", readOnlyHint=True),
+                annotated("odd", destructiveHint=True, readOnlyHint=True),
+                annotated("insert", destructiveHint=False),
+                tool("plain"),
+            ]
+        }
+    )
+    asked, allowed = ToolRegistry(), ToolRegistry()
+
+    sync_mcp_tools_to_registry(asked, catalog, assistant=AssistantSettings())
+    sync_mcp_tools_to_registry(
+        allowed, catalog, assistant=AssistantSettings(destructive_tools="allow")
+    )
+
+    gated = {e.name for e in asked.get_all() if e.tool.needs_approval is True}
+    assert gated == {"mcp__s1__drop_table"}
+    assert [e.name for e in allowed.get_all() if e.tool.needs_approval] == []
+
+
 def test_resync_replaces_drifted_definitions_and_evicts_tools_gone_from_a_good_read() -> None:
     registry = ToolRegistry()
     sync_mcp_tools_to_registry(registry, seeded({"s1": [tool("a", "old"), tool("b")]}))

@@ -7,6 +7,7 @@ Each failure (HTTP error, rate limit, timeout, unreadable answer) becomes a
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -18,7 +19,7 @@ from pegboard.config.model import WebSearchProviderConfig
 from pegboard.errors import ToolExecutionError
 
 
-class _HttpProvider:
+class _HttpProvider(ABC):
     kind = ""
     default_base = ""
 
@@ -52,13 +53,15 @@ class _HttpProvider:
         except (ValueError, TypeError, KeyError, AttributeError):
             raise self._error("answered with JSON of an unexpected shape") from None
 
+    @abstractmethod
     async def _request(
         self, client: httpx2.AsyncClient, query: str, max_results: int
     ) -> httpx2.Response:
-        raise NotImplementedError
+        """Send the provider's search request."""
 
+    @abstractmethod
     def _rows(self, data: Any) -> list[tuple[str, str, str]]:
-        raise NotImplementedError
+        """(title, url, content) rows of the provider's JSON answer."""
 
     def _detail(self, response: httpx2.Response) -> str:
         try:

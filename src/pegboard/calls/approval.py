@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from pegboard.core.definition import canonical_json
 from pegboard.core.entry import ToolEntry
+from pegboard.core.names import legacy_mcp_tool_name
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ConfigError
 
@@ -236,6 +237,8 @@ def unmatched_gates(
         wire_names.add(entry.name)
         if entry.source is not None:
             by_server.setdefault(entry.source.server_id, {})[entry.source.tool_name] = entry.name
+            # A gate written with the tool's pre-hyphen wire name still gates it.
+            wire_names.add(legacy_mcp_tool_name(entry.source.server_id, entry.source.tool_name))
     problems: list[str] = []
     for server in servers:
         tools = by_server.get(server.id)

@@ -40,32 +40,58 @@ def state(ctx: typer.Context) -> CliState:
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
-    from rich.console import Console  # lazy: rich costs start-up time of every command
-    from rich.markup import escape
+    """Print ``error: <message>`` (verbatim, never read as markup) and exit with ``code``."""
+    from pegboard.cli.render import print_error
 
-    # Escaped: a message may quote config such as "[models.local]", which is not markup.
-    Console(stderr=True).print(
-        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
-    )
+    print_error(message)
     raise typer.Exit(code)
 
 
-def load(ctx: typer.Context) -> LoadedConfig:
-    """The config named by ``--config`` / ``$PEGBOARD_CONFIG`` / the default path."""
+def load(ctx: typer.Context, *, may_create: bool = False) -> LoadedConfig:
+    """The config named by ``--config`` / ``$PEGBOARD_CONFIG`` / the default path.
+
+    A missing file is the empty config, except one named by ``--config``: that is a typo
+    until proven otherwise, so only commands that write the file (``may_create``) accept it.
+    """
+    explicit = state(ctx).config_path
     try:
-        return load_config(state(ctx).config_path)
+        loaded = load_config(explicit)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
+    if explicit and not loaded.exists and not may_create:
+        fail(
+            f"--config {explicit}: no such file; check the path, create it with "
+            f"`pegboard --config {explicit} servers add ...` or `config import`, or leave out "
+            "--config to use $PEGBOARD_CONFIG or the default config",
+            EXIT_USAGE,
+        )
+    return loaded
 
 
 def run(fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run an async command body; pegboard errors become a message and exit code 1."""
+    """Run an async command body; pegboard errors become a message and an exit code.
+
+    A ConfigError (bad usage, a port in use) exits 2, any other PegboardError 1, also when a
+    task group wrapped it in an exception group.
+    """
     try:
         return anyio.run(fn)
-    except ConfigError as exc:
-        fail(str(exc), EXIT_USAGE)
-    except PegboardError as exc:
-        fail(str(exc))
+    except (PegboardError, BaseExceptionGroup) as exc:
+        error = first_pegboard_error(exc)
+        if error is None:
+            raise
+        fail(str(error), EXIT_USAGE if isinstance(error, ConfigError) else EXIT_FAILED)
+
+
+def first_pegboard_error(exc: BaseException) -> PegboardError | None:
+    """``exc`` itself, or the first PegboardError inside (nested) exception groups."""
+    if isinstance(exc, PegboardError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := first_pegboard_error(inner)) is not None:
+                return found
+    return None
 
 
 def echo_json(value: Any) -> None:

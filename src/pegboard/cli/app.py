@@ -17,8 +17,10 @@ from pegboard.cli import (
     tools_cmd,
 )
 from pegboard.cli._common import state
+from pegboard.cli.help import PlainCommand, PlainGroup
 
 app = typer.Typer(
+    cls=PlainGroup,
     name="pegboard",
     help="A tool layer for LLM agents: many tools and MCP servers, a small context.",
     no_args_is_help=True,
@@ -34,6 +36,7 @@ def main(
         typer.Option(
             "--config",
             "-c",
+            metavar="PATH",
             help="Config file (default: $PEGBOARD_CONFIG, then the user config dir).",
         ),
     ] = None,
@@ -42,8 +45,8 @@ def main(
     state(ctx).config_path = config
 
 
-app.command("serve")(serve_cmd.serve)
-app.command("chat")(chat_cmd.chat)
+app.command("serve", cls=PlainCommand)(serve_cmd.serve)
+app.command("chat", cls=PlainCommand)(chat_cmd.chat)
 app.add_typer(tools_cmd.app, name="tools")
 app.add_typer(servers_cmd.app, name="servers")
 app.add_typer(config_cmd.app, name="config")

@@ -9,11 +9,12 @@ import typer
 
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.cli._common import echo_json, load
+from pegboard.cli.help import PlainCommand, PlainGroup
 
-app = typer.Typer(help="Read the audit log of tool calls.", no_args_is_help=True)
+app = typer.Typer(cls=PlainGroup, help="Read the audit log of tool calls.", no_args_is_help=True)
 
 
-@app.command("tail")
+@app.command("tail", cls=PlainCommand)
 def tail_cmd(
     ctx: typer.Context,
     count: Annotated[int, typer.Option("-n", "--lines", min=1, help="How many records.")] = 20,

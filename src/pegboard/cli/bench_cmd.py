@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.errors import ConfigError
 
 if TYPE_CHECKING:  # imported in the command: pegboard.bench and rich cost every CLI start-up
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # imported in the command: pegboard.bench and rich cost every
 
     from pegboard.bench.runner import SearchBenchmark
 
-app = typer.Typer(help="Benchmarks that anyone can rerun.", no_args_is_help=True)
+app = typer.Typer(cls=PlainGroup, help="Benchmarks that anyone can rerun.", no_args_is_help=True)
 
 
 def _parse_ks(text: str) -> list[int]:
@@ -29,19 +30,27 @@ def _parse_ks(text: str) -> list[int]:
     return ks
 
 
-@app.command("search")
+@app.command("search", cls=PlainCommand)
 def search(
     tools: Annotated[
-        list[Path], typer.Option("--tools", help="tools.jsonl; repeat to pool catalogs.")
+        list[Path],
+        typer.Option("--tools", metavar="PATH", help="tools.jsonl; repeat to pool catalogs."),
     ],
-    queries: Annotated[list[Path], typer.Option("--queries", help="queries.jsonl; repeatable.")],
-    k: Annotated[str, typer.Option("--k", help="Cut-offs for hit@k and recall@k.")] = "1,3,5,10",
+    queries: Annotated[
+        list[Path], typer.Option("--queries", metavar="PATH", help="queries.jsonl; repeatable.")
+    ],
+    k: Annotated[
+        str, typer.Option("--k", metavar="K,K,...", help="Cut-offs for hit@k and recall@k.")
+    ] = "1,3,5,10",
     method: Annotated[
-        list[str] | None, typer.Option("--method", help="Run only these methods (repeatable).")
+        list[str] | None,
+        typer.Option("--method", metavar="NAME", help="Run only these methods (repeatable)."),
     ] = None,
     sample: Annotated[
         int | None,
-        typer.Option("--sample", min=1, help="Evenly spaced sample of N queries from each file."),
+        typer.Option(
+            "--sample", min=1, metavar="N", help="Evenly spaced sample of N queries from each file."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:

@@ -3,27 +3,32 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
 import tomli_w
 import typer
 
+from pegboard.cli import render
 from pegboard.cli._common import EXIT_USAGE, echo_json, fail, load
+from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.config import plan_import, write_config
-from pegboard.core.redact import mask, redact_url
+from pegboard.core.redact import is_secret_key, mask, redact_url
 from pegboard.errors import ConfigError
 
-app = typer.Typer(help="Show, locate and import configuration.", no_args_is_help=True)
+app = typer.Typer(
+    cls=PlainGroup, help="Show, locate and import configuration.", no_args_is_help=True
+)
 
 
-@app.command("path")
+@app.command("path", cls=PlainCommand)
 def path_cmd(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
 ) -> None:
-    """Print the config file path (and whether it exists) and the data directory."""
-    loaded = load(ctx)
+    """Print where the config file and the data directory are."""
+    loaded = load(ctx, may_create=True)
     info = {
         "config": str(loaded.path),
         "exists": loaded.exists,
@@ -41,9 +46,22 @@ def path_cmd(
 
 REDACTED = "***"
 
+# Values that are credentials whatever their name: provider key prefixes, a password in a URL.
+_SECRET_VALUES = re.compile(
+    r"^(sk-|ghp_|gho_|github_pat_|xox[abpr]-|AKIA|glpat-)|://[^/@\s]+:[^/@\s]+@"
+)
+
+
+def looks_secret(name: str, value: object) -> bool:
+    """Whether an env variable or header holds a credential, by its name or its value."""
+    return is_secret_key(name) or (isinstance(value, str) and bool(_SECRET_VALUES.search(value)))
+
 
 def redact(data: dict[str, Any]) -> dict[str, Any]:
-    """A copy with secrets masked: server env and header values, API keys, the gateway token."""
+    """A copy with secrets masked: secret-looking env and header values, API keys, the token.
+
+    Other env values (``DEBUG = "1"``, a path) are shown: a dry run must show what changes.
+    """
     out = copy.deepcopy(data)
     for server in out.get("servers", {}).values():
         if not isinstance(server, dict):
@@ -52,11 +70,14 @@ def redact(data: dict[str, Any]) -> dict[str, Any]:
             str(v)
             for key in ("env", "headers")
             if isinstance(server.get(key), dict)
-            for v in server[key].values()
+            for k, v in server[key].items()
+            if looks_secret(k, v)
         ]
         for key in ("env", "headers"):
             if isinstance(server.get(key), dict):
-                server[key] = dict.fromkeys(server[key], REDACTED)
+                server[key] = {
+                    k: REDACTED if looks_secret(k, v) else v for k, v in server[key].items()
+                }
         if isinstance(server.get("url"), str):
             server["url"] = redact_url(server["url"])
         if isinstance(server.get("args"), list):  # `--token=<env value>` style arguments
@@ -71,7 +92,7 @@ def redact(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@app.command("show")
+@app.command("show", cls=PlainCommand)
 def show_cmd(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
@@ -79,13 +100,17 @@ def show_cmd(
         False, "--effective", help="Show every setting with its default, not only the file."
     ),
     show_secrets: bool = typer.Option(
-        False, "--show-secrets", help="Do not mask env/header values, API keys and the token."
+        False,
+        "--show-secrets",
+        help="Do not mask secret env/header values, API keys and the token.",
     ),
 ) -> None:
-    """Print the configuration (the file as written, or --effective with every default).
+    """Print the configuration.
 
-    Secrets (server env and header values, API keys, the gateway token) are masked unless
-    --show-secrets is given.
+    The file as written, or with --effective every setting with its default.
+
+    Secrets (env and header values whose names say key, token, secret, password or auth;
+    API keys; the gateway token) are masked unless --show-secrets is given.
     """
     loaded = load(ctx)
     data = loaded.config.model_dump(mode="json", exclude_none=True) if effective else loaded.raw
@@ -99,7 +124,7 @@ def show_cmd(
     typer.echo(tomli_w.dumps(data), nl=False)
 
 
-@app.command("import")
+@app.command("import", cls=PlainCommand)
 def import_cmd(
     ctx: typer.Context,
     source: Annotated[
@@ -117,16 +142,14 @@ def import_cmd(
     New server ids are added; existing ids take the imported command/url and keep pegboard's
     own keys (name, enabled, tool lists, timeouts). The old file is kept as config.toml.bak.
     """
-    loaded = load(ctx)
+    loaded = load(ctx, may_create=True)
     try:
         plan = plan_import(source, loaded.raw)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
-    from rich.console import Console  # lazy (start-up time)
-
-    console = Console(stderr=True, highlight=False)
+    console = render.console(stderr=True)
     for warning in plan.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(f"warning: {warning}")
     summary = (
         f"{len(plan.added)} added ({', '.join(plan.added) or '-'}), "
         f"{len(plan.changed)} changed ({', '.join(plan.changed) or '-'}), "

@@ -12,10 +12,14 @@ from typing import Annotated
 import typer
 
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load
+from pegboard.cli.help import PlainCommand, PlainGroup
+from pegboard.cli.render import Column, print_table
 from pegboard.errors import KnowledgeBaseError
 
 app = typer.Typer(
-    help="Knowledge bases: local files that kb_search finds by meaning.", no_args_is_help=True
+    cls=PlainGroup,
+    help="Knowledge bases: local files that kb_search finds by meaning.",
+    no_args_is_help=True,
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
@@ -35,7 +39,7 @@ def _require(db: Path, name: str) -> None:
         fail(f"no knowledge base named {name!r}; see `pegboard kb list`", EXIT_NOT_FOUND)
 
 
-@app.command("add")
+@app.command("add", cls=PlainCommand)
 def add(
     ctx: typer.Context,
     name: NameArg,
@@ -45,7 +49,10 @@ def add(
         typer.Option(help="Embedding model of a new base: minilm-static or wordllama."),
     ] = None,
 ) -> None:
-    """Ingest Markdown, text, HTML and PDF files; unchanged files are not re-read."""
+    """Add files to a knowledge base, creating it if needed.
+
+    Reads Markdown, text, HTML and PDF files; unchanged files are not re-read.
+    """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -78,7 +85,9 @@ def add(
         except KnowledgeBaseError as exc:
             fail(str(exc))
     for skipped in report.skipped:
-        err.print(f"[yellow]warning:[/] skipped {skipped.reason}", highlight=False, soft_wrap=True)
+        err.print(
+            f"warning: skipped {skipped.reason}", markup=False, highlight=False, soft_wrap=True
+        )
     typer.echo(
         f"{name}: {len(report.indexed)} file(s) indexed ({report.chunks} chunks), "
         f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped"
@@ -87,7 +96,7 @@ def add(
         fail("nothing was added: no readable Markdown, text, HTML or PDF file under the paths")
 
 
-@app.command("list")
+@app.command("list", cls=PlainCommand)
 def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Show the knowledge bases with their document and chunk counts."""
     from pegboard.kb import list_bases
@@ -107,18 +116,12 @@ def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     if not bases:
         typer.echo("no knowledge bases yet; create one with `pegboard kb add NAME PATH...`")
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table()
-    for column in ("name", "documents", "chunks", "model"):
-        table.add_column(column, no_wrap=True)
-    for b in bases:
-        table.add_row(b.name, str(b.documents), str(b.chunks), b.model)
-    Console().print(table)
+    columns = [Column(c, key=True) for c in ("name", "documents", "chunks", "model")]
+    rows = [[b.name, str(b.documents), str(b.chunks), b.model] for b in bases]
+    print_table(f"{len(bases)} knowledge bases", columns, rows)
 
 
-@app.command("search")
+@app.command("search", cls=PlainCommand)
 def search_cmd(
     ctx: typer.Context,
     name: NameArg,
@@ -128,7 +131,10 @@ def search_cmd(
     ] = 5,
     as_json: JsonOpt = False,
 ) -> None:
-    """Find the passages of a base that answer QUERY (meaning and words, fused)."""
+    """Find the passages of a base that answer QUERY.
+
+    Ranked by meaning and by words, fused.
+    """
     from pegboard.kb import search_base
 
     db = _store(ctx)
@@ -151,7 +157,7 @@ def search_cmd(
         typer.echo(f"{rank}. {h.title}  ({h.source}, score {h.score:.4f})\n   {h.snippet}")
 
 
-@app.command("remove")
+@app.command("remove", cls=PlainCommand)
 def remove_cmd(
     ctx: typer.Context,
     name: NameArg,

@@ -11,9 +11,10 @@ import anyio
 import typer
 
 from pegboard.cli._common import EXIT_USAGE, fail, load, run
-from pegboard.errors import PegboardError
+from pegboard.deferral.defer import DEFAULT_CONTEXT_WINDOW
+from pegboard.errors import ConfigError, PegboardError
 from pegboard.gateway.server import Gateway
-from pegboard.gateway.transports import is_loopback, serve_http, serve_stdio
+from pegboard.gateway.transports import check_port, is_loopback, serve_http, serve_stdio
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 
 
@@ -36,7 +37,8 @@ def serve(
         str | None, typer.Option(help="Bind address for --http (default 127.0.0.1).")
     ] = None,
     port: Annotated[
-        int | None, typer.Option(help="Port for --http (default 8765; 0 = any free port).")
+        int | None,
+        typer.Option(help="Port for --http (default 8765; 0 = any free port).", show_default=False),
     ] = None,
     profile: Annotated[
         str | None, typer.Option("--profile", "-p", help="Profile to serve (default: default).")
@@ -46,11 +48,19 @@ def serve(
     ] = False,
     context_window: Annotated[
         int | None,
-        typer.Option(help="Context window (tokens) of the client's model; decides deferral."),
+        typer.Option(
+            metavar="TOKENS",
+            help="Context window of the client's model; decides deferral "
+            f"(default {DEFAULT_CONTEXT_WINDOW}).",
+        ),
     ] = None,
-    log_level: Annotated[str, typer.Option(help="Log level on stderr.")] = "warning",
+    log_level: Annotated[
+        str, typer.Option(metavar="LEVEL", help="Log level on stderr: debug, info, warning.")
+    ] = "warning",
 ) -> None:
-    """Serve every configured MCP server's tools as one MCP server (stdio by default).
+    """Serve all configured MCP servers as one MCP server.
+
+    Speaks MCP over stdio (the default) or streamable HTTP (--http).
 
     tools/list is answered at once from the catalog cache; servers start in the background.
     Over --http, a non-loopback --host needs a bearer token ([gateway] token or
@@ -58,9 +68,21 @@ def serve(
     file takes effect at once (clients get tools/list_changed). Stops every child server on
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
-    logging.basicConfig(
-        level=log_level.upper(), format="pegboard %(levelname)s %(name)s: %(message)s"
-    )
+    if context_window is not None and context_window <= 0:
+        fail(
+            f"--context-window {context_window}: give the model's context window in tokens, "
+            f"a positive number such as {DEFAULT_CONTEXT_WINDOW}",
+            EXIT_USAGE,
+        )
+    if port is not None:
+        try:
+            check_port(port)
+        except ConfigError as exc:
+            fail(f"--{exc}", EXIT_USAGE)
+    level = logging.getLevelName(log_level.upper())
+    if not isinstance(level, int):
+        fail(f"--log-level {log_level}: use debug, info, warning or error", EXIT_USAGE)
+    logging.basicConfig(level=level, format="pegboard %(levelname)s %(name)s: %(message)s")
     loaded = load(ctx)
     gateway_cfg = loaded.config.gateway
     bind = host or gateway_cfg.host

@@ -9,25 +9,35 @@ from typing import Annotated
 import anyio
 import typer
 
+from pegboard.cli import servers_add
 from pegboard.cli._common import (
     EXIT_FAILED,
     EXIT_NOT_FOUND,
+    EXIT_USAGE,
     echo_json,
     fail,
     load,
     print_excluded,
     run,
 )
+from pegboard.cli.help import PlainCommand, PlainGroup
+from pegboard.cli.render import Column, print_table
 from pegboard.config import LoadedConfig, write_config
 from pegboard.core.redact import mask, redact_url
+from pegboard.errors import ConfigError
 from pegboard.mcp import ServerStatus
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 
 app = typer.Typer(
-    help="List, check, refresh, enable and disable MCP servers.", no_args_is_help=True
+    cls=PlainGroup,
+    help="Add, list, check, refresh, enable and disable MCP servers.",
+    no_args_is_help=True,
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+WideOpt = Annotated[
+    bool, typer.Option("--wide", "-w", help="Show whole cells, wrapped, instead of one line.")
+]
 IdsArg = Annotated[list[str] | None, typer.Argument(help="Server ids (default: every server).")]
 
 
@@ -90,9 +100,12 @@ def _check_ids(loaded: LoadedConfig, ids: list[str] | None) -> list[str]:
     return list(ids) if ids else known
 
 
-@app.command("list")
-def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """Show each configured server: id, transport, command or URL, enabled."""
+@app.command("list", cls=PlainCommand)
+def list_cmd(ctx: typer.Context, wide: WideOpt = False, as_json: JsonOpt = False) -> None:
+    """List the configured servers.
+
+    One row per server: id, name, transport, command or URL, enabled.
+    """
     loaded = load(ctx)
     rows = []
     for sid, server in loaded.config.servers.items():
@@ -112,20 +125,25 @@ def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     if as_json:
         echo_json(rows)
         return
-    from rich.console import Console  # lazy (start-up time)
-    from rich.table import Table
+    columns = [
+        Column("id", key=True),
+        Column("name"),
+        Column("transport", key=True),
+        Column("command / url"),
+        Column("enabled", key=True),
+    ]
+    keys = ("id", "name", "transport", "target", "enabled")
+    rows_text = [[str(r[k]) for k in keys] for r in rows]
+    print_table(f"{len(rows)} MCP servers ({loaded.path})", columns, rows_text, wide=wide)
 
-    table = Table(title=f"{len(rows)} MCP servers ({loaded.path})")
-    for column in ("id", "name", "transport", "command / url", "enabled"):
-        table.add_column(column)
-    for r in rows:
-        table.add_row(*(str(r[k]) for k in ("id", "name", "transport", "target", "enabled")))
-    Console().print(table)
 
+@app.command("status", cls=PlainCommand)
+def status_cmd(
+    ctx: typer.Context, ids: IdsArg = None, wide: WideOpt = False, as_json: JsonOpt = False
+) -> None:
+    """Show each server's state and last error.
 
-@app.command("status")
-def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False) -> None:
-    """Show each server's state, cached tool count, last refresh and last error.
+    Also its cached tool count and last refresh.
 
     Read from the on-disk catalog: nothing is started. States: cached (listed before),
     cold (never listed: run `pegboard servers refresh`), failed (with the error), disabled.
@@ -140,29 +158,40 @@ def status_cmd(ctx: typer.Context, ids: IdsArg = None, as_json: JsonOpt = False)
     if as_json:
         echo_json([_status_row(st, runtime) for st in statuses])
         return
-    from rich.console import Console  # lazy (start-up time)
-    from rich.table import Table
-
-    table = Table(title="MCP server status")
-    for column in ("id", "state", "tools", "last refresh", "last error"):
-        table.add_column(column)
-    for st in statuses:
-        error = f"{st.error} ({_when(st.at)})" if st.error else ""
-        table.add_row(st.server_id, _state(st), str(st.tool_count), _when(st.fetched_at), error)
-    Console().print(table)
+    columns = [
+        Column("id", key=True),
+        Column("state", key=True),
+        Column("tools", key=True),
+        Column("last refresh", key=True),
+        Column("last error"),
+    ]
+    rows = [
+        [
+            st.server_id,
+            _state(st),
+            str(st.tool_count),
+            _when(st.fetched_at),
+            f"{st.error} ({_when(st.at)})" if st.error else "",
+        ]
+        for st in statuses
+    ]
+    print_table("MCP server status", columns, rows, wide=wide)
     print_excluded(runtime.excluded(), wanted)
     for line in (line for st in statuses for line in _trust_lines(st)):
         typer.echo(line)
 
 
-@app.command("refresh")
+@app.command("refresh", cls=PlainCommand)
 def refresh_cmd(
     ctx: typer.Context,
     ids: IdsArg = None,
     concurrency: Annotated[int, typer.Option(help="Servers refreshed at once.")] = 4,
     as_json: JsonOpt = False,
 ) -> None:
-    """Connect to servers, list their tools and cache them (exit 1 if any failed)."""
+    """Connect to servers and cache their tools.
+
+    Exits 1 if any server failed.
+    """
     loaded = load(ctx)
     wanted = [sid for sid in _check_ids(loaded, ids) if loaded.config.servers[sid].enabled]
     runtime = _runtime(loaded)
@@ -226,12 +255,21 @@ def _set_enabled(ctx: typer.Context, server_id: str, enabled: bool) -> None:
     else:
         servers[server_id]["enabled"] = False
     raw["servers"] = servers
-    write_config(loaded.path, raw)
+    try:
+        write_config(loaded.path, raw)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
     word = "enabled" if enabled else "disabled"
     typer.echo(f"{server_id} {word} in {loaded.path} (a running pegboard serve follows at once)")
 
 
-@app.command("enable")
+# Unknown options belong to the server's command (`servers add fs npx -y pkg` without --).
+app.command("add", cls=PlainCommand, context_settings={"ignore_unknown_options": True})(
+    servers_add.add_cmd
+)
+
+
+@app.command("enable", cls=PlainCommand)
 def enable_cmd(
     ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
 ) -> None:
@@ -239,9 +277,12 @@ def enable_cmd(
     _set_enabled(ctx, server_id, True)
 
 
-@app.command("disable")
+@app.command("disable", cls=PlainCommand)
 def disable_cmd(
     ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
 ) -> None:
-    """Disable a server in the config file (it is never started; its tools disappear)."""
+    """Disable a server in the config file.
+
+    A disabled server is never started and its tools disappear.
+    """
     _set_enabled(ctx, server_id, False)

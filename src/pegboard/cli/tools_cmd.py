@@ -25,6 +25,8 @@ from pegboard.cli._common import (
     run,
 )
 from pegboard.cli.approval_prompt import cli_approval
+from pegboard.cli.help import PlainCommand, PlainGroup
+from pegboard.cli.render import Column, print_table
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import ToolContext
@@ -35,9 +37,14 @@ from pegboard.toolsets import ToolList
 
 VIA = "cli"
 
-app = typer.Typer(help="List, search, inspect and call tools.", no_args_is_help=True)
+app = typer.Typer(
+    cls=PlainGroup, help="List, search, inspect and call tools.", no_args_is_help=True
+)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+WideOpt = Annotated[
+    bool, typer.Option("--wide", "-w", help="Whole descriptions, wrapped, not one line each.")
+]
 ProfileOpt = Annotated[
     str | None, typer.Option("--profile", "-p", help="Profile whose tools to use.")
 ]
@@ -67,22 +74,14 @@ def _row(e: ToolEntry) -> dict[str, Any]:
     }
 
 
-def _table(title: str, entries: list[ToolEntry]) -> None:
-    from rich.console import Console  # lazy (start-up time)
-    from rich.table import Table
-
-    table = Table(title=title)
-    # Names and namespaces are what a user copies: never cut them; the description wraps.
-    table.add_column("name", no_wrap=True)
-    table.add_column("namespace", no_wrap=True)
-    table.add_column("defer", no_wrap=True)
-    table.add_column("description", ratio=1)
-    for e in entries:
-        table.add_row(e.name, e.label, e.defer, e.summary)
-    Console().print(table)
+def _table(title: str, entries: list[ToolEntry], wide: bool = False) -> None:
+    columns = [Column("name", key=True), Column("namespace", key=True)]
+    columns += [Column("defer", key=True), Column("description")]
+    rows = [[e.name, e.label, e.defer, e.summary] for e in entries]
+    print_table(title, columns, rows, wide=wide)
 
 
-@app.command("list")
+@app.command("list", cls=PlainCommand)
 def list_tools(
     ctx: typer.Context,
     query: Annotated[
@@ -91,10 +90,15 @@ def list_tools(
     namespace: Annotated[
         str | None, typer.Option("--namespace", "-n", help="Namespace or label.")
     ] = None,
+    wide: WideOpt = False,
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show the profile's tools as a table (name, namespace, defer policy, description)."""
+    """List the profile's tools.
+
+    One row per tool: name, namespace, defer policy and the first line of its description
+    (--wide prints whole descriptions).
+    """
     runtime = _runtime(ctx, profile)
     active = {e.name for e in _listing(runtime).entries()}
     entries = [
@@ -103,19 +107,23 @@ def list_tools(
     if as_json:
         echo_json([_row(e) for e in entries])
     else:
-        _table(f"{len(entries)} tools", entries)
+        _table(f"{len(entries)} tools", entries, wide)
     print_excluded(runtime.excluded())
 
 
-@app.command("search")
+@app.command("search", cls=PlainCommand)
 def search_tools(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What the tool should do, in words.")],
     limit: Annotated[int, typer.Option("--limit", "-k", help="Results to show.")] = 8,
+    wide: WideOpt = False,
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ranked search over the profile's tools (the ranking tool_search uses)."""
+    """Search the profile's tools by what they do.
+
+    Ranked as the tool_search meta-tool ranks them for a model.
+    """
     runtime = _runtime(ctx, profile)
     allowed = frozenset(e.name for e in _listing(runtime).entries())
     hits = registry_index(runtime.registry).search([query], limit=limit, allowed=allowed)
@@ -126,7 +134,7 @@ def search_tools(
         return
     if not entries:
         fail(f"no tool matches {query!r}", EXIT_NOT_FOUND)
-    _table(f"best {len(entries)} for {query!r}", entries)
+    _table(f"best {len(entries)} for {query!r}", entries, wide)
 
 
 def _entry(runtime: ToolRuntime, name: str) -> ToolEntry:
@@ -136,20 +144,28 @@ def _entry(runtime: ToolRuntime, name: str) -> ToolEntry:
         fail(str(exc), EXIT_NOT_FOUND)
 
 
-@app.command("inspect")
+@app.command("inspect", cls=PlainCommand)
 def inspect_tool(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Wire name, e.g. mcp__github__create_issue.")],
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show one tool's signature (the stub tool_inspect gives a model) or its full schema."""
+    """Show one tool: its server, original name and signature.
+
+    The signature is the stub tool_inspect gives a model; --json adds the full schemas.
+    """
     runtime = _runtime(ctx, profile)
     entry = _entry(runtime, name)
+    origin = {
+        "server_id": entry.source.server_id if entry.source else None,
+        "original_name": entry.source.tool_name if entry.source else None,
+    }
     if as_json:
         tool = entry.tool
         echo_json(
             _row(entry)
+            | origin
             | {
                 "input_schema": tool.input_schema,
                 "output_schema": tool.output_schema,
@@ -159,12 +175,14 @@ def inspect_tool(
             }
         )
         return
+    if entry.source:
+        typer.echo(f"// server: {entry.source.server_id}, original name: {entry.source.tool_name}")
     typer.echo(stub_of(entry))
     if line := trust_cmd.flag_line(runtime.catalog, entry):
         typer.echo(line)
 
 
-@app.command("call")
+@app.command("call", cls=PlainCommand)
 def call_tool(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Wire name of the tool.")],
@@ -177,7 +195,10 @@ def call_tool(
     profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Call a tool once (starting its server) and print the result; exit 1 on a tool error."""
+    """Call a tool once and print the result.
+
+    Starts the tool's server; exits 1 when the tool reports an error.
+    """
     try:
         args = json.loads(arguments)
     except json.JSONDecodeError as exc:
@@ -225,4 +246,4 @@ async def _call(
         return await attempt()
 
 
-app.command("trust")(trust_cmd.trust)
+app.command("trust", cls=PlainCommand)(trust_cmd.trust)

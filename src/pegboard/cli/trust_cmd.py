@@ -53,9 +53,10 @@ def trust(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
-    """Accept a tool whose definition changed, or a server whose command/url/env changed.
+    """Accept a changed tool definition or server launch definition.
 
-    pegboard pins each tool's definition (description, schemas, annotations) and each
+    Use it for a tool whose definition changed, or a server whose command, url or env
+    changed. pegboard pins each tool's definition (description, schemas, annotations) and each
     server's launch definition when first seen; a change hides the tool (or the server)
     until you trust it here. Review first: `pegboard tools inspect NAME`, `servers list`.
     """

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
+from pegboard.config.load import render_config
 from pegboard.config.server import foreign_keys, normalise_entry, parse_server
 from pegboard.errors import ConfigError
 
@@ -53,12 +52,16 @@ class ImportPlan:
     def diff(
         self, config_path: Path, mask: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     ) -> str:
-        """A unified diff of the config file text, before -> after (``mask`` hides secrets)."""
+        """A unified diff of the config file text, before -> after (``mask`` hides secrets).
+
+        Both sides are the text :func:`write_config` would write, so the user's comments and
+        layout show as kept.
+        """
         before, after = (
             (mask(self.before), mask(self.merged)) if mask else (self.before, self.merged)
         )
-        old = tomli_w.dumps(before).splitlines(keepends=True) if before else []
-        new = tomli_w.dumps(after).splitlines(keepends=True)
+        old = render_config(config_path, before).splitlines(keepends=True) if before else []
+        new = render_config(config_path, after).splitlines(keepends=True)
         return "".join(
             difflib.unified_diff(old, new, fromfile=f"{config_path}", tofile=f"{config_path}")
         )

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-import tomli_w
 from pydantic import ValidationError
 
 from pegboard.config.model import PegboardConfig
@@ -134,13 +133,97 @@ def _shown(loc: tuple[int | str, ...], value: Any) -> str:
 
 
 def write_config(path: Path, raw: Mapping[str, Any]) -> None:
-    """Validate ``raw`` and write it atomically (the previous file is kept as ``.bak``)."""
+    """Validate ``raw`` and write it atomically (the previous file is kept as ``.bak``).
+
+    The file is edited, not regenerated: comments, key order and layout of everything
+    ``raw`` leaves unchanged survive (see :func:`render_config`).
+    """
     validate_config(raw, source=path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = tomli_w.dumps(dict(raw))
+    text = render_config(path, raw)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    if path.exists():
-        backup = path.with_name(path.name + ".bak")
-        backup.write_bytes(path.read_bytes())
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        if path.exists():
+            backup = path.with_name(path.name + ".bak")
+            backup.write_bytes(path.read_bytes())
+        tmp.replace(path)
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot be written ({exc.strerror or exc}); check that {path.parent} is a "
+            "writable directory, or point --config elsewhere"
+        ) from exc
+
+
+def render_config(path: Path, raw: Mapping[str, Any]) -> str:
+    """The text of ``path`` with its values changed to ``raw``'s, comments and layout kept.
+
+    Keys ``raw`` lacks are removed, changed values rewritten in place, new keys appended;
+    new tables get their nested tables inline (``env = { ... }``) as a person writes them.
+    """
+    import tomlkit  # lazy: only commands that write the config need it
+
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else None
+    except (OSError, tomlkit.exceptions.ParseError) as exc:
+        raise ConfigError(f"{path}: cannot be edited: {exc}") from exc
+    if doc is None:
+        doc = tomlkit.document()
+    _merge_into(doc, raw, depth=0)
+    return tomlkit.dumps(doc)
+
+
+def _merge_into(container: Any, new: Mapping[str, Any], *, depth: int) -> None:
+    for key in [k for k in container if k not in new]:
+        del container[key]
+    for key, value in new.items():
+        current = container.get(key)
+        if isinstance(value, Mapping) and isinstance(current, dict):
+            _merge_into(current, value, depth=depth + 1)
+        elif current is None:
+            _add(container, key, _new_item(value, depth, inline=_is_inline(container)))
+        elif _plain(current) != value:
+            container[key] = _new_item(value, depth, inline=_is_inline(container))
+
+
+def _plain(item: Any) -> Any:
+    return item.unwrap() if hasattr(item, "unwrap") else item
+
+
+def _is_inline(container: Any) -> bool:
+    from tomlkit.items import InlineTable
+
+    return isinstance(container, InlineTable)
+
+
+def _add(container: Any, key: str, item: Any) -> None:
+    """Add ``key`` after the table's last plain key, not after comments that lead the next
+    table (``# GitHub needs a token`` above ``[servers.github]`` stays above it)."""
+    from tomlkit.items import AoT, Comment, Table, Whitespace
+
+    body = getattr(container, "value", container)  # a Table's Container, or the Document
+    plain = [
+        k.key
+        for k, v in getattr(body, "body", ())
+        if k is not None and not isinstance(v, (Table, AoT, Comment, Whitespace))
+    ]
+    if plain and not isinstance(item, Table) and hasattr(body, "_insert_after"):
+        body._insert_after(plain[-1], key, item)  # tomlkit has no public insert-at
+    else:
+        container[key] = item
+
+
+def _new_item(value: Any, depth: int, *, inline: bool = False) -> Any:
+    """A TOML item for a new value: ``[servers.<id>]`` tables, anything deeper inline."""
+    import tomlkit
+
+    if not isinstance(value, Mapping):
+        return value
+    if inline or depth >= 2:
+        table: Any = tomlkit.inline_table()
+    else:
+        nested = depth == 0 and bool(value) and all(isinstance(v, Mapping) for v in value.values())
+        table = tomlkit.table(is_super_table=nested)  # [servers.a] without an empty [servers]
+    for k, v in value.items():
+        table[k] = _new_item(v, depth + 1, inline=inline)
+    return table

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pegboard.config.server import ServerConfig
-from pegboard.core.scope import DEFAULT_MCP_MODE, AssistantSettings, McpMode
+from pegboard.core.scope import DEFAULT_MCP_MODE, AssistantSettings, DestructivePolicy, McpMode
 
 DEFAULT_PROFILE = "default"
 
@@ -49,6 +49,16 @@ class ProfileConfig(_Section):
         default_factory=list,
         description="Tools always shown inline and always asking for approval.",
     )
+    destructive_tools: DestructivePolicy = Field(
+        default="ask",
+        description="ask: MCP tools annotated destructiveHint (and not readOnlyHint) ask for "
+        "approval before each run; allow: they run without asking.",
+    )
+    context_window: int | None = Field(
+        default=None,
+        gt=0,
+        description="Context window of this profile's model (overrides the top-level one).",
+    )
 
     def to_settings(self) -> AssistantSettings:
         return AssistantSettings(
@@ -59,6 +69,7 @@ class ProfileConfig(_Section):
             mcp_server_ids=tuple(self.mcp_servers),
             disabled_tools=frozenset(self.disabled_tools),
             force_prompt_tools=frozenset(self.force_prompt_tools),
+            destructive_tools=self.destructive_tools,
         )
 
 
@@ -199,7 +210,9 @@ class PegboardConfig(_Section):
     context_window: int | None = Field(
         default=None,
         gt=0,
-        description="Model context window to plan for (32000 assumed when unset).",
+        description="Context window (tokens) of the client's model; deferral starts when the "
+        "tools would take 10% of it. 200000 when unset: Claude Desktop, Claude Code, Cursor "
+        "and VS Code mostly run 200k-token models. Set it lower for small local models.",
     )
     default_profile: str = Field(
         default=DEFAULT_PROFILE, description="Profile used when none is chosen."

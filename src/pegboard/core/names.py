@@ -4,14 +4,18 @@
 * meta-tools: ``tool_search``, ``tool_inspect``, ``tool_invoke``, ``tool_exec``;
 * MCP tools: ``mcp__<server>__<tool>``.
 
-An MCP segment is kept verbatim when it is already identifier-safe
-(``[A-Za-z0-9]+`` parts joined by single underscores, e.g. ``github`` / ``create_issue``), as
-Claude Code does. Anything else (dashes, dots, spaces, CJK, emoji, double underscores, names
-too long for 64 characters) is camelCased and the whole name gets a ``__<16 hex>`` suffix from
-sha256(server id, NUL, tool name). Verbatim names contain ``__`` exactly twice and suffixed
-ones exactly three times, so the two forms never meet, and suffixed names differ by hash.
-The server segment comes from the server *id*, so renaming a server never changes a name.
+An MCP segment is kept verbatim when it is already legal in OpenAI's and Anthropic's tool names
+(``^[a-zA-Z0-9_-]{1,64}$``): ``[A-Za-z0-9-]+`` parts joined by single underscores, e.g. ``github`` /
+``create_issue`` / ``get-weather``, as Claude Code does. Anything else (dots, spaces, CJK, emoji,
+double underscores, names too long for 64 characters) is camelCased and the whole name gets a
+``__<16 hex>`` suffix from sha256(server id, NUL, tool name). Verbatim names contain ``__`` exactly
+twice and suffixed ones exactly three times, so the two forms never meet, and suffixed names differ
+by hash. The server segment comes from the server *id*, so renaming a server never changes a name.
 Nothing parses a wire name back: the registry keeps a map to (server id, tool name).
+
+Before hyphens were kept, a hyphenated segment was camelCased and suffixed like the rest;
+:func:`legacy_mcp_tool_name` gives that older name, and the registry resolves it to the
+current one, so approvals, config lists and clients' cached lists that use it keep working.
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ RESERVED_TOOL_NAMES = BUILTIN_TOOL_NAMES | META_TOOL_NAMES
 
 MAX_WIRE_NAME_LENGTH = 64
 SUFFIX_HEX_LENGTH = 16
-WIRE_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+WIRE_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
-_VERBATIM_SEGMENT = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*$")
+_VERBATIM_SEGMENT = re.compile(r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$")
+_LEGACY_VERBATIM_SEGMENT = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*$")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _PREFIX = "mcp__"
 _SEP = "__"
@@ -57,7 +62,16 @@ def mcp_tool_name(server_id: str, server_name: str | None, tool_name: str) -> st
     not enter the name, so that renaming a server keeps every wire name (and approval) stable.
     """
     del server_name
-    if _VERBATIM_SEGMENT.match(server_id) and _VERBATIM_SEGMENT.match(tool_name):
+    return _wire_name(server_id, tool_name, _VERBATIM_SEGMENT)
+
+
+def legacy_mcp_tool_name(server_id: str, tool_name: str) -> str:
+    """The wire name pegboard gave this tool before hyphens were kept (often the same)."""
+    return _wire_name(server_id, tool_name, _LEGACY_VERBATIM_SEGMENT)
+
+
+def _wire_name(server_id: str, tool_name: str, verbatim: re.Pattern[str]) -> str:
+    if verbatim.match(server_id) and verbatim.match(tool_name):
         plain = f"{_PREFIX}{server_id}{_SEP}{tool_name}"
         if len(plain) <= MAX_WIRE_NAME_LENGTH:
             return plain
@@ -87,7 +101,7 @@ def mcp_tool_name_problem(name: object) -> str | None:
 
 
 def is_valid_wire_name(name: str) -> bool:
-    return len(name) <= MAX_WIRE_NAME_LENGTH and bool(WIRE_NAME_RE.match(name))
+    return bool(WIRE_NAME_RE.match(name))
 
 
 MCP_NAMESPACE_PREFIX = "mcp:"

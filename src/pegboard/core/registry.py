@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from pegboard.core.entry import ToolEntry, ToolSource
+from pegboard.core.names import legacy_mcp_tool_name
 from pegboard.core.scope import ToolApplyScope
 
 logger = logging.getLogger("pegboard.registry")
@@ -39,11 +40,20 @@ def _matches(entry: ToolEntry, query: str | None, namespace: str | None) -> bool
 class RegistrySnapshot:
     """An immutable view of the registry at one version."""
 
-    __slots__ = ("_by_source", "_entries", "version")
+    __slots__ = ("_aliases", "_by_source", "_entries", "version")
 
     def __init__(self, entries: Mapping[str, ToolEntry], version: int) -> None:
         self._entries = MappingProxyType(dict(sorted(entries.items())))
         self._by_source = {e.source: e.name for e in self._entries.values() if e.source}
+        # Names MCP tools had before hyphens were kept in wire names, so a client's cached
+        # list, a config list or an approval that uses one still finds the tool.
+        self._aliases = {
+            legacy: e.name
+            for e in self._entries.values()
+            if e.source
+            and (legacy := legacy_mcp_tool_name(e.source.server_id, e.source.tool_name)) != e.name
+            and legacy not in self._entries
+        }
         self.version = version
 
     def __len__(self) -> int:
@@ -53,7 +63,12 @@ class RegistrySnapshot:
         return name in self._entries
 
     def get(self, name: str) -> ToolEntry | None:
-        return self._entries.get(name)
+        """The entry named ``name``, or the one that had that (pre-hyphen) name before."""
+        return self._entries.get(name) or self._entries.get(self._aliases.get(name, ""))
+
+    def canonical(self, name: str) -> str:
+        """``name``, or the current name of the tool ``name`` used to be (see :meth:`get`)."""
+        return self._aliases.get(name, name)
 
     def entries(self) -> list[ToolEntry]:
         return list(self._entries.values())
@@ -65,7 +80,7 @@ class RegistrySnapshot:
         return [e for e in self._entries.values() if _matches(e, query, namespace)]
 
     def source_of(self, name: str) -> ToolSource | None:
-        entry = self._entries.get(name)
+        entry = self.get(name)
         return entry.source if entry else None
 
     def name_for(self, source: ToolSource) -> str | None:

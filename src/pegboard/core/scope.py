@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pegboard.core.names import legacy_mcp_tool_name
+
 McpMode = Literal["disabled", "manual", "auto"]
+DestructivePolicy = Literal["ask", "allow"]
+"""``ask``: MCP tools annotated ``destructiveHint: true`` (and not ``readOnlyHint``) ask for
+approval before each run; ``allow``: they run like any other tool."""
 # One default for the library and the config file: every enabled server. (Cherry Studio
 # defaults to manual; a pegboard config lists its servers on purpose, so hiding them all until
 # each profile links them would surprise every user.)
@@ -27,6 +32,7 @@ class AssistantSettings:
     mcp_server_ids: tuple[str, ...] = ()
     disabled_tools: frozenset[str] = frozenset()
     force_prompt_tools: frozenset[str] = frozenset()
+    destructive_tools: DestructivePolicy = "ask"
 
     def is_tool_disabled(self, wire_name: str, server_id: str, tool_name: str) -> bool:
         return _listed(self.disabled_tools, wire_name, server_id, tool_name)
@@ -36,7 +42,12 @@ class AssistantSettings:
 
 
 def _listed(items: frozenset[str], wire_name: str, server_id: str, tool_name: str) -> bool:
-    return wire_name in items or f"{server_id}/{tool_name}" in items
+    # The pre-hyphen wire name still matches, so lists written before the rename keep working.
+    return (
+        wire_name in items
+        or f"{server_id}/{tool_name}" in items
+        or (bool(items) and legacy_mcp_tool_name(server_id, tool_name) in items)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@ ranking behind ``tool_search`` is :mod:`pegboard.search`, which knows nothing of
 
 from pegboard.deferral.apply import Exposition, apply_defer_exposition
 from pegboard.deferral.defer import (
+    DEFAULT_CONTEXT_WINDOW,
     DEFER_THRESHOLD_PCT,
-    FALLBACK_CONTEXT_WINDOW,
     MIN_AUTO_DEFER_COUNT,
     DeferDecision,
     defer_threshold,
@@ -27,8 +27,8 @@ from pegboard.deferral.tool_invoke import invoke_tool, make_tool_invoke
 from pegboard.deferral.tool_search import make_tool_search, search_pool
 
 __all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
     "DEFER_THRESHOLD_PCT",
-    "FALLBACK_CONTEXT_WINDOW",
     "MIN_AUTO_DEFER_COUNT",
     "PROMPT_SECTION_BUDGET_TOKENS",
     "DeferDecision",

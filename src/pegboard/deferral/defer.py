@@ -21,7 +21,11 @@ from pegboard.deferral.definitions import DEFINITIONS, INJECTED_META_TOOLS
 from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
 
 DEFER_THRESHOLD_PCT = 10
-FALLBACK_CONTEXT_WINDOW = 32_000
+# Assumed when neither the caller nor the config names the model's window. pegboard serve's
+# clients (Claude Desktop, Claude Code, Cursor, VS Code) mostly run 200k-token models
+# (Claude; GPT-4.1 and Gemini have more, GPT-4o 128k), so 200000 fits them; a small local
+# model sets its own with --context-window or context_window in the config.
+DEFAULT_CONTEXT_WINDOW = 200_000
 MIN_AUTO_DEFER_COUNT = 5
 
 
@@ -39,7 +43,7 @@ class DeferDecision:
 
 
 def defer_threshold(context_window: int | None) -> int:
-    window = context_window if context_window and context_window > 0 else FALLBACK_CONTEXT_WINDOW
+    window = context_window if context_window and context_window > 0 else DEFAULT_CONTEXT_WINDOW
     return window * DEFER_THRESHOLD_PCT // 100
 
 

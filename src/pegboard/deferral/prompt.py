@@ -1,11 +1,12 @@
 """The deferred-tools section of the system prompt, generated from what was injected.
 
-It names only meta-tools that are really in the request, then lists the deferred namespaces
-by label (never internal ids) with tool counts, a one-line summary of each, and the state of
-MCP servers that are cold or failing, so the model can tell "configured but failing" from
-"absent". The text is deterministic. To stay cheap with many namespaces it degrades to fit
-``budget`` tokens: first summaries go, then namespaces beyond the largest are folded into a
-pointer to ``tool_search`` (which lists them all); server problems are always shown.
+It names only meta-tools that are really in the request, then lists the deferred namespaces by label
+(never internal ids) with tool counts, a one-line summary of each (or its first few tools by wire
+name, the name a model calls), and the state of MCP servers that are cold or failing, so the model
+can tell "configured but failing" from "absent". The text is deterministic. To stay cheap with many
+namespaces it degrades to fit ``budget`` tokens: first summaries go, then namespaces beyond the
+largest are folded into a pointer to ``tool_search`` (which lists them all); server problems are
+always shown.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def _namespaces(
         label = entries[0].label if entries else (status.label if status else raw)
         # Server-supplied text is escaped: nothing may close the wrapper and speak as us.
         label = escape_markup(label)
-        names = tuple(escape_markup(e.source.tool_name if e.source else e.name) for e in entries)
+        names = tuple(escape_markup(e.name) for e in entries)  # the names to call
         spaces.append(_Namespace(raw, label, names, status))
     return sorted(spaces, key=lambda ns: (ns.label, ns.raw))
 

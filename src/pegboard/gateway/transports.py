@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import errno
 import hmac
 import ipaddress
 import logging
 import socket
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -133,24 +137,122 @@ async def serve_http(
     import uvicorn  # lazy: only --http needs it (start-up time of stdio serving)
 
     app = http_app(gateway, host=host, token=token)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    # Listen before announcing the URL: a client that connects as soon as it reads the line
-    # then waits in the backlog for uvicorn instead of being refused.
-    sock.listen(2048)
+    sock = bind_listening_socket(host, port)
     bound: Any = sock.getsockname()
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
+    shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
+    config = uvicorn.Config(
+        app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE_S
+    )
+    server = _quiet_server_class()(config)
+    logging.getLogger("uvicorn.error").addFilter(_ShutdownNoise(server))
     print(
         f"pegboard serving MCP on http://{shown}:{bound[1]}{MCP_PATH}", file=sys.stderr, flush=True
     )
     async with anyio.create_task_group() as tg:
         tg.start_soon(gateway.announce_changes)
         try:
-            await server.serve(sockets=[sock])
+            await _serve_until_cancelled(server, sock)
         finally:
             tg.cancel_scope.cancel()
             sock.close()
+
+
+SHUTDOWN_GRACE_S = 2
+
+
+def check_port(port: int) -> None:
+    """Raise ConfigError naming the valid range unless ``port`` is a TCP port number."""
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"port {port} is out of range: use 0-65535 (0 picks a free port)")
+
+
+def bind_listening_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket; a port out of range or in use is a ConfigError naming the fix."""
+    check_port(port)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"{host}:{port} is already in use (another pegboard serve?): stop that process "
+                "or choose another port with --port or [gateway] port (0 picks a free one)"
+            ) from None
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    # Listen before announcing the URL: a client that connects as soon as it reads the line
+    # then waits in the backlog for uvicorn instead of being refused.
+    sock.listen(2048)
+    return sock
+
+
+async def _serve_until_cancelled(server: Any, sock: socket.socket) -> None:
+    """Run uvicorn; when cancelled (SIGTERM, Ctrl-C), shut it down gracefully first.
+
+    Cancelling uvicorn from outside would cancel its lifespan and open requests mid-flight
+    (each a CancelledError traceback on stderr); asking it to exit closes them in order.
+    """
+    done = anyio.Event()
+    server_scope = anyio.CancelScope(shield=True)
+
+    async def run() -> None:
+        with server_scope:
+            try:
+                await server.serve(sockets=[sock])
+            finally:
+                done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        try:
+            await done.wait()
+        finally:
+            server.should_exit = True
+            with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_GRACE_S + 3):
+                await done.wait()
+            server_scope.cancel()
+
+
+def _quiet_server_class() -> type[Any]:
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        """uvicorn without its own signal handlers: ``pegboard serve`` owns SIGTERM/SIGINT.
+
+        uvicorn would re-raise a captured SIGTERM after shutting down, killing the process
+        with status 143 instead of letting it stop its child servers and exit 0.
+        """
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return QuietServer
+
+
+class _ShutdownNoise(logging.Filter):
+    """Drops uvicorn's complaints about requests cut short by a shutdown we asked for.
+
+    A client's open event stream (GET /mcp) never ends by itself, so it is cut after the
+    grace period; uvicorn logs that as errors ("timeout graceful shutdown exceeded",
+    "returned without completing response", CancelledError) although nothing went wrong.
+    Before shutdown every record passes.
+    """
+
+    def __init__(self, server: Any) -> None:
+        super().__init__()
+        self._server = server
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._server.should_exit:
+            return True
+        cancelled = record.exc_info is not None and isinstance(
+            record.exc_info[1], asyncio.CancelledError
+        )
+        message = record.getMessage()
+        cut_short = message.startswith("ASGI callable returned without completing") or (
+            message.endswith("timeout graceful shutdown exceeded")  # an open event stream
+        )
+        return not (cancelled or cut_short)

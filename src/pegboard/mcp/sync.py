@@ -11,7 +11,7 @@ transient failure never hides tools, and a selection never evicts what it did no
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,6 +183,18 @@ def sync_mcp_tools_to_registry(
     return report
 
 
+def is_destructive(annotations: Mapping[str, Any] | None) -> bool:
+    """Whether an MCP tool says it may destroy data: ``destructiveHint: true``, not read-only.
+
+    Only an explicit ``destructiveHint: true`` counts (the spec's implicit default of true
+    for tools that are not read-only would gate nearly every tool of older servers).
+    """
+    if not annotations:
+        return False
+    read_only = annotations.get("readOnlyHint") is True
+    return annotations.get("destructiveHint") is True and not read_only
+
+
 def _entry(
     wire: str,
     config: McpServerConfig,
@@ -208,6 +220,8 @@ def _entry(
     annotations = (
         tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else None
     )
+    policy = assistant.destructive_tools if assistant is not None else "ask"
+    gated = force_prompt or (policy == "ask" and is_destructive(annotations))
     # The model never sees invisible characters (tag, zero-width, bidi) a server hid in prose.
     description = strip_invisible(tool.description or "")
     return ToolEntry(
@@ -221,7 +235,7 @@ def _entry(
             input_schema=strip_invisible(tool.input_schema),
             output_schema=strip_invisible(tool.output_schema),
             execute=execute,
-            needs_approval=True if force_prompt else None,
+            needs_approval=True if gated else None,
             annotations=annotations,
             title=strip_invisible(tool.title) if tool.title else None,
         ),

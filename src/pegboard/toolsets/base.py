@@ -49,7 +49,10 @@ class ToolList:
 
     def resolve(self, name: str) -> ToolEntry:
         """The callable entry ``name``, or :class:`~pegboard.errors.ToolNotAllowed` /
-        :class:`~pegboard.errors.ToolNotFound` (with suggestions)."""
+        :class:`~pegboard.errors.ToolNotFound` (with suggestions). A tool's pre-hyphen wire
+        name (a client's cached list, an old script) resolves to the tool."""
+        if name not in self.by_name:
+            name = self.snapshot.canonical(name)
         return resolve_name(name, self.by_name.get(name), self.by_name, self.snapshot)
 
     def lookup(self, name: str) -> ToolEntry | None:

@@ -1,0 +1,181 @@
+"""What the CLI prints, at a fixed width: help, tables, and text shown verbatim."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pegboard.cli.app import app
+from tests.cli.conftest import Invoke, as_json, warm_cache, write
+from tests.gateway.harness import PEGBOARD
+
+SERVE_HELP_80 = """\
+Usage: pegboard serve [OPTIONS]
+
+  Serve all configured MCP servers as one MCP server.
+
+  Speaks MCP over stdio (the default) or streamable HTTP (--http).
+
+  tools/list is answered at once from the catalog cache; servers start in the
+  background. Over --http, a non-loopback --host needs a bearer token
+  ([gateway] token or PEGBOARD_TOKEN). Enabling or disabling a server, or
+  editing the profile, in the config file takes effect at once (clients get
+  tools/list_changed). Stops every child server on exit (EOF on stdin,
+  SIGTERM, Ctrl-C).
+
+Options:
+  --http                   Serve streamable HTTP instead of stdio.
+  --host HOST              Bind address for --http (default 127.0.0.1).
+  --port PORT              Port for --http (default 8765; 0 = any free port).
+  -p, --profile PROFILE    Profile to serve (default: default).
+  --no-defer               Expose every tool inline; no meta-tools.
+  --context-window TOKENS  Context window of the client's model; decides
+                           deferral (default 200000).
+  --log-level LEVEL        Log level on stderr: debug, info, warning.
+                           [default: warning]
+  --help                   Show this message and exit.
+"""
+
+TOOLS_HELP = """\
+Usage: pegboard tools [OPTIONS] COMMAND [ARGS]...
+
+  List, search, inspect and call tools.
+
+Options:
+  --help  Show this message and exit.
+
+Commands:
+  list     List the profile's tools.
+  search   Search the profile's tools by what they do.
+  inspect  Show one tool: its server, original name and signature.
+  call     Call a tool once and print the result.
+  trust    Accept a changed tool definition or server launch definition.
+"""
+
+ROOT_HELP = """\
+Usage: pegboard [OPTIONS] COMMAND [ARGS]...
+
+  A tool layer for LLM agents: many tools and MCP servers, a small context.
+
+Options:
+  -c, --config PATH  Config file (default: $PEGBOARD_CONFIG, then the user
+                     config dir).
+  --help             Show this message and exit.
+
+Commands:
+  serve    Serve all configured MCP servers as one MCP server.
+  tools    List, search, inspect and call tools.
+  servers  Add, list, check, refresh, enable and disable MCP servers.
+  config   Show, locate and import configuration.
+  bench    Benchmarks that anyone can rerun.
+  kb       Knowledge bases: local files that kb_search finds by meaning.
+  audit    Read the audit log of tool calls.
+"""
+
+
+def help_at(columns: int, *args: str) -> str:
+    # A real process: typer's CliRunner forces 80 columns whatever COLUMNS says.
+    env = {"PATH": os.environ.get("PATH", ""), "COLUMNS": str(columns)}
+    result = subprocess.run(
+        [PEGBOARD, *args, "--help"], env=env, capture_output=True, text=True, check=True
+    )
+    return result.stdout
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_help_reads_as_plain_wrapped_text_with_named_values(columns: int) -> None:
+    # Help wraps at 80 columns at most, so 100 columns print the same text.
+    assert help_at(columns, "serve") == SERVE_HELP_80
+    assert help_at(columns, "tools") == TOOLS_HELP
+    assert help_at(columns) == ROOT_HELP
+
+
+def test_help_names_arguments_and_shows_no_type_tags() -> None:
+    text = help_at(80, "tools", "inspect")
+
+    assert text.startswith("Usage: pegboard tools inspect [OPTIONS] NAME\n")
+    assert "  NAME  Wire name, e.g. mcp__github__create_issue.\n" in text
+    for tag in ("<bool>", "<str>", "<int>", "{name}"):
+        assert tag not in text
+
+
+LONG = (
+    "Set a key of the [gateway] table in the config file, such as the port, the host and "
+    "the bearer token that clients must send."
+)
+TOOLS = [
+    {"name": "add", "description": "Add two integers.", "inputSchema": {"type": "object"}},
+    {"name": "set-gateway", "description": LONG + "\nMore.", "inputSchema": {"type": "object"}},
+]
+
+
+@pytest.fixture
+def warmed(invoke: Invoke, config_path: Path) -> Invoke:
+    write(config_path, {"servers": {"box": {"command": "/nonexistent/x"}}})
+    warm_cache(config_path, "box", TOOLS)
+    return invoke
+
+
+def lines_at(columns: str | None, *args: str) -> list[str]:
+    env = {"COLUMNS": columns} if columns else {}
+    result = CliRunner().invoke(app, list(args), env=env)
+    assert result.exit_code == 0, result.stderr
+    return [line.rstrip() for line in result.stdout.splitlines()]
+
+
+def test_tools_list_at_100_columns_gives_each_tool_one_cut_line(warmed: Invoke) -> None:
+    assert lines_at("100", "tools", "list") == [
+        "2 tools",
+        "name                    namespace   defer   description",
+        "─" * 100,
+        "mcp__box__add           mcp:box     auto    Add two integers.",
+        "mcp__box__set-gateway   mcp:box     auto    Set a key of the [gateway] table in the "
+        "config file, su…",
+    ]
+
+
+def test_tools_list_wide_wraps_whole_descriptions_and_never_cuts_names(warmed: Invoke) -> None:
+    lines = lines_at("80", "tools", "list", "--wide")
+
+    assert lines[3] == "mcp__box__add           mcp:box     auto    Add two integers."
+    assert (
+        lines[4]
+        == "mcp__box__set-gateway   mcp:box     auto    Set a key of the [gateway] table in"
+    )
+    assert " ".join(line[44:].strip() for line in lines[4:]) == LONG
+
+
+def test_piped_tables_are_not_cut_at_all(warmed: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+    lines = lines_at(None, "tools", "list")
+
+    assert lines[4] == f"mcp__box__set-gateway   mcp:box     auto    {LONG}"
+
+
+def test_inspect_shows_the_server_and_the_original_name(warmed: Invoke) -> None:
+    text = warmed("tools", "inspect", "mcp__box__set-gateway")
+    data = as_json(warmed("tools", "inspect", "mcp__box__set-gateway", "--json"))
+
+    assert text.stdout.splitlines()[0] == "// server: box, original name: set-gateway"
+    assert (data["server_id"], data["original_name"]) == ("box", "set-gateway")
+
+
+def test_a_legacy_wire_name_still_finds_the_renamed_tool(warmed: Invoke) -> None:
+    from pegboard.core.names import legacy_mcp_tool_name
+
+    old = legacy_mcp_tool_name("box", "set-gateway")
+    data = as_json(warmed("tools", "inspect", old, "--json"))
+
+    assert old.startswith("mcp__box__setGateway__")
+    assert data["name"] == "mcp__box__set-gateway"
+
+
+def test_errors_print_square_brackets_verbatim(invoke: Invoke, config_path: Path) -> None:
+    config_path.write_text('[servers.time]\ncommand = "uvx"\n', encoding="utf-8")
+
+    result = invoke("servers", "add", "time", "--", "x")
+
+    assert result.stderr.endswith("or remove [servers.time] there\n")
