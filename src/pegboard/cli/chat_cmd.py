@@ -19,7 +19,7 @@ from pegboard.cli.approval_prompt import cli_approval
 from pegboard.cli.chat_view import ChatView, transcript_json
 from pegboard.cli.tools_cmd import ProfileOpt
 from pegboard.config import LoadedConfig
-from pegboard.errors import ConfigError, ModelError, PegboardError
+from pegboard.errors import ConfigError, PegboardError
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 
 if TYPE_CHECKING:
@@ -43,7 +43,10 @@ def chat(
     ] = None,
     profile: ProfileOpt = None,
     once: Annotated[
-        str | None, typer.Option("--once", help="Run one turn with this prompt; print the answer.")
+        str | None,
+        typer.Option(
+            "--once", metavar="PROMPT", help="Run one turn with this prompt; print the answer."
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="With --once: print the transcript as JSON.")
@@ -52,7 +55,12 @@ def chat(
         bool, typer.Option("--yes", "-y", help="Approve gated tools without asking.")
     ] = False,
 ) -> None:
-    """Chat with a configured model over the profile's tools (MCP servers, deferral, approval)."""
+    """Chat with a configured model over the profile's tools.
+
+    The model gets the profile's MCP tools (large pools behind tool_search), gated tools ask
+    first, broken tool calls are repaired once. Commands: /tools, /status, /exit; Ctrl-C
+    cancels the running turn.
+    """
     if as_json and once is None:
         fail("--json needs --once: the transcript of one turn is printed for scripts", EXIT_USAGE)
     loaded = load(ctx)
@@ -189,7 +197,7 @@ def _one_line(
             console.print(Text("(turn cancelled)"))
         except concurrent.futures.CancelledError:
             console.print(Text("(turn cancelled)"))
-        except (ModelError, ConfigError) as exc:
+        except PegboardError as exc:  # the endpoint is down, say: the session goes on
             view.end_text()
             console.print(Text(f"error: {exc}", style="red"))
         else:
