@@ -54,6 +54,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from pegboard.config import load_config
 from pegboard.runtime import RuntimeOptions, ToolRuntime
+from ready import jsonrpc_line  # bench/ is the script's directory
 
 ROOT = Path(__file__).resolve().parents[1]
 SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
@@ -205,15 +206,6 @@ async def sequential(
     return out | in_process, cpu | in_cpu
 
 
-def _line(msg_id: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if msg_id is not None:
-        message["id"] = msg_id
-    if params is not None:
-        message["params"] = params
-    return (json.dumps(message) + "\n").encode()
-
-
 async def startup(tmp: Path, extra: dict[str, str] | None = None) -> tuple[float, float, int]:
     """Seconds from spawn to the initialize and tools/list answers, and the tools listed."""
     init = {
@@ -228,9 +220,9 @@ async def startup(tmp: Path, extra: dict[str, str] | None = None) -> tuple[float
         assert process.stdin is not None
         assert process.stdout is not None
         await process.stdin.send(
-            _line(1, "initialize", init)
-            + _line(None, "notifications/initialized")
-            + _line(2, "tools/list")
+            jsonrpc_line(1, "initialize", init)
+            + jsonrpc_line(None, "notifications/initialized")
+            + jsonrpc_line(2, "tools/list")
         )
         answers: dict[int, float] = {}
         tools = 0

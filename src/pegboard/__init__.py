@@ -8,52 +8,58 @@
                                 session=session)
     messages += await params.dispatcher.respond(response.choices[0].message)
 
-Importing this package loads neither the MCP SDK, numpy nor the tokenizer.
+Importing this package loads neither the MCP SDK, numpy nor the tokenizer: the names below are
+loaded on first use (PEP 562), so ``import pegboard`` and the start of a ``pegboard`` command
+(whose stdio serve answers its first requests before anything heavy loads) stay cheap.
 """
 
-from pegboard.agent.formats import ToolCall
-from pegboard.agent.params import AgentParams, AgentSession, build_agent_params
-from pegboard.calls import (
-    ApprovalHandler,
-    ApprovalRequest,
-    CallbackApprovalHandler,
-    CallRecord,
-    CallSession,
-    Decision,
-)
-from pegboard.core import (
-    Assistant,
-    AssistantSettings,
-    ModelInfo,
-    Tool,
-    ToolApplyScope,
-    ToolContext,
-    ToolDefinition,
-    ToolEntry,
-    ToolOutput,
-    ToolRegistry,
-    default_registry,
-)
-from pegboard.errors import (
-    ApprovalDenied,
-    ApprovalRequired,
-    CatalogError,
-    ConfigError,
-    InvalidToolArguments,
-    McpError,
-    OptionalDependencyMissing,
-    PegboardError,
-    SchemaError,
-    SearchModelError,
-    ServerInactive,
-    ServerUnavailable,
-    ToolError,
-    ToolExecutionError,
-    ToolNotAllowed,
-    ToolNotFound,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    "AgentParams": "pegboard.agent.params",
+    "AgentSession": "pegboard.agent.params",
+    "ApprovalDenied": "pegboard.errors",
+    "ApprovalHandler": "pegboard.calls",
+    "ApprovalRequest": "pegboard.calls",
+    "ApprovalRequired": "pegboard.errors",
+    "Assistant": "pegboard.core",
+    "AssistantSettings": "pegboard.core",
+    "CallRecord": "pegboard.calls",
+    "CallSession": "pegboard.calls",
+    "CallbackApprovalHandler": "pegboard.calls",
+    "CatalogError": "pegboard.errors",
+    "ConfigError": "pegboard.errors",
+    "Decision": "pegboard.calls",
+    "InvalidToolArguments": "pegboard.errors",
+    "McpError": "pegboard.errors",
+    "ModelInfo": "pegboard.core",
+    "OptionalDependencyMissing": "pegboard.errors",
+    "PegboardError": "pegboard.errors",
+    "SchemaError": "pegboard.errors",
+    "SearchModelError": "pegboard.errors",
+    "ServerInactive": "pegboard.errors",
+    "ServerUnavailable": "pegboard.errors",
+    "Tool": "pegboard.core",
+    "ToolApplyScope": "pegboard.core",
+    "ToolCall": "pegboard.agent.formats",
+    "ToolContext": "pegboard.core",
+    "ToolDefinition": "pegboard.core",
+    "ToolEntry": "pegboard.core",
+    "ToolError": "pegboard.errors",
+    "ToolExecutionError": "pegboard.errors",
+    "ToolNotAllowed": "pegboard.errors",
+    "ToolNotFound": "pegboard.errors",
+    "ToolOutput": "pegboard.core",
+    "ToolRegistry": "pegboard.core",
+    "build_agent_params": "pegboard.agent.params",
+    "default_registry": "pegboard.core",
+}
 
 __all__ = [
     "AgentParams",
@@ -94,3 +100,66 @@ __all__ = [
     "build_agent_params",
     "default_registry",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pegboard' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+if TYPE_CHECKING:
+    from pegboard.agent.formats import (
+        ToolCall,
+    )
+    from pegboard.agent.params import (
+        AgentParams,
+        AgentSession,
+        build_agent_params,
+    )
+    from pegboard.calls import (
+        ApprovalHandler,
+        ApprovalRequest,
+        CallbackApprovalHandler,
+        CallRecord,
+        CallSession,
+        Decision,
+    )
+    from pegboard.core import (
+        Assistant,
+        AssistantSettings,
+        ModelInfo,
+        Tool,
+        ToolApplyScope,
+        ToolContext,
+        ToolDefinition,
+        ToolEntry,
+        ToolOutput,
+        ToolRegistry,
+        default_registry,
+    )
+    from pegboard.errors import (
+        ApprovalDenied,
+        ApprovalRequired,
+        CatalogError,
+        ConfigError,
+        InvalidToolArguments,
+        McpError,
+        OptionalDependencyMissing,
+        PegboardError,
+        SchemaError,
+        SearchModelError,
+        ServerInactive,
+        ServerUnavailable,
+        ToolError,
+        ToolExecutionError,
+        ToolNotAllowed,
+        ToolNotFound,
+    )

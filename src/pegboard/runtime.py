@@ -84,7 +84,9 @@ class ToolRuntime:
             or default_model_window(config)
         )
         servers = list(config.servers.values())
-        self.catalog = McpCatalog(servers, SqliteCatalogStore(loaded.catalog_path))
+        self.catalog = McpCatalog(
+            servers, SqliteCatalogStore(loaded.catalog_path), stderr_dir=loaded.stderr_dir
+        )
         # Every session of this runtime (gateway, CLI) records each call in the data directory.
         self.audit = AuditLog(loaded.data_dir / AUDIT_FILE)
         self.registry = ToolRegistry()

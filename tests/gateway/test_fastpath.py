@@ -85,7 +85,7 @@ async def test_a_plain_call_and_one_with_meta_get_the_same_answer(tmp_path: Path
     assert fast_bad["result"] == slow_bad["result"]
 
 
-async def test_a_cancelled_call_gets_no_answer_and_odd_lines_do_not_stop_the_gateway(
+async def test_a_cancelled_call_gets_no_answer_and_odd_lines_get_an_error_not_a_stop(
     tmp_path: Path,
 ) -> None:
     write_config(tmp_path, {"servers": {"victim": victim_server()}})
@@ -115,4 +115,6 @@ async def test_a_cancelled_call_gets_no_answer_and_odd_lines_do_not_stop_the_gat
             await wire.answer(5)
 
     assert int(after["result"]["content"][0]["text"]) > 0
-    assert [a["id"] for a in wire.answers] == [1, 2, 4, 5]
+    # The line nested too deeply to parse gets an error (id null: none could be read).
+    assert [a["id"] for a in wire.answers] == [1, 2, None, 4, 5]
+    assert wire.answers[2]["error"]["code"] == -32600

@@ -6,6 +6,7 @@ from mcp.shared.message import SessionMessage
 
 from pegboard.errors import McpError
 from pegboard.gateway.stdio import MAX_LINE_BYTES, _read_lines
+from pegboard.mcp.framing import LineSplitter
 
 pytestmark = pytest.mark.anyio
 
@@ -46,3 +47,9 @@ async def test_a_line_over_the_cap_is_dropped_and_reading_goes_on() -> None:
 
     assert [type(i) for i in items] == [McpError, SessionMessage]
     assert str(items[0]) == f"dropped a message over {MAX_LINE_BYTES} bytes"
+
+
+def test_a_whole_line_over_the_cap_in_one_chunk_is_dropped_too() -> None:
+    lines = LineSplitter(max_bytes=8)
+    assert lines.feed(b"0123456789\nshort\n") == [b"short"]
+    assert lines.dropped == 1

@@ -31,14 +31,21 @@ def scripted(server_id: str, *modes: str, log: Path | None = None, **kw: Any) ->
         if flag in kw:
             args += [f"--{flag.replace('_', '-')}", str(kw.pop(flag))]
     timeouts = {"connect_timeout": 5.0, "list_timeout": 5.0, "call_timeout": 5.0}
-    return McpServerConfig(id=server_id, command=sys.executable, args=args, **(timeouts | kw))
+    return McpServerConfig(id=server_id, command=sys.executable, args=args, **_timed(timeouts, kw))
 
 
 def sdk_stdio(server_id: str, *extra: str, **kw: Any) -> McpServerConfig:
     """The official-SDK server over stdio (slower to start: imports the SDK)."""
     timeouts = {"connect_timeout": 20.0, "list_timeout": 5.0, "call_timeout": 5.0}
     args = [SDK_SERVER, "stdio", *extra]
-    return McpServerConfig(id=server_id, command=sys.executable, args=args, **(timeouts | kw))
+    return McpServerConfig(id=server_id, command=sys.executable, args=args, **_timed(timeouts, kw))
+
+
+def _timed(defaults: dict[str, float], given: dict[str, Any]) -> dict[str, Any]:
+    """Test servers start fast: a first start gets the connect timeout unless one is given."""
+    merged = defaults | given
+    merged.setdefault("first_connect_timeout", merged["connect_timeout"])
+    return merged
 
 
 def requests_in(log: Path, method: str) -> int:

@@ -323,7 +323,9 @@ async def test_giving_up_the_wait_does_not_abort_the_warm(tmp_path: Path) -> Non
         assert catalog.status("slow").state == "connecting"
         with anyio.fail_after(5):
             await failed.wait()  # the warm ran on to its own connect timeout
-    assert catalog.status("slow").error == "no answer to initialize within 1s"
+    assert catalog.status("slow").error == (
+        "no answer to initialize within 1s (raise first_connect_timeout in [servers.slow])"
+    )
 
 
 def test_two_servers_exposing_search_get_distinct_names() -> None:

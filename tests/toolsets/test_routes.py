@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-import pegboard.cli.tools_cmd
+import pegboard.runtime
 from pegboard import ModelInfo, build_agent_params
 from pegboard.agent.formats import ToolCall
 from pegboard.calls import CallRecord
@@ -132,7 +132,7 @@ async def test_pegboard_tools_call_answers_and_audits_each_scenario(
     records: list[CallRecord] = []
     # The CLI builds its runtime itself: hand it the audit sink the way serve would.
     options = functools.partial(RuntimeOptions, audit=records.append)
-    monkeypatch.setattr(pegboard.cli.tools_cmd, "RuntimeOptions", options)
+    monkeypatch.setattr(pegboard.runtime, "RuntimeOptions", options)  # imported at call time
     runner = CliRunner()
 
     def call(name: str, args: dict[str, Any]) -> Any:

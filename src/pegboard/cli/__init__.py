@@ -1,12 +1,33 @@
-"""The ``pegboard`` command line."""
+"""The ``pegboard`` command line.
+
+:func:`main` starts the stdio serve's early answers (:mod:`pegboard.gateway.early`) before it
+imports the command tree, so a client's handshake does not wait for the imports.
+"""
 
 from __future__ import annotations
 
-from pegboard.cli.app import app
+import sys
+from typing import TYPE_CHECKING, Any
 
 
 def main() -> None:
+    from pegboard.gateway import early
+
+    early.start(sys.argv[1:])
+    from pegboard.cli.app import app
+
     app()
 
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from pegboard.cli.app import app
+
+        return app
+    raise AttributeError(f"module 'pegboard.cli' has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    from pegboard.cli.app import app
 
 __all__ = ["app", "main"]

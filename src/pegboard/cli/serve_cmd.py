@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
@@ -13,9 +13,9 @@ import typer
 from pegboard.cli._common import EXIT_USAGE, fail, load, run
 from pegboard.deferral.defer import DEFAULT_CONTEXT_WINDOW
 from pegboard.errors import ConfigError, PegboardError
-from pegboard.gateway.server import Gateway
-from pegboard.gateway.transports import check_port, is_loopback, serve_http, serve_stdio
-from pegboard.runtime import RuntimeOptions, ToolRuntime
+
+if TYPE_CHECKING:
+    from pegboard.runtime import ToolRuntime
 
 
 async def _until_signal(scope: anyio.CancelScope) -> None:
@@ -68,6 +68,12 @@ def serve(
     file takes effect at once (clients get tools/list_changed). Stops every child server on
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
+    # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
+    from pegboard.gateway.content import UpstreamContent
+    from pegboard.gateway.server import Gateway
+    from pegboard.gateway.transports import check_port, is_loopback, serve_http, serve_stdio
+    from pegboard.runtime import RuntimeOptions, ToolRuntime
+
     if context_window is not None and context_window <= 0:
         fail(
             f"--context-window {context_window}: give the model's context window in tokens, "
@@ -106,7 +112,12 @@ def serve(
     _announce(loaded.path, runtime, "streamable HTTP" if http else "stdio")
 
     async def body() -> None:
-        gateway = Gateway(runtime.surface)
+        servers = list(runtime.loaded.config.servers)
+        content = UpstreamContent(
+            runtime.catalog, lambda: [s for s in servers if runtime.server_allowed(s)]
+        )
+        gateway = Gateway(runtime.surface, content=content)
+        runtime.catalog.on_content_changed(gateway.content_changed)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(_until_signal, tg.cancel_scope)
             tg.start_soon(runtime.watch_config)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
@@ -25,8 +25,10 @@ from pegboard.cli.render import Column, print_table
 from pegboard.config import LoadedConfig, write_config
 from pegboard.core.redact import mask, redact_url
 from pegboard.errors import ConfigError
-from pegboard.mcp import ServerStatus
-from pegboard.runtime import RuntimeOptions, ToolRuntime
+from pegboard.mcp.status import ServerStatus
+
+if TYPE_CHECKING:
+    from pegboard.runtime import ToolRuntime
 
 app = typer.Typer(
     cls=PlainGroup,
@@ -42,6 +44,8 @@ IdsArg = Annotated[list[str] | None, typer.Argument(help="Server ids (default: e
 
 
 def _runtime(loaded: LoadedConfig) -> ToolRuntime:
+    from pegboard.runtime import RuntimeOptions, ToolRuntime  # lazy: the catalog needs the SDK
+
     return ToolRuntime(loaded, RuntimeOptions(prewarm=False))
 
 
@@ -286,3 +290,27 @@ def disable_cmd(
     A disabled server is never started and its tools disappear.
     """
     _set_enabled(ctx, server_id, False)
+
+
+@app.command("logs")
+def logs_cmd(
+    ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
+) -> None:
+    """Print what the server wrote to stderr during its last start (up to 64 KB), with the
+    values of its configured env and headers masked."""
+    from pegboard.mcp.transport import stderr_path
+
+    loaded = load(ctx)
+    _check_ids(loaded, [server_id])
+    server = loaded.config.servers[server_id]
+    path = stderr_path(loaded.stderr_dir, server_id)
+    assert path is not None
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        fail(
+            f"no stderr kept for {server_id} yet: it has not been started since "
+            f"(try `pegboard servers refresh {server_id}`)",
+            EXIT_NOT_FOUND,
+        )
+    typer.echo(mask(text, server.secrets), nl=False)

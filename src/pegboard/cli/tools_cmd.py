@@ -6,7 +6,7 @@ Everything but ``call`` reads the on-disk catalog only: no server is started.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -31,11 +31,13 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import ToolContext
 from pegboard.errors import PegboardError, ToolError, ToolNotAllowed, ToolNotFound
-from pegboard.runtime import RuntimeOptions, ToolRuntime
 from pegboard.search.synced import registry_index
 from pegboard.toolsets import ToolList
 
 VIA = "cli"
+
+if TYPE_CHECKING:
+    from pegboard.runtime import ToolRuntime
 
 app = typer.Typer(
     cls=PlainGroup, help="List, search, inspect and call tools.", no_args_is_help=True
@@ -51,6 +53,8 @@ ProfileOpt = Annotated[
 
 
 def _runtime(ctx: typer.Context, profile: str | None) -> ToolRuntime:
+    from pegboard.runtime import RuntimeOptions, ToolRuntime  # lazy: the catalog needs the SDK
+
     loaded = load(ctx)
     try:
         # Nothing deferred: a person sees (and may call) every tool of the profile.
@@ -211,7 +215,7 @@ def call_tool(
     if code == EXIT_NOT_FOUND:
         fail(output.as_text(), code)
     if as_json:
-        from pegboard.gateway.results import output_to_call_result  # lazy: the MCP SDK
+        from pegboard.agent.formats.mcp import output_to_call_result  # lazy: the MCP SDK
 
         echo_json(
             output_to_call_result(output).model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -67,6 +67,11 @@ class LoadedConfig:
         return self.data_dir / "catalog.sqlite3"
 
     @property
+    def stderr_dir(self) -> Path:
+        """Where each MCP server's stderr of its last start is kept (``servers logs``)."""
+        return self.data_dir / "logs"
+
+    @property
     def gateway_token(self) -> str | None:
         return os.environ.get(TOKEN_ENV) or self.config.gateway.token
 

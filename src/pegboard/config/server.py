@@ -142,6 +142,12 @@ class ServerConfig(BaseModel):
         default=frozenset(), description="Tool names always inline and asking for approval."
     )
     connect_timeout: float = Field(default=10.0, gt=0, description="Start-up timeout, s.")
+    # A first start (no tools cached yet) may install the server first: npx -y, uvx (13-16 s).
+    first_connect_timeout: float = Field(
+        default=120.0,
+        gt=0,
+        description="Start-up timeout while no tools are cached yet (npx -y, uvx install), s.",
+    )
     list_timeout: float = Field(default=15.0, gt=0, description="tools/list timeout, s.")
     call_timeout: float = Field(default=60.0, gt=0, description="Per-call timeout, s.")
 

@@ -66,7 +66,9 @@ _OWN = tuple(
         rf"(?:initialize|tools/list|tool {_NAME}) (?:did not answer within|timed out after) "
         r"\d+(?:\.\d+)? ?s",
         r"timed out after \d+(?:\.\d+)? ?s",
-        r"no answer to initialize within \d+(?:\.\d+)?s",
+        # with the setting to raise (a server id is [\w.-]: config keys of safe characters)
+        r"no answer to initialize within \d+(?:\.\d+)?s"
+        r"(?: \(raise (?:first_)?connect_timeout in \[servers\.[\w.-]{1,64}\]\))?",
         r"retrying in \d+s after \d+ failures",
         r"server sent a message larger than \d+ bytes",
         r"tools/list ran over \d+ pages",

@@ -1,4 +1,8 @@
-"""A fast path for plain ``tools/call`` requests of a stdio client.
+"""A fast path for plain ``tools/call``, ``tools/list`` and ``ping`` requests of a stdio client.
+
+``tools/list`` and ``ping`` are answered from :meth:`Gateway.tools_list_json` (serialized once
+per change of the exposed tools) as soon as the protocol version is known, from the SDK's
+session or from the early reader's handshake (:mod:`pegboard.gateway.early`).
 
 Proxying a call through the SDK's server dispatcher (JSON-RPC model validation twice, a
 middleware chain, an OpenTelemetry span, a request clock, a task per request) costs more CPU
@@ -29,12 +33,16 @@ from mcp.shared.message import SessionMessage
 from mcp_types.methods import serialize_server_result
 
 from pegboard.gateway.approval import client_can_elicit
+from pegboard.gateway.ready import response
 from pegboard.gateway.server import Gateway, connection_of
+from pegboard.gateway.stdio import Outgoing
 
 logger = logging.getLogger("pegboard.gateway")
 
 _CALL = b'"tools/call"'
 _CANCELLED = b'"notifications/cancelled"'
+_LIST = b'"tools/list"'
+_PING = b'"ping"'
 _PLAIN_PARAMS = frozenset({"name", "arguments"})
 DISABLE_ENV = "PEGBOARD_NO_FAST_CALLS"  # =1: every request goes through the SDK's dispatcher
 
@@ -42,18 +50,24 @@ DISABLE_ENV = "PEGBOARD_NO_FAST_CALLS"  # =1: every request goes through the SDK
 class FastToolCalls:
     """Takes eligible ``tools/call`` lines off the stdio reader (see the module docstring)."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Gateway, version: str | None = None) -> None:
         self._gateway = gateway
+        self._version = version  # negotiated by the early reader, if it answered initialize
         self.enabled = os.environ.get(DISABLE_ENV, "") not in ("1", "true", "yes")
         self._running: dict[int | str, anyio.CancelScope] = {}
 
     def __call__(
         self,
         line: bytes,
-        reply: MemoryObjectSendStream[SessionMessage],
+        reply: MemoryObjectSendStream[Outgoing],
         task_group: anyio.abc.TaskGroup,
     ) -> bool:
         """True if this line was taken (a task answers it); False: give it to the SDK."""
+        if self.enabled and (_LIST in line or _PING in line):
+            answer = self._list_or_ping(line)
+            if answer is not None:
+                task_group.start_soon(reply.send, answer)
+                return True
         if not self.enabled or (_CALL not in line and _CANCELLED not in line):
             return False
         session = self._gateway.stdio_session
@@ -91,12 +105,43 @@ class FastToolCalls:
         task_group.start_soon(self._answer, *args)
         return True
 
+    def _list_or_ping(self, line: bytes) -> bytes | None:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return None
+        request_id, params = message.get("id"), message.get("params")
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return None
+        if message.get("method") == "ping" and isinstance(params, dict | None):
+            return response(request_id, {})
+        version = self._protocol_version()
+        if message.get("method") != "tools/list" or version is None:
+            return None
+        if params is not None and (not isinstance(params, dict) or set(params) - {"_meta"}):
+            return None  # a cursor, or something odd: the SDK answers
+        result = self._gateway.tools_list_json(version)
+        return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (
+            json.dumps(request_id).encode(),
+            result,
+        )
+
+    def _protocol_version(self) -> str | None:
+        session = self._gateway.stdio_session
+        if session is not None:
+            connection = connection_of(session)
+            if connection.initialize_accepted:
+                return str(connection.protocol_version)
+        return self._version
+
     async def _answer(
         self,
         request_id: int | str,
         name: str,
         arguments: dict[str, Any],
-        reply: MemoryObjectSendStream[SessionMessage],
+        reply: MemoryObjectSendStream[Outgoing],
     ) -> None:
         session = self._gateway.stdio_session
         assert session is not None

@@ -9,9 +9,11 @@ them on the connection (the 2026 era would need ``subscriptions/listen`` for bot
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -22,17 +24,21 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.methods import serialize_server_result
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from opentelemetry import trace
 
 import pegboard
+from pegboard.agent.formats.mcp import output_to_call_result
 from pegboard.calls.approval import ApprovalGrants
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import NO_ELICITATION_MESSAGE, ElicitationApproval, client_can_elicit
-from pegboard.gateway.results import output_to_call_result
+from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.surface import ToolSurface
 
 logger = logging.getLogger("pegboard.gateway")
+
+_NOTIFY = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
 
 
 def connection_of(session: ServerSession) -> Connection:
@@ -40,6 +46,32 @@ def connection_of(session: ServerSession) -> Connection:
     # holds it, and list_changed must go on the connection's standalone channel.
     connection: Connection = session._connection
     return connection
+
+
+class Pending:
+    """A change flag: set from anywhere on the loop, taken (awaited, then cleared) by one task."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    async def take(self) -> None:
+        await self._event.wait()
+        self._event = anyio.Event()
+
+
+async def _announce_each(
+    pending: Pending, announce: Callable[[], Awaitable[None]], what: str
+) -> None:
+    """Forever: after each change, ``announce`` it (a failure is logged, not raised)."""
+    while True:
+        await pending.take()
+        try:
+            await announce()
+        except Exception:
+            logger.exception("could not announce a %s change", what)
 
 
 class ClientHub:
@@ -59,6 +91,13 @@ class ClientHub:
             if connection.initialized.is_set():
                 await connection.send_tool_list_changed()
 
+    async def announce_content_changed(self) -> None:
+        """An upstream's resources or prompts changed (which of them, it does not say)."""
+        for connection in list(self._connections):
+            if connection.initialized.is_set():
+                await connection.send_resource_list_changed()
+                await connection.send_prompt_list_changed()
+
 
 class _GatewayServer(Server[Any]):
     """A Server whose initialize result reads the surface at handshake time."""
@@ -75,7 +114,7 @@ class _GatewayServer(Server[Any]):
     ) -> InitializationOptions:
         self.instructions = self._surface.instructions()
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options or _NOTIFY,
             experimental_capabilities,
             extensions,
         )
@@ -84,11 +123,23 @@ class _GatewayServer(Server[Any]):
 class Gateway:
     """An MCP server over a :class:`ToolSurface`, with change announcements."""
 
-    def __init__(self, surface: ToolSurface, *, name: str = "pegboard") -> None:
+    def __init__(
+        self,
+        surface: ToolSurface,
+        *,
+        name: str = "pegboard",
+        content: UpstreamContent | None = None,
+    ) -> None:
         self.surface = surface
+        self.content = content
         self.hub = ClientHub()
-        self._changed = anyio.Event()
+        self._changed = Pending()
+        self._content_changed = Pending()
         self._session: ServerSession | None = None
+        # protocol version -> the serialized tools/list result, until the surface changes
+        self._listed: dict[str, bytes] = {}
+        self.snapshot_due = Pending()
+        self.client_seen = anyio.Event()  # the first request of a client reached the SDK
         self.server = _GatewayServer(
             surface,
             name=name,
@@ -96,6 +147,7 @@ class Gateway:
             title="pegboard",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            **(content.handlers() if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
         if not _tracing_configured():  # the SDK's span middleware would only cost CPU
@@ -108,9 +160,12 @@ class Gateway:
     async def _track_clients(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        if ctx.method not in ("initialize", "server/discover"):
+        # initialize too: its answer may have come from the early reader, the client then
+        # sends nothing else through the SDK before it needs tools/list_changed.
+        if ctx.method != "server/discover":
             self.hub.add(ctx.session)
             self._session = ctx.session
+            self.client_seen.set()
         return await call_next(ctx)
 
     async def _discover(
@@ -118,7 +173,7 @@ class Gateway:
     ) -> mcp_types.DiscoverResult:
         return mcp_types.DiscoverResult(
             supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS),
-            capabilities=self.server.get_capabilities(NotificationOptions(tools_changed=True)),
+            capabilities=self.server.get_capabilities(_NOTIFY),
             instructions=self.surface.instructions(),
         )
 
@@ -126,6 +181,41 @@ class Gateway:
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
         return mcp_types.ListToolsResult(tools=list(self.surface.list_tools()))
+
+    def tools_list_json(self, version: str) -> bytes:
+        """The ``tools/list`` result for ``version`` as JSON, serialized once per change of
+        the surface (the SDK would re-validate and re-dump every tool on every request)."""
+        cached = self._listed.get(version)
+        if cached is None:
+            cached = json.dumps(self._tools_list_result(version), separators=(",", ":")).encode()
+            self._listed[version] = cached
+        return cached
+
+    def _tools_list_result(self, version: str) -> dict[str, Any]:
+        # The SDK's per-version sieve drops fields the version does not know (once per change).
+        tools = self.surface.list_tools_json()
+        return serialize_server_result("tools/list", version, {"tools": tools})
+
+    def ready_snapshot(self) -> dict[str, Any]:
+        """What the early reader of the next start answers with (:mod:`pegboard.gateway.ready`)."""
+        opts = self.server.create_initialization_options()
+        result = mcp_types.InitializeResult(
+            protocol_version=LATEST_HANDSHAKE_VERSION,
+            capabilities=opts.capabilities,
+            server_info=mcp_types.Implementation(
+                name=opts.server_name, title=opts.title, version=opts.server_version
+            ),
+            instructions=opts.instructions,
+        )
+        init = serialize_server_result(
+            "initialize",
+            LATEST_HANDSHAKE_VERSION,
+            result.model_dump(by_alias=True, mode="json", exclude_none=True),
+        )
+        init.pop("protocolVersion", None)
+        versions = list(HANDSHAKE_PROTOCOL_VERSIONS)
+        tools = {v: json.loads(self.tools_list_json(v)) for v in versions}
+        return {"versions": versions, "init": init, "tools": tools}
 
     @property
     def stdio_session(self) -> ServerSession | None:
@@ -170,17 +260,29 @@ class Gateway:
         return output_to_call_result(output)
 
     def _on_surface_changed(self) -> None:
+        self._listed.clear()
         self._changed.set()
+        self.snapshot_due.set()
+
+    async def announce_when_initialized(self) -> None:
+        """Announce a change once the stdio client's session is initialized (its list came
+        from a stale snapshot before the SDK's session knew the client)."""
+        await self.client_seen.wait()
+        assert self._session is not None
+        await connection_of(self._session).initialized.wait()
+        self._on_surface_changed()
 
     async def announce_changes(self) -> None:
-        """Forever: tell every client when the surface changed (run it in a task group)."""
-        while True:
-            await self._changed.wait()
-            self._changed = anyio.Event()
-            try:
-                await self.hub.announce_tools_changed()
-            except Exception:
-                logger.exception("could not announce a tool-list change")
+        """Forever: tell every client when the surface, or an upstream's resources or
+        prompts, changed (run it in a task group)."""
+        async with anyio.create_task_group() as tg:
+            content = self.hub.announce_content_changed
+            tg.start_soon(_announce_each, self._content_changed, content, "resource/prompt list")
+            await _announce_each(self._changed, self.hub.announce_tools_changed, "tool-list")
+
+    def content_changed(self) -> None:
+        """An upstream said its resources or prompts changed (a catalog listener)."""
+        self._content_changed.set()
 
     def close(self) -> None:
         self._unsubscribe()

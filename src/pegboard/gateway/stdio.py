@@ -21,23 +21,26 @@ from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
-import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from pegboard.errors import McpError
+from pegboard.gateway import early
+from pegboard.mcp.framing import LineSplitter, encode_message, parse_line, rejection
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 _CHUNK = 256 * 1024
 
+# The writer takes SDK messages, and ready-made lines (answers written without the SDK).
+Outgoing = SessionMessage | bytes
 Streams = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception],
-    MemoryObjectSendStream[SessionMessage],
+    MemoryObjectSendStream[Outgoing],
 ]
 # Offered every line before it is parsed for the SDK: returns True if it answers the line
 # itself (writing its response to the stream it is given), False to pass the line on.
-LineTaker = Callable[[bytes, MemoryObjectSendStream[SessionMessage], anyio.abc.TaskGroup], bool]
+LineTaker = Callable[[bytes, MemoryObjectSendStream[Outgoing], anyio.abc.TaskGroup], bool]
 
 
 def _is_pipe(fd: int) -> bool:
@@ -54,43 +57,63 @@ async def _read_lines(
     fd: int,
     sink: MemoryObjectSendStream[SessionMessage | Exception],
     take: Callable[[bytes], bool] = lambda line: False,
+    reply: MemoryObjectSendStream[Outgoing] | None = None,
+    handoff: early.Handoff | None = None,
 ) -> None:
-    buffered = b""
-    oversized = False
+    """Lines of ``fd`` (after what ``handoff`` kept) to ``sink``, unless ``take`` answers
+    them; a line that is no valid message is answered on ``reply`` (if it has an id)."""
+    lines = LineSplitter(MAX_LINE_BYTES)
+    pending = handoff.pending if handoff else b""
+    eof = handoff.eof if handoff else False
     async with sink:
         while True:
-            await anyio.wait_readable(fd)
-            try:
-                chunk = os.read(fd, _CHUNK)
-            except BlockingIOError:
-                continue
-            if not chunk:
+            if pending:
+                chunk, pending = pending, b""
+            elif eof:
                 return
-            *lines, buffered = (buffered + chunk).split(b"\n")
-            for line in lines:
-                if oversized:  # the tail of a line already dropped
-                    oversized = False
+            else:
+                await anyio.wait_readable(fd)
+                try:
+                    chunk = os.read(fd, _CHUNK)
+                except BlockingIOError:
                     continue
-                if line.strip() and not take(line):
-                    await sink.send(_parse(line))
-            if len(buffered) > MAX_LINE_BYTES:
-                buffered, oversized = b"", True
+                if not chunk:
+                    return
+            for line in lines.feed(chunk):
+                if take(line):
+                    continue
+                parsed = parse_line(line)
+                if isinstance(parsed, Exception) and reply is not None:
+                    answer = rejection(line, _problem(parsed))
+                    if answer is not None:
+                        await reply.send(answer)
+                    continue
+                await sink.send(parsed)
+            if lines.dropped:
+                lines.dropped = 0
                 await sink.send(McpError(f"dropped a message over {MAX_LINE_BYTES} bytes"))
 
 
-def _parse(line: bytes) -> SessionMessage | Exception:
-    try:
-        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except Exception as exc:
-        return exc
-    return SessionMessage(message)
+def _problem(exc: Exception) -> str:
+    """One short line: the first validation error (the full text echoes the input)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(p) for p in first["loc"][1:]) or "message"
+        return f"{where}: {first['msg']}"
+    return str(exc).splitlines()[0]
 
 
-async def _write_lines(fd: int, source: MemoryObjectReceiveStream[SessionMessage]) -> None:
+async def _write_lines(fd: int, source: MemoryObjectReceiveStream[Outgoing]) -> None:
     async with source:
         async for item in source:
-            data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-            view = memoryview(data + b"\n")
+            if isinstance(item, bytes):
+                data = item
+            elif getattr(item.message, "id", None) == early.REPLAY_ID:
+                continue  # the SDK's answer to the initialize the early reader answered
+            else:
+                data = encode_message(item)
+            view = memoryview(data)
             while view:
                 try:
                     view = view[os.write(fd, view) :]
@@ -108,10 +131,13 @@ def _divert(fd: int, target: int) -> int:
 
 
 @asynccontextmanager
-async def pipe_stdio_server(taker: LineTaker | None = None) -> AsyncIterator[Streams]:
+async def pipe_stdio_server(
+    taker: LineTaker | None = None, handoff: early.Handoff | None = None
+) -> AsyncIterator[Streams]:
     """Serve MCP on this process's stdin/stdout (see the module docstring); ``taker`` may
-    answer some lines itself (pipes only)."""
-    if not (_is_pipe(0) and _is_pipe(1)):
+    answer some lines itself (pipes only). ``handoff``: what the early reader
+    (:mod:`pegboard.gateway.early`) kept, read before stdin."""
+    if handoff is None and not (_is_pipe(0) and _is_pipe(1)):
         async with stdio_server() as streams:
             yield streams
         return
@@ -120,7 +146,7 @@ async def pipe_stdio_server(taker: LineTaker | None = None) -> AsyncIterator[Str
     wire_out = _divert(1, 2)
     os.close(devnull)
     in_send, in_receive = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-    out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](16)
+    out_send, out_receive = anyio.create_memory_object_stream[Outgoing](16)
     reading = anyio.CancelScope()
 
     try:
@@ -131,7 +157,7 @@ async def pipe_stdio_server(taker: LineTaker | None = None) -> AsyncIterator[Str
 
             async def read() -> None:
                 with reading:
-                    await _read_lines(wire_in, in_send, take)
+                    await _read_lines(wire_in, in_send, take, out_send, handoff)
 
             tg.start_soon(read)
             tg.start_soon(_write_lines, wire_out, out_receive)

@@ -25,6 +25,10 @@ class ToolSurface(Protocol):
 
     def list_tools(self) -> Sequence[mcp_types.Tool]: ...
 
+    def list_tools_json(self) -> list[dict[str, Any]]:
+        """The same list as MCP ``Tool`` JSON (the wire shape), built without the SDK."""
+        ...
+
     def instructions(self) -> str | None: ...
 
     async def call_tool(

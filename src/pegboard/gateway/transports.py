@@ -7,17 +7,22 @@ import contextlib
 import errno
 import hmac
 import ipaddress
+import json
 import logging
 import socket
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.to_thread
 from mcp.server.runner import serve_loop
 
 from pegboard.errors import ConfigError
+from pegboard.gateway import early
 from pegboard.gateway.fastpath import FastToolCalls
+from pegboard.gateway.ready import write_snapshot
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.stdio import pipe_stdio_server
 
@@ -30,18 +35,49 @@ MCP_PATH = "/mcp"
 
 
 async def serve_stdio(gateway: Gateway) -> None:
-    """Serve one client on stdin/stdout until it disconnects."""
+    """Serve one client on stdin/stdout until it disconnects.
+
+    Takes over from the early reader (:mod:`pegboard.gateway.early`): a client answered from
+    a snapshot that differs from the live list gets ``tools/list_changed``; the snapshot is
+    rewritten whenever the exposed tools change.
+    """
     server = gateway.server
+    handoff = early.take_over()
+    answers = handoff.answers if handoff else None
+    version = answers.version if answers else None
+    listed = answers.listed if answers else None
+    stale = version is not None and listed is not None and listed != _live(gateway, version)
     async with (
         server.lifespan(server) as state,
-        pipe_stdio_server(FastToolCalls(gateway)) as (read, write),
+        pipe_stdio_server(FastToolCalls(gateway, version), handoff) as (read, write),
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(gateway.announce_changes)
+        if stale:
+            tg.start_soon(gateway.announce_when_initialized)
+        target = early.snapshot_target()
+        if target is not None:
+            tg.start_soon(_keep_snapshot, gateway, target)
         # init_options=None: the initialize result is built at handshake time, so it
         # carries the instructions of that moment.
         await serve_loop(server, read, write, lifespan_state=state)
         tg.cancel_scope.cancel()
+
+
+def _live(gateway: Gateway, version: str) -> object:
+    return json.loads(gateway.tools_list_json(version))
+
+
+async def _keep_snapshot(gateway: Gateway, target: Path) -> None:
+    """Forever: write the ready snapshot now and after every change of the exposed tools."""
+    while True:
+        try:
+            # Shielded: a client that disconnects at once still leaves the next start a snapshot.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(write_snapshot, target, gateway.ready_snapshot())
+        except Exception as exc:  # a cache: serving goes on without it
+            logger.warning("could not write the ready snapshot %s: %s", target, exc)
+        await gateway.snapshot_due.take()
 
 
 def is_loopback(host: str) -> bool:

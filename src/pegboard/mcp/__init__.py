@@ -8,7 +8,9 @@ Server definitions (``config.py``, pydantic at the edge)::
     McpServerConfig(id, name=None, transport=None, command=None, args=[], env={}, cwd=None,
                     url=None, headers={}, enabled=True, disabled_tools=[],
                     force_prompt_tools=[], connect_timeout=10.0, call_timeout=60.0,
-                    list_timeout=15.0)
+                    list_timeout=15.0, first_connect_timeout=120.0)
+        ``first_connect_timeout`` replaces ``connect_timeout`` while no tools/list of the
+        server ever succeeded (a first start may install it: ``npx -y``, ``uvx``)
         .transport          "stdio" | "http" | "sse": inferred Claude-Desktop style when not
                             given (``command`` -> stdio, ``url`` -> http, ``type: "sse"`` -> sse;
                             ``type``/``transport`` aliases "streamable-http"/"streamableHttp"
@@ -43,7 +45,9 @@ The catalog (``catalog.py``)::
     McpCatalog(servers: Iterable[McpServerConfig], store: CatalogStore | None = None, *,
                prewarm_concurrency=3, empty_backoff=300.0, failure_backoff=30.0,
                refresh_interval=None, max_message_bytes=4 MiB, stderr_log_bytes=64 KiB,
-               clock=time.time)
+               stderr_dir=None, clock=time.time)
+        ``stderr_dir``: each server's stderr of its last start is also kept there, in
+        ``stderr_path(stderr_dir, id)`` (``pegboard servers logs``).
         ``clock`` (unix seconds) drives backoffs, fetched_at and status times (tests inject one).
         ``refresh_interval`` (s): a TTL; while running, servers whose list is older are
         re-listed in the background (for servers that never send list_changed).
@@ -93,6 +97,10 @@ The catalog (``catalog.py``)::
                                                     (store too); fires tools-changed if non-empty
     catalog.is_active(server_id) -> bool;  catalog.server(server_id) -> McpServerConfig
     catalog.servers() -> list[McpServerConfig]; catalog.stderr_tail(server_id) -> str
+    await catalog.session(server_id) -> mcp.ClientSession   the live session (connecting
+        first) for requests the catalog does not model (resources, prompts)
+    catalog.on_content_changed(callback: Callable[[], None]) -> unsubscribe
+        called when a server sends resources/list_changed or prompts/list_changed
     catalog.tool_hashes(server_id) -> dict[str, str]   tool name -> tool_hash(raw definition)
     catalog.store                                    the CatalogStore (close it when done)
 
@@ -123,27 +131,70 @@ Resolve and sync (``sync.py``, SPEC section 4)::
         ToolExecutionError whose message is the server's text and ``.output`` the full
         ToolOutput). The registry maps wire name -> ToolSource (``resolve_source``).
 
-Results (``results.py``)::
+Results (``pegboard.agent.formats.mcp``, the MCP format, re-exported here)::
 
     call_result_to_output(result: mcp_types.CallToolResult, *, metadata=None) -> ToolOutput
         text, images, audio, embedded/linked resources kept as parts (binary never in text);
         structured content in ``structured`` (and as JSON text when there is no text part).
 """
 
-from pegboard.mcp.catalog import McpCatalog
-from pegboard.mcp.config import McpServerConfig, parse_mcp_servers
-from pegboard.mcp.results import call_result_to_output
-from pegboard.mcp.server_state import tool_hash
-from pegboard.mcp.status import ServerState, ServerStatus
-from pegboard.mcp.store import CatalogStore, MemoryCatalogStore, SqliteCatalogStore, StoredServer
-from pegboard.mcp.sync import (
-    McpCollision,
-    McpToolError,
-    SyncReport,
-    resolve_assistant_mcp_tool_ids,
-    sync_mcp_tools_to_registry,
-)
-from pegboard.mcp.transport import ENV_ALLOWLIST, StderrLog, child_environment
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# public name -> submodule; loaded on first use (PEP 562) so that importing one submodule
+# (e.g. ``pegboard.mcp.config`` from the config model) does not pull in the catalog and the SDK.
+_EXPORTS = {
+    "ENV_ALLOWLIST": "transport",
+    "CatalogStore": "store",
+    "McpCatalog": "catalog",
+    "McpCollision": "sync",
+    "McpServerConfig": "config",
+    "McpToolError": "sync",
+    "MemoryCatalogStore": "store",
+    "ServerState": "status",
+    "ServerStatus": "status",
+    "SqliteCatalogStore": "store",
+    "StderrLog": "transport",
+    "StoredServer": "store",
+    "SyncReport": "sync",
+    "call_result_to_output": "pegboard.agent.formats.mcp",
+    "child_environment": "transport",
+    "parse_mcp_servers": "config",
+    "resolve_assistant_mcp_tool_ids": "sync",
+    "sync_mcp_tools_to_registry": "sync",
+    "tool_hash": "server_state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pegboard.mcp' has no attribute {name!r}")
+    value = getattr(import_module(module if "." in module else f"pegboard.mcp.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from pegboard.agent.formats.mcp import call_result_to_output
+    from pegboard.mcp.catalog import McpCatalog
+    from pegboard.mcp.config import McpServerConfig, parse_mcp_servers
+    from pegboard.mcp.server_state import tool_hash
+    from pegboard.mcp.status import ServerState, ServerStatus
+    from pegboard.mcp.store import (
+        CatalogStore,
+        MemoryCatalogStore,
+        SqliteCatalogStore,
+        StoredServer,
+    )
+    from pegboard.mcp.sync import (
+        McpCollision,
+        McpToolError,
+        SyncReport,
+        resolve_assistant_mcp_tool_ids,
+        sync_mcp_tools_to_registry,
+    )
+    from pegboard.mcp.transport import ENV_ALLOWLIST, StderrLog, child_environment
 
 __all__ = [
     "ENV_ALLOWLIST",

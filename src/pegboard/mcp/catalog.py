@@ -15,13 +15,16 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 import mcp_types
+from mcp import ClientSession
 
+from pegboard.agent.formats.mcp import call_result_to_output
 from pegboard.core.output import ToolOutput
 from pegboard.errors import (
     CatalogError,
@@ -32,11 +35,15 @@ from pegboard.errors import (
 )
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
-from pegboard.mcp.results import call_result_to_output
 from pegboard.mcp.server_state import ServerEntry
 from pegboard.mcp.status import ServerStatus
 from pegboard.mcp.store import CatalogStore, MemoryCatalogStore, StoredServer
-from pegboard.mcp.transport import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STDERR_LOG_BYTES, StderrLog
+from pegboard.mcp.transport import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_STDERR_LOG_BYTES,
+    StderrLog,
+    stderr_path,
+)
 
 logger = logging.getLogger("pegboard.mcp.catalog")
 
@@ -61,6 +68,7 @@ class McpCatalog:
         refresh_interval: float | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         stderr_log_bytes: int = DEFAULT_STDERR_LOG_BYTES,
+        stderr_dir: Path | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store: CatalogStore = store if store is not None else MemoryCatalogStore()
@@ -73,6 +81,7 @@ class McpCatalog:
         self._stopping = False
         self._listeners: list[ToolsChangedCallback] = []
         self._status_listeners: list[ToolsChangedCallback] = []
+        self._content_listeners: list[Callable[[], None]] = []
         self._entries: dict[str, ServerEntry] = {}
         stored = self._load_store()
         for config in servers:
@@ -84,12 +93,14 @@ class McpCatalog:
                 config,
                 self._task_group,
                 on_tools_list_changed=partial(self._on_list_changed, config.id),
+                on_content_changed=self._on_content_changed,
                 on_lost=partial(self._on_lost, config.id),
                 on_connected=partial(self._on_connected, config.id),
                 max_message_bytes=max_message_bytes,
-                stderr_log=StderrLog(stderr_log_bytes),
+                stderr_log=StderrLog(stderr_log_bytes, stderr_path(stderr_dir, config.id)),
             )
             entry = ServerEntry(config, connection, on_state=self._notify_status, clock=clock)
+            connection.first_start = partial(_never_listed, entry)
             entry.set_pins(self._read_pins(config.id))
             record = stored.get(config.id)
             if record is not None and record.fingerprint == config.fingerprint:
@@ -309,7 +320,7 @@ class McpCatalog:
         try:
             await self.refresh_tools(server_id)
         except Exception as exc:
-            logger.info("MCP server %s: refresh failed: %s", server_id, exc)
+            logger.warning("MCP server %s: refresh failed: %s", server_id, exc)
 
     async def refresh_tools(self, server_id: str) -> list[mcp_types.Tool]:
         """List the server's tools live and cache them (single-flight). Failure re-raises."""
@@ -447,6 +458,26 @@ class McpCatalog:
         await entry.connection.close()
         return await self.refresh_tools(server_id)
 
+    async def session(self, server_id: str) -> ClientSession:
+        """The live session of an active server, connecting first: for what the catalog does
+        not keep itself (resources, prompts). Raises ServerInactive / ServerUnavailable."""
+        entry = self._entries.get(server_id)
+        if entry is None or not entry.enabled:
+            raise ServerInactive(server_id)
+        return await entry.connection.session()
+
+    def on_content_changed(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """``callback()`` whenever a server says its resources or prompts changed."""
+        self._content_listeners.append(callback)
+        return partial(_discard, self._content_listeners, callback)
+
+    def _on_content_changed(self) -> None:
+        for callback in list(self._content_listeners):
+            try:
+                callback()
+            except Exception:
+                logger.exception("resource/prompt change listener failed")
+
     async def call_tool(
         self,
         server_id: str,
@@ -474,3 +505,13 @@ class McpCatalog:
         )
         meta = {"mcp": {"server_id": server_id, "tool": tool_name, "call_id": call_id}}
         return call_result_to_output(result, metadata=meta)
+
+
+def _discard(listeners: list[Callable[[], None]], callback: Callable[[], None]) -> None:
+    if callback in listeners:
+        listeners.remove(callback)
+
+
+def _never_listed(entry: ServerEntry) -> bool:
+    """No tools/list of the server has ever succeeded (nothing cached): a first start."""
+    return entry.tools is None

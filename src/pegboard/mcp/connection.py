@@ -49,6 +49,7 @@ class McpConnection:
         task_group: Callable[[], anyio.abc.TaskGroup],
         *,
         on_tools_list_changed: Callable[[], None] = lambda: None,
+        on_content_changed: Callable[[], None] = lambda: None,
         on_lost: Callable[[str], None] = lambda reason: None,
         on_connected: Callable[[], None] = lambda: None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -58,6 +59,7 @@ class McpConnection:
         self.stderr = stderr_log or StderrLog()
         self._task_group = task_group
         self._on_tools_list_changed = on_tools_list_changed
+        self._on_content_changed = on_content_changed
         self._on_lost = on_lost
         self._on_connected = on_connected
         self._done: anyio.Event | None = None
@@ -69,6 +71,8 @@ class McpConnection:
         self._closing = False
         self.failures = 0
         self.retry_at = 0.0
+        # Set by the catalog: True while no tools are cached (the start may install the server).
+        self.first_start: Callable[[], bool] = lambda: False
 
     @property
     def server_id(self) -> str:
@@ -119,7 +123,10 @@ class McpConnection:
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
         started = False
-        timeout = self.config.connect_timeout
+        first = self.first_start()
+        timeout = self.config.first_connect_timeout if first else self.config.connect_timeout
+        setting = "first_connect_timeout" if first else "connect_timeout"
+        self.stderr.start()
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
                 async with AsyncExitStack() as stack:
@@ -144,7 +151,29 @@ class McpConnection:
                         state.close("closed by pegboard")
                     await state.closed.wait()
             if scope.cancelled_caught and not started:
-                raise TimeoutError(f"no answer to initialize within {timeout:g}s")
+                if first:  # never silently: a half-finished install breaks every later start
+                    logger.warning(
+                        "MCP server %s: its first start did not finish within %gs; stopping it "
+                        "(an `npx -y`/`uvx` install may have been cut short). Raise "
+                        "first_connect_timeout in [servers.%s]; see `pegboard servers logs %s`",
+                        self.server_id,
+                        timeout,
+                        self.server_id,
+                        self.server_id,
+                    )
+                raise TimeoutError(
+                    f"no answer to initialize within {timeout:g}s (raise {setting} in "
+                    f"[servers.{self.server_id}])"
+                )
+        except anyio.get_cancelled_exc_class():
+            if first and not started:
+                logger.warning(
+                    "MCP server %s: stopped during its first start (pegboard is stopping); an "
+                    "`npx -y`/`uvx` install may be unfinished (see `pegboard servers logs %s`)",
+                    self.server_id,
+                    self.server_id,
+                )
+            raise
         except Exception as exc:
             if not started:
                 raise
@@ -161,6 +190,11 @@ class McpConnection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
             self._on_tools_list_changed()
+        elif isinstance(
+            message,
+            mcp_types.ResourceListChangedNotification | mcp_types.PromptListChangedNotification,
+        ):
+            self._on_content_changed()
 
     def _note_failure(self) -> None:
         delay = RESTART_BACKOFF[min(self.failures, len(RESTART_BACKOFF) - 1)]

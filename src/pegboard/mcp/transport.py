@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from pathlib import Path
 
 import anyio
 import anyio.abc
-import mcp_types
 from mcp.client._transport import TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -30,6 +31,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
 
 from pegboard.mcp.config import McpServerConfig
+from pegboard.mcp.framing import LineSplitter, encode_message, parse_line
 
 logger = logging.getLogger("pegboard.mcp.transport")
 
@@ -47,16 +49,51 @@ def child_environment(configured: dict[str, str]) -> dict[str, str]:
     return base | configured
 
 
-class StderrLog:
-    """The last ``limit`` bytes a server wrote to stderr (older output is dropped)."""
+def stderr_path(directory: Path | None, server_id: str) -> Path | None:
+    """The file that keeps ``server_id``'s stderr of its last start (in ``directory``)."""
+    if directory is None:
+        return None
+    return directory / (re.sub(r"[^A-Za-z0-9._-]", "_", server_id) + ".stderr.log")
 
-    def __init__(self, limit: int = DEFAULT_STDERR_LOG_BYTES) -> None:
+
+class StderrLog:
+    """The last ``limit`` bytes a server wrote to stderr since its last start (older output
+    is dropped), also kept in ``path`` (if given) for ``pegboard servers logs``."""
+
+    def __init__(self, limit: int = DEFAULT_STDERR_LOG_BYTES, path: Path | None = None) -> None:
         self.limit = limit
+        self.path = path
         self._chunks: deque[bytes] = deque()
         self._size = 0
+        self._file_size = 0
         self.dropped = 0
 
+    def start(self) -> None:
+        """A new start of the server: forget the previous start's output."""
+        self._chunks.clear()
+        self._size = self.dropped = 0
+        self._save(b"", append=False)
+
+    def _save(self, data: bytes, *, append: bool) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("ab" if append else "wb") as fh:
+                fh.write(data)
+            self._file_size = self._file_size + len(data) if append else len(data)
+        except OSError as exc:  # a log: the server runs on without it
+            logger.warning("cannot keep the stderr of an MCP server in %s: %s", self.path, exc)
+            self.path = None
+
     def write(self, data: bytes) -> None:
+        self._append(data)
+        if self._file_size + len(data) > self.limit:  # keep the file as bounded as memory
+            self._save(b"".join(self._chunks), append=False)
+        else:
+            self._save(data, append=True)
+
+    def _append(self, data: bytes) -> None:
         if len(data) > self.limit:
             self.dropped += len(data) - self.limit
             data = data[-self.limit :]
@@ -134,17 +171,13 @@ async def _stdio(
 
     async def read_stdout() -> None:
         assert process.stdout is not None
-        buffer = bytearray()
+        lines = LineSplitter(cap)
         try:
             with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async for chunk in process.stdout:
-                    buffer += chunk
-                    while (end := buffer.find(b"\n")) >= 0:
-                        line = bytes(buffer[:end])
-                        del buffer[: end + 1]
-                        if line.strip():
-                            await read_writer.send(_parse(line))
-                    if len(buffer) > cap:
+                    for line in lines.feed(chunk):
+                        await read_writer.send(_parse(line))
+                    if lines.dropped:
                         state.close(f"server sent a message larger than {cap} bytes")
                         return
             # Say why before the session sees the end, so a failing request can name it.
@@ -167,8 +200,7 @@ async def _stdio(
         try:
             async with write_reader:
                 async for message in write_reader:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send(data.encode() + b"\n")
+                    await process.stdin.send(encode_message(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             state.close("server closed its stdin")
             await read_writer.aclose()
@@ -188,11 +220,10 @@ async def _stdio(
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
-    try:
-        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as exc:
-        logger.debug("ignoring a line that is not JSON-RPC from an MCP server: %s", exc)
-        return exc
+    parsed = parse_line(line)
+    if isinstance(parsed, Exception):
+        logger.debug("ignoring a line that is not JSON-RPC from an MCP server: %s", parsed)
+    return parsed
 
 
 async def _stop(process: anyio.abc.Process) -> None:

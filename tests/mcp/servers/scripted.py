@@ -17,6 +17,7 @@ and a notification before each answer), ``big-result`` (tools/call answers one 5
 ``typed``, whose ``outputSchema`` wants an integer ``n``; calling it returns ``{"n": <argument
 n>}``).
 Calling ``announce`` first sends ``notifications/tools/list_changed``.
+``--slow-start S`` sleeps S seconds before reading stdin, telling stderr (with ``$TOKEN``).
 ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
 so a test can change a server's behaviour without changing its command line (fingerprint).
 ``--ref-url`` lists a tool ``remote_ref`` whose input and output schemas ``$ref`` that URL.
@@ -32,6 +33,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 BAD_TOOLS = [
@@ -105,6 +107,12 @@ def main() -> None:
     parser.add_argument("--log", default="")
     parser.add_argument("--mode", action="append", default=[])
     parser.add_argument("--mode-file", default="", help="extra modes, one a line, if it exists")
+    parser.add_argument(
+        "--slow-start",
+        type=float,
+        default=0.0,
+        help="seconds to spend 'installing' (stderr lines, with $TOKEN) before reading stdin",
+    )
     ns = parser.parse_args()
     static_modes = list(ns.mode)
     ns.mode = static_modes + file_modes(ns.mode_file)
@@ -116,6 +124,11 @@ def main() -> None:
     if "stubborn" in ns.mode:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     listing = tools(ns)
+    if ns.slow_start:  # like `npx -y` installing a package on a first start
+        token = os.environ.get("TOKEN", "")
+        print(f"installing the package (token {token})...", file=sys.stderr, flush=True)
+        time.sleep(ns.slow_start)
+        print("installed", file=sys.stderr, flush=True)
     if "stderr-flood" in ns.mode:
         chunk = b"x" * 65536 + b"\n"
         for _ in range(128):

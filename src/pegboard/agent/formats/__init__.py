@@ -14,7 +14,14 @@ from pegboard.agent.formats.anthropic import (
 )
 from pegboard.agent.formats.base import Api, ProviderFormat
 from pegboard.agent.formats.calls import ToolCall
-from pegboard.agent.formats.mcp import McpFormat, parse_mcp_tool_call, to_mcp_tool, to_mcp_tools
+from pegboard.agent.formats.mcp import (
+    McpFormat,
+    call_result_to_output,
+    output_to_call_result,
+    parse_mcp_tool_call,
+    to_mcp_tool,
+    to_mcp_tools,
+)
 from pegboard.agent.formats.openai import (
     OpenAIChat,
     OpenAIResponses,
@@ -41,9 +48,11 @@ __all__ = [
     "ToolCall",
     "anthropic_strict_schema",
     "anthropic_tool_result",
+    "call_result_to_output",
     "chat_tool_result",
     "format_for",
     "openai_strict_schema",
+    "output_to_call_result",
     "parse_anthropic_tool_calls",
     "parse_chat_tool_calls",
     "parse_mcp_tool_call",

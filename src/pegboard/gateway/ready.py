@@ -1,0 +1,146 @@
+"""The answers a stdio client needs first, served from a snapshot before anything heavy loads.
+
+A client that starts ``pegboard serve`` sends ``initialize``, ``notifications/initialized``
+and ``tools/list`` and waits for each answer. Importing the MCP SDK alone takes longer than
+a stdlib process needs to answer all three, so ``pegboard serve`` (stdio) writes what it
+answers them with to a *ready snapshot* in the data directory, keyed by its command line and
+config file, whenever that changes; the next start with the same command line and config
+answers from it at once (see :mod:`pegboard.gateway.early`). This module is stdlib only:
+importing it must not import pydantic, the SDK or the rest of pegboard.
+
+A snapshot is JSON: ``versions`` (the handshake protocol versions the server accepts, oldest
+first), ``init`` (the ``initialize`` result without ``protocolVersion``) and ``tools``
+(protocol version -> the ``tools/list`` result for that version).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+CONFIG_ENV = "PEGBOARD_CONFIG"  # the same names as pegboard.config.load (not imported: pydantic)
+DATA_DIR_ENV = "PEGBOARD_DATA_DIR"
+_GLOBAL_VALUE_OPTIONS = ("--config", "-c")
+
+
+def _serve_args(argv: list[str]) -> tuple[str | None, list[str]] | None:
+    """``(config option, serve's own args)`` for ``[--config X] serve ARGS`` over stdio;
+    None for any other command line (another command, ``--http``, ``--help``)."""
+    config: str | None = None
+    i = 0
+    while i < len(argv) and argv[i] != "serve":
+        arg = argv[i]
+        if arg in _GLOBAL_VALUE_OPTIONS and i + 1 < len(argv):
+            config, i = argv[i + 1], i + 2
+        elif arg.startswith("--config="):
+            config, i = arg.partition("=")[2], i + 1
+        else:
+            return None
+    rest = argv[i + 1 :]
+    if i >= len(argv) or any(a in ("--http", "--help") or a.startswith("--host") for a in rest):
+        return None
+    return config, rest
+
+
+def _default_dir(kind: str) -> Path:
+    import platformdirs  # small; only when no environment variable names the directory
+
+    if kind == "config":
+        return Path(platformdirs.user_config_dir("pegboard", appauthor=False))
+    return Path(platformdirs.user_data_dir("pegboard", appauthor=False))
+
+
+def snapshot_path(argv: list[str]) -> Path | None:
+    """Where the snapshot of ``pegboard ARGV`` lives, or None if it is not a stdio serve.
+
+    The key covers the command line, the config file's path and bytes and the data
+    directory, so any edit of the config starts from a fresh snapshot; a change of the
+    upstream servers' tools is corrected by ``notifications/tools/list_changed`` once the
+    full server runs.
+    """
+    parsed = _serve_args(argv)
+    if parsed is None:
+        return None
+    explicit, rest = parsed
+    named = explicit or os.environ.get(CONFIG_ENV)
+    config = Path(named).expanduser() if named else _default_dir("config") / "config.toml"
+    try:
+        config_bytes = config.read_bytes()
+    except OSError:
+        config_bytes = b""
+    data = os.environ.get(DATA_DIR_ENV)
+    data_dir = Path(data).expanduser() if data else _default_dir("data")
+    from pegboard import __version__
+
+    key = (
+        json.dumps(
+            [FORMAT, __version__, rest, str(config.absolute()), str(data_dir), os.getcwd()]
+        ).encode()
+        + hashlib.sha256(config_bytes).digest()
+    )
+    return data_dir / "ready" / f"{hashlib.sha256(key).hexdigest()[:32]}.json"
+
+
+def read_snapshot(path: Path) -> dict[str, Any] | None:
+    """The snapshot at ``path``, or None if there is none (or it is unreadable)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not all(k in data for k in ("versions", "init", "tools")):
+        return None
+    return data
+
+
+def write_snapshot(path: Path, snapshot: dict[str, Any]) -> None:
+    """Write atomically (a concurrent start reads the old or the new file, never half)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(json.dumps(snapshot, separators=(",", ":")).encode())
+    tmp.replace(path)
+
+
+def response(request_id: Any, result: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode() + b"\n"
+
+
+def error_response(request_id: Any, code: int, message: str) -> bytes:
+    error = {"code": code, "message": message}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode() + b"\n"
+
+
+class ReadyAnswers:
+    """Answers ``initialize``, ``ping`` and ``tools/list`` of one stdio client from a snapshot.
+
+    Remembers the protocol version it negotiated, for ``tools/list`` and for the full server.
+    """
+
+    def __init__(self, snapshot: dict[str, Any]) -> None:
+        self.snapshot = snapshot
+        self.version: str | None = None
+        self.listed: Any = None  # the tools/list result the client got, if any
+
+    def answer(self, message: dict[str, Any]) -> bytes | None:
+        """The response line for ``message``, or None if the full server must answer it."""
+        method, request_id, params = message.get("method"), message.get("id"), message.get("params")
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return None
+        if method == "ping":
+            return response(request_id, {})
+        if method == "initialize" and self.version is None and isinstance(params, dict):
+            versions = self.snapshot["versions"]
+            asked = params.get("protocolVersion")
+            self.version = asked if asked in versions else versions[-1]
+            return response(request_id, {"protocolVersion": self.version, **self.snapshot["init"]})
+        plain = params is None or (isinstance(params, dict) and not params.get("cursor"))
+        if method == "tools/list" and self.version is not None and plain:
+            listed = self.snapshot["tools"].get(self.version)
+            if listed is None:
+                return None
+            self.listed = listed
+            return response(request_id, listed)
+        return None

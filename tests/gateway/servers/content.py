@@ -1,0 +1,56 @@
+"""A stdio MCP server with resources, a resource template and a prompt (official SDK).
+
+    python content.py LABEL
+
+Resource ``note://readme`` reads "readme of LABEL"; template ``note://{name}`` reads
+"note NAME of LABEL"; prompt ``greet(name)`` says "Hello NAME from LABEL"; tool ``ping``;
+tool ``add_note(name)`` adds resource ``note://NAME`` and sends
+``notifications/resources/list_changed``.
+Two of them under different ids list the same URIs and names: the gateway must keep them apart.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+
+label = sys.argv[1]
+server = MCPServer(f"content-{label}")
+
+
+@server.tool()
+def ping() -> str:
+    """Answers pong."""
+    return "pong"
+
+
+@server.tool()
+async def add_note(name: str, ctx: Context) -> str:
+    """Add resource ``note://NAME`` and announce that the resources changed."""
+    server.resource(f"note://{name}", name=name, mime_type="text/plain")(
+        lambda: f"{name} of {label}"
+    )
+    await ctx.session.send_resource_list_changed()
+    return "added"
+
+
+@server.resource("note://readme", name="readme", mime_type="text/plain")
+def readme() -> str:
+    return f"readme of {label}"
+
+
+@server.resource("note://{name}", name="note", mime_type="text/plain")
+def note(name: str) -> str:
+    return f"note {name} of {label}"
+
+
+@server.prompt()
+def greet(name: str) -> str:
+    """A greeting."""
+    return f"Hello {name} from {label}"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
