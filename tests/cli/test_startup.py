@@ -29,7 +29,9 @@ def _loaded_after(*args: str) -> list[str]:
     return loaded
 
 
-@pytest.mark.parametrize("args", [["--help"], ["tools", "--help"], ["serve", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["tools", "--help"], ["serve", "--help"], ["chat", "--help"]]
+)
 def test_help_does_not_import_the_mcp_sdk(args: list[str]) -> None:
     assert _loaded_after(*args) == []
 

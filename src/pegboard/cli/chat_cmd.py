@@ -20,7 +20,6 @@ from pegboard.cli.chat_view import ChatView, transcript_json
 from pegboard.cli.tools_cmd import ProfileOpt
 from pegboard.config import LoadedConfig
 from pegboard.errors import ConfigError, PegboardError
-from pegboard.runtime import RuntimeOptions, ToolRuntime
 
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
 
     from pegboard.agent.loop import AgentLoop, TurnResult
     from pegboard.llm.types import ModelClient
+    from pegboard.runtime import ToolRuntime
 
 WARM_WAIT = 20.0  # seconds the first turn waits for MCP servers whose tools are not cached yet
 EXAMPLE_TABLE = (
@@ -65,6 +65,8 @@ def chat(
         fail("--json needs --once: the transcript of one turn is printed for scripts", EXIT_USAGE)
     loaded = load(ctx)
     model_id, client = _client(loaded, model)
+    from pegboard.runtime import RuntimeOptions, ToolRuntime  # lazy: the MCP SDK
+
     try:
         runtime = ToolRuntime(loaded, RuntimeOptions(profile=profile))
     except PegboardError as exc:
