@@ -14,7 +14,11 @@ function that returns its argument):
   engine alone (the tool is the raw callable) and through ``make_tool_exec`` with the one
   call path (``execute_entry``: authorise, validate, audit), beside a direct ``execute_entry``
   call of the same entry, a direct ``await echo(...)``, and Monty alone (``AsyncMonty`` used
-  directly with the same limits, the raw coroutine as external function: Monty's own share).
+  directly with the same limits, the raw coroutine as external function: Monty's own share);
+* the same loop through the gateway's path: ``RegistrySurface.call_tool("tool_exec", ...)``
+  of a surface whose deferral injected ``tool_exec`` (the ``pegboard serve`` route minus the
+  MCP transport: toolset, approval, audit of the outer call, then each inner call resolved in
+  the request's allowed set and run through ``execute_entry``).
 
 Targets (SPEC section 10): < 1 ms per run start, < 0.2 ms per in-sandbox tool call.
 """
@@ -33,7 +37,11 @@ import anyio
 from pegboard.calls import Call, CallSession, execute_entry
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
+from pegboard.core.registry import ToolRegistry
+from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext
+from pegboard.deferral.tool_exec import ExecSettings
+from pegboard.gateway.exposure import RegistrySurface
 from pegboard.sandbox import ExecLimits, default_sandbox, run_code
 from pegboard.sandbox.limits import monty_limits
 from pegboard.sandbox.tool import make_tool_exec
@@ -63,6 +71,13 @@ async def bench(runs: int, calls: int) -> None:
         return await execute_entry(entry, call)
 
     tool_exec = make_tool_exec(call_tool, [entry], limits)
+    surface = gateway_surface(entry, limits)
+    assert "tool_exec" in surface.tools.names, "deferral did not inject tool_exec"
+
+    async def via_gateway(code: str) -> None:
+        out = await surface.call_tool("tool_exec", {"code": code}, call_id="b", approval=None)
+        assert not out.is_error, out.as_text()
+
     loop = f"for _ in range({calls}):\n    await echo(text='hello')\n1"
     empty = "for _ in range(0):\n    await echo(text='hello')\n1"
     fan = f"await gather(*[echo(text='hello') for _ in range({calls})])\n1"
@@ -99,6 +114,8 @@ async def bench(runs: int, calls: int) -> None:
         "gather engine, N=0": lambda: run_code(fan0, {"echo": echo}, limits),
         "loop tool_exec": lambda: tool_exec.run({"code": loop}, CTX),
         "loop tool_exec, N=0": lambda: tool_exec.run({"code": empty}, CTX),
+        "loop gateway tool_exec": lambda: via_gateway(loop),
+        "loop gateway tool_exec, N=0": lambda: via_gateway(empty),
         "loop raw Monty": lambda: raw(loop),
         "loop raw Monty, N=0": lambda: raw(empty),
         "loop direct execute_entry": entry_loop,
@@ -130,6 +147,10 @@ async def bench(runs: int, calls: int) -> None:
             per_call("loop tool_exec", "loop tool_exec, N=0"),
         ),
         (
+            "sandbox via the gateway's path (RegistrySurface, deferral-injected tool_exec)",
+            per_call("loop gateway tool_exec", "loop gateway tool_exec, N=0"),
+        ),
+        (
             "Monty alone (AsyncMonty, no pegboard)",
             per_call("loop raw Monty", "loop raw Monty, N=0"),
         ),
@@ -143,6 +164,15 @@ async def bench(runs: int, calls: int) -> None:
         print(f"| {label} | {value:.4f} |")
     await default_sandbox().aclose()
     await pool.__aexit__(None, None, None)
+
+
+def gateway_surface(entry: ToolEntry, limits: ExecLimits) -> RegistrySurface:
+    """A gateway surface over ``echo``, deferred (``defer="always"``) so ``tool_exec`` is
+    injected beside the meta-tools."""
+    deferred = ToolEntry(name="echo", namespace="bench", tool=entry.tool, defer="always")
+    return RegistrySurface(
+        ToolRegistry([deferred]), ToolApplyScope, tool_exec=ExecSettings(limits=limits)
+    )
 
 
 def print_nothing(stream: str, text: str) -> None:

@@ -212,3 +212,39 @@ def test_the_top_level_window_and_the_option_win_over_the_model(tmp_path: Path) 
 
     assert (from_config.context_window, from_option.context_window) == (50_000, 30_000)
     assert no_window.context_window is None
+
+
+async def test_switching_tool_exec_while_serving_asks_for_a_restart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loaded = _loaded(tmp_path)
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    raw = dict(loaded.raw) | {"meta": {"tool_exec": True}}
+    loaded.path.write_text(tomli_w.dumps(raw), encoding="utf-8")
+
+    with caplog.at_level("WARNING", logger="pegboard.gateway"):
+        async with runtime.running():
+            await runtime.apply_config(load_config(loaded.path))
+
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == ["[meta] tool_exec was switched: restart pegboard serve to apply it"]
+    assert runtime.sandbox is None
+    assert "tool_exec" not in runtime.surface.tools.names
+
+
+def test_tool_exec_with_deferral_off_is_reported_as_not_offered(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loaded = _loaded(tmp_path)
+    raw = dict(loaded.raw) | {"meta": {"tool_exec": True, "defer": False}}
+    loaded.path.write_text(tomli_w.dumps(raw), encoding="utf-8")
+
+    with caplog.at_level("WARNING", logger="pegboard.gateway"):
+        runtime = ToolRuntime(load_config(loaded.path), RuntimeOptions(prewarm=False))
+
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        "[meta] tool_exec is on but deferral is off (--no-defer or [meta] defer = false); "
+        "tool_exec is offered only beside the meta-tools of deferred tools"
+    ]
+    assert "tool_exec" not in runtime.surface.tools.names

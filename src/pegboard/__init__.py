@@ -36,6 +36,8 @@ _EXPORTS = {
     "CatalogError": "pegboard.errors",
     "ConfigError": "pegboard.errors",
     "Decision": "pegboard.calls",
+    "ExecLimits": "pegboard.sandbox.limits",
+    "ExecSettings": "pegboard.deferral.tool_exec",
     "InvalidToolArguments": "pegboard.errors",
     "McpError": "pegboard.errors",
     "ModelInfo": "pegboard.core",
@@ -76,6 +78,8 @@ __all__ = [
     "CatalogError",
     "ConfigError",
     "Decision",
+    "ExecLimits",
+    "ExecSettings",
     "InvalidToolArguments",
     "McpError",
     "ModelInfo",
@@ -145,6 +149,7 @@ if TYPE_CHECKING:
         ToolRegistry,
         default_registry,
     )
+    from pegboard.deferral.tool_exec import ExecSettings
     from pegboard.errors import (
         ApprovalDenied,
         ApprovalRequired,
@@ -163,3 +168,4 @@ if TYPE_CHECKING:
         ToolNotAllowed,
         ToolNotFound,
     )
+    from pegboard.sandbox.limits import ExecLimits

@@ -26,10 +26,12 @@ from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ConfigError, PegboardError
 from pegboard.gateway.exposure import RegistrySurface
 from pegboard.mcp import McpCatalog, McpCollision, SqliteCatalogStore, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
+from pegboard.sandbox.engine import Sandbox, require_monty
 from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
 from pegboard.search.synced import registry_index
@@ -96,9 +98,20 @@ class ToolRuntime:
         self.collisions: tuple[McpCollision, ...] = ()
         self.resync(refresh_surface=False)
         self.index: SearchIndex = self._search_index()
+        # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
+        self.sandbox: Sandbox | None = None
+        tool_exec = None
         if config.meta.tool_exec:
-            logger.warning("[meta] tool_exec is on, but this version has no tool_exec; ignored")
+            require_monty()
+            self.sandbox = Sandbox()
+            tool_exec = ExecSettings(sandbox=self.sandbox)
+        self.tool_exec: ExecSettings | None = tool_exec  # also offered by `pegboard chat`
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
+        if tool_exec is not None and not defer:
+            logger.warning(
+                "[meta] tool_exec is on but deferral is off (--no-defer or [meta] defer = false); "
+                "tool_exec is offered only beside the meta-tools of deferred tools"
+            )
         self.surface = RegistrySurface(
             self.registry,
             self.scope,
@@ -107,6 +120,7 @@ class ToolRuntime:
             statuses=self.namespace_statuses,
             session=self.calls,
             index=self.index,
+            tool_exec=tool_exec,
         )
 
     def _audit_sink(self) -> AuditSink:
@@ -202,7 +216,8 @@ class ToolRuntime:
         (``disabled_tools``, ``force_prompt_tools``). A removed server is disabled at once.
         An added or redefined server (command, args, env, cwd, url, headers) needs a restart:
         that is logged as an error, and a redefined one keeps its old launch definition
-        until then (its new gates already apply).
+        until then (its new gates already apply). So does switching ``[meta] tool_exec``
+        (logged).
         """
         old, new = dict(self.loaded.config.servers), dict(loaded.config.servers)
         added = sorted(set(new) - set(old))
@@ -217,6 +232,8 @@ class ToolRuntime:
                 ", ".join(added) or "none",
                 ", ".join(redefined) or "none",
             )
+        if loaded.config.meta.tool_exec != (self.sandbox is not None):
+            logger.warning("[meta] tool_exec was switched: restart pegboard serve to apply it")
         self.loaded = loaded
         self.settings = loaded.config.profile(self.options.profile).to_settings()
         for sid in sorted(set(old) - set(new)):
@@ -257,7 +274,8 @@ class ToolRuntime:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ToolRuntime]:
-        """Run the catalog (pre-warm in the background); on exit every child is stopped."""
+        """Run the catalog (pre-warm in the background); on exit every child is stopped
+        (upstream servers and the tool_exec sandbox's workers)."""
         unsubscribe = self.catalog.on_tools_changed(self._on_tools_changed)
         try:
             async with self.catalog.running(prewarm=self.options.prewarm):
@@ -265,3 +283,6 @@ class ToolRuntime:
         finally:
             unsubscribe()
             self.catalog.store.close()
+            if self.sandbox is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.sandbox.aclose()

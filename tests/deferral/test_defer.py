@@ -13,7 +13,7 @@ from pegboard.deferral import (
     should_defer,
 )
 from pegboard.deferral import defer as defer_module
-from pegboard.deferral.definitions import DEFINITIONS
+from pegboard.deferral.definitions import DEFINITIONS, EXEC_DEFINITIONS, INJECTED_META_TOOLS
 from tests.deferral.factories import entry, heavy
 
 
@@ -111,13 +111,28 @@ def test_approval_gated_tools_are_never_deferred_whatever_their_policy() -> None
 def test_the_overhead_is_measured_from_the_meta_tools_and_section_with_the_same_counter() -> None:
     entries = [heavy(f"t{i}") for i in range(5)]
     for counter in (default_token_counter(), CharCounter()):
-        tools = sum(counter.count_tool(DEFINITIONS[name]) for name in DEFINITIONS)
-        section = render_deferred_section(list(DEFINITIONS), entries, counter=counter)
+        names = list(INJECTED_META_TOOLS)
+        tools = sum(counter.count_tool(DEFINITIONS[name]) for name in names)
+        section = render_deferred_section(names, entries, counter=counter)
         expected = tools + counter.count_text(section)
         assert meta_tools_overhead_tokens(entries, counter) == expected
         assert should_defer(entries, 32_000, counter).overhead == expected
     assert meta_tools_overhead_tokens() == defer_module.META_TOOLS_OVERHEAD_TOKENS
     assert 250 < defer_module.META_TOOLS_OVERHEAD_TOKENS < 500
+
+
+def test_tool_exec_counts_its_definition_and_prompt_line_in_the_measured_overhead() -> None:
+    entries = [heavy(f"t{i}") for i in range(5)]
+    for counter in (default_token_counter(), CharCounter()):
+        names = [*INJECTED_META_TOOLS, "tool_exec"]
+        tools = sum(counter.count_tool(EXEC_DEFINITIONS[name]) for name in names)
+        section = render_deferred_section(names, entries, counter=counter)
+        expected = tools + counter.count_text(section)
+        assert meta_tools_overhead_tokens(entries, counter, tool_exec=True) == expected
+        assert should_defer(entries, 32_000, counter, tool_exec=True).overhead == expected
+        assert expected > meta_tools_overhead_tokens(entries, counter)
+    # tool_exec is opt-in; with it the meta-tools and section stay under ~750 tokens.
+    assert 600 < meta_tools_overhead_tokens(tool_exec=True) < 750
 
 
 def test_a_sticky_pool_stays_deferred_below_the_threshold_while_it_beats_the_overhead() -> None:

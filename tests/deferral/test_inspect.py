@@ -3,7 +3,8 @@ import pytest
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.tool import ToolContext
 from pegboard.deferral import apply_defer_exposition, inspect_tool
-from pegboard.deferral.definitions import TOOL_INSPECT
+from pegboard.deferral.definitions import INSPECT_DESCRIPTION_EXEC, TOOL_INSPECT
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.deferral.tool_inspect import make_tool_inspect
 from pegboard.errors import ToolError, ToolNotAllowed, ToolNotFound
 from tests.deferral.factories import entry, pool_of, tools_of
@@ -69,3 +70,35 @@ async def test_the_tool_output_is_text() -> None:
     out = await make_tool_inspect(pool).run({"name": "web_search"}, ToolContext())
     assert out.as_text().startswith("/**\n * Search the web.")
     assert out.structured is None
+
+
+PY_STUB = '''\
+async def mcp__s1__t(*, query: str, limit: int = 10) -> Any:
+    """Search inside server s1.
+
+    query: What to look for
+    """'''
+
+
+def test_with_tool_exec_on_the_stub_is_the_python_function_code_calls() -> None:
+    target = entry(
+        "mcp__s1__t", namespace="mcp:s1", defer="always", description="Search inside server s1."
+    )
+    pool = pool_of(target, tool_exec=ExecSettings())
+    out = inspect_tool(pool, "mcp__s1__t", lambda name: name)
+    assert out.as_text() == PY_STUB
+    assert pool.ledger.has_seen(target)
+
+
+@pytest.mark.anyio
+async def test_a_name_that_is_no_identifier_shows_its_code_alias_and_its_tool_invoke_name() -> None:
+    target = entry("mcp__s1__get-env", namespace="mcp:s1", defer="always", description="Read.")
+    registry = ToolRegistry([target])
+    exposition = apply_defer_exposition(tools_of(target), registry, None, tool_exec=ExecSettings())
+    inspect = exposition.tools["tool_inspect"]
+    assert inspect.description == INSPECT_DESCRIPTION_EXEC
+    out = await inspect.run({"name": "mcp__s1__get-env"}, ToolContext(call_id="c"))
+    assert out.as_text().splitlines()[:2] == [
+        "# tool_invoke name: mcp__s1__get-env",
+        "async def mcp__s1__get_env_47ba205b(*, query: str, limit: int = 10) -> Any:",
+    ]

@@ -1,6 +1,7 @@
 from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.tokens import default_token_counter
 from pegboard.deferral import NamespaceStatus, render_deferred_section
+from pegboard.sandbox.tool import EXEC_PROMPT_LINE
 from tests.deferral.factories import entry
 
 META = ["tool_search", "tool_inspect", "tool_invoke"]
@@ -114,3 +115,11 @@ def test_too_many_namespaces_keep_the_largest_and_point_to_tool_search() -> None
     assert "more namespaces" in text
     assert "call tool_search with no query to list them all" in text
     assert "- mcp:Dead: server failing: timeout; its tools may be missing or stale" in text
+
+
+def test_with_tool_exec_the_section_says_how_to_call_tools_from_code() -> None:
+    text = render_deferred_section([*META, "tool_exec"], [entry("web_search")])
+    lines = text.splitlines()
+    assert f"- {EXEC_PROMPT_LINE}" in lines
+    assert "- tool_inspect({name}): a tool's signature (the Python function code calls)" in lines
+    assert "JSDoc" not in text

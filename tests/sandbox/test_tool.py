@@ -242,9 +242,15 @@ def test_exec_aliases_cover_the_exposed_tools_and_match_the_signatures() -> None
     def noop() -> None:
         """Do nothing."""
 
-    entries = [entry("get-env", noop), entry("mcp__a__b", noop), entry("tool_search", noop)]
+    names = ["get-env", "mcp__a__b", "tool_search", "tool_invoke", "tool_inspect", "tool_exec"]
+    entries = [entry(name, noop) for name in names]
     aliases = exec_aliases(entries)
-    assert aliases == {"get-env": "get_env_e42fa272", "mcp__a__b": "mcp__a__b"}
+    # Of the meta-tools only tool_search (read-only discovery) is callable from code.
+    assert aliases == {
+        "get-env": "get_env_e42fa272",
+        "mcp__a__b": "mcp__a__b",
+        "tool_search": "tool_search",
+    }
     assert python_signature(entries[0], aliases["get-env"]) == (
         'async def get_env_e42fa272() -> Any:\n    """Do nothing."""'
     )

@@ -25,6 +25,7 @@ from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.llm.repair import Repairer, create_repair
 from pegboard.llm.types import Completed, Message, ModelClient, TextDelta, Usage
 from pegboard.search.interface import SearchIndex
@@ -65,8 +66,9 @@ class AgentLoop:
 
     ``statuses`` and ``index`` are the runtime's (namespace states for the prompt section,
     the shared search index of ``tool_search``); ``fallback_window`` sizes deferral when the
-    model's context window is unknown. Gated calls ask ``approval_handler``; invalid
-    arguments go to :attr:`repairer` (at most its cap of model repairs per round).
+    model's context window is unknown; ``tool_exec`` offers it beside the meta-tools. Gated
+    calls ask ``approval_handler``; invalid arguments go to :attr:`repairer` (at most its cap
+    of model repairs per round).
     """
 
     client: ModelClient
@@ -76,6 +78,7 @@ class AgentLoop:
     index: SearchIndex | None = None
     approval_handler: ApprovalHandler | None = None
     fallback_window: int | None = None
+    tool_exec: bool | ExecSettings = False
     system_prompt: str = SYSTEM_PROMPT
     max_rounds: int = DEFAULT_MAX_ROUNDS
     session: AgentSession = field(default_factory=AgentSession)
@@ -106,6 +109,7 @@ class AgentLoop:
             index=runtime.index,
             approval_handler=approval_handler,
             fallback_window=runtime.context_window,
+            tool_exec=runtime.tool_exec or False,
             max_rounds=max_rounds,
             session=AgentSession(audit=runtime.calls.audit),
         )
@@ -127,6 +131,7 @@ class AgentLoop:
             statuses=dict(self.statuses()) if self.statuses else None,
             index=self.index,
             repair=self.repairer,
+            tool_exec=self.tool_exec,
         )
 
     async def run_turn(self, text: str, observer: LoopObserver | None = None) -> TurnResult:

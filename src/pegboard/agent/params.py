@@ -31,6 +31,7 @@ from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.core.tokens import TokenCounter
 from pegboard.deferral import Exposition, NamespaceStatus
 from pegboard.deferral.ledger import InspectLedger
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets import DeferralSettings, RegistryToolset, compose
 
@@ -93,6 +94,7 @@ def build_agent_params(
     index: SearchIndex | None = None,
     repair: RepairHook | None = None,
     native_defer: bool = False,
+    tool_exec: bool | ExecSettings = False,
 ) -> AgentParams:
     """Select the active tools, apply deferral, convert to ``api``'s format.
 
@@ -104,6 +106,12 @@ def build_agent_params(
     ``native_defer`` (Anthropic only) uses the provider's deferred loading: deferred tools
     are sent with ``defer_loading: true`` next to ``tool_search`` alone, whose results come
     back as ``tool_reference`` blocks, so the model calls what it found directly.
+
+    ``tool_exec`` (``True``, or :class:`~pegboard.deferral.tool_exec.ExecSettings` for other
+    limits or a sandbox of your own) offers ``tool_exec`` beside the meta-tools whenever tools
+    are deferred: the model's Python calls this request's tools through the same approval
+    (non-interactive: a gated tool raises ``PermissionError`` in the code) and audit. Needs
+    ``pip install 'pegboard[exec]'``; the sandbox starts on the first run.
     """
     session = session if session is not None else AgentSession()
     if approval_handler is not None:
@@ -112,6 +120,9 @@ def build_agent_params(
         session.calls.audit = audit
     chosen: Api = api or ("anthropic" if model.provider == "anthropic" else "openai_chat")
     native = native_defer and chosen == "anthropic"
+    exec_settings = tool_exec if isinstance(tool_exec, ExecSettings) else None
+    if tool_exec is True:
+        exec_settings = ExecSettings()
     key = (
         id(registry),
         registry.version,
@@ -119,6 +130,7 @@ def build_agent_params(
         model,
         chosen,
         native,
+        exec_settings,
         tuple(sorted((statuses or {}).items())),
         tuple(sorted((descriptions or {}).items())),
     )
@@ -137,6 +149,7 @@ def build_agent_params(
         descriptions=descriptions,
         native_loading=native,
         sticky=session.auto_deferred,
+        tool_exec=exec_settings,
     )
     toolset = compose(RegistryToolset(registry), deferral)
     tools = toolset.list_tools(scope)

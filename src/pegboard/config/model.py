@@ -131,8 +131,9 @@ class MetaConfig(_Section):
 
     tool_exec: bool = Field(
         default=False,
-        description="Offer tool_exec (sandboxed code over the tools). Off by default; "
-        "this version has no tool_exec yet, so turning it on only logs a warning.",
+        description="Offer tool_exec beside the meta-tools when tools are deferred: the model "
+        "writes Python (run in the Monty sandbox; needs pip install 'pegboard[exec]') that "
+        "calls this request's tools, gated ones refused. Off by default.",
     )
     defer: bool = Field(default=True, description="Defer large tool pools behind the meta-tools.")
     search: Literal["dense", "lexical"] = Field(

@@ -1,8 +1,9 @@
 """Deferral: which tools the model sees inline, and the meta-tools over the rest.
 
 :func:`apply_defer_exposition` decides with :func:`should_defer` and builds, per request, a
-:class:`DeferredPool` behind ``tool_search`` / ``tool_inspect`` / ``tool_invoke``; the
-ranking behind ``tool_search`` is :mod:`pegboard.search`, which knows nothing of meta-tools.
+:class:`DeferredPool` behind ``tool_search`` / ``tool_inspect`` / ``tool_invoke`` (and
+``tool_exec`` when :class:`ExecSettings` switch it on); the ranking behind ``tool_search`` is
+:mod:`pegboard.search`, which knows nothing of meta-tools.
 """
 
 from pegboard.deferral.apply import Exposition, apply_defer_exposition
@@ -22,6 +23,7 @@ from pegboard.deferral.prompt import (
     NamespaceStatus,
     render_deferred_section,
 )
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.deferral.tool_inspect import inspect_tool, make_tool_inspect
 from pegboard.deferral.tool_invoke import invoke_tool, make_tool_invoke
 from pegboard.deferral.tool_search import make_tool_search, search_pool
@@ -33,6 +35,7 @@ __all__ = [
     "PROMPT_SECTION_BUDGET_TOKENS",
     "DeferDecision",
     "DeferredPool",
+    "ExecSettings",
     "Exposition",
     "InspectLedger",
     "NamespaceStatus",

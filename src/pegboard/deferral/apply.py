@@ -12,10 +12,16 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.tokens import TokenCounter, default_token_counter
 from pegboard.core.tool import Tool
 from pegboard.deferral.defer import DeferDecision, should_defer
-from pegboard.deferral.definitions import INJECTED_META_TOOLS
+from pegboard.deferral.definitions import WITH_EXEC
 from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.pool import DeferredPool
 from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
+from pegboard.deferral.tool_exec import (
+    ExecSettings,
+    alias_lookup,
+    code_tools,
+    make_pool_tool_exec,
+)
 from pegboard.deferral.tool_inspect import make_tool_inspect
 from pegboard.deferral.tool_invoke import make_tool_invoke
 from pegboard.deferral.tool_search import make_tool_search
@@ -30,7 +36,8 @@ class Exposition:
     """What the model is given for one request.
 
     ``tools`` is the very object passed in when nothing is deferred. ``allowed`` is every tool
-    ``tool_invoke`` may reach in this request (fixed here, before meta-tools are added).
+    ``tool_invoke`` and ``tool_exec`` code may reach in this request (fixed here, before
+    meta-tools are added).
     """
 
     tools: Mapping[str, Tool]
@@ -54,17 +61,24 @@ def apply_defer_exposition(
     descriptions: Mapping[str, str] | None = None,
     native_loading: bool = False,
     sticky: bool = False,
+    tool_exec: ExecSettings | None = None,
 ) -> Exposition:
-    """Defer what :func:`should_defer` says and inject ``tool_search``/``inspect``/``invoke``.
+    """Defer what :func:`should_defer` says and inject ``tool_search``/``inspect``/``invoke``
+    (and ``tool_exec`` when ``tool_exec`` settings are given).
 
     Tools without a registry entry are left alone. ``ledger`` and ``session`` carry the
     session (inspect ledger, approval grants, audit); ``index`` defaults to the registry's
     incrementally updated index. ``native_loading`` (Anthropic's ``defer_loading``: the
     provider loads what ``tool_search`` finds) injects ``tool_search`` alone. ``sticky``: see
     :func:`should_defer`.
+
+    ``tool_exec`` is offered only beside the other meta-tools, never when nothing is deferred
+    nor with ``native_loading`` (where ``tool_search`` stands alone): its Python signatures
+    come from ``tool_inspect``, and a small inline pool is already called in parallel by the
+    provider's own tool calls.
     """
     allowed = frozenset(tools)
-    clash = allowed.intersection(INJECTED_META_TOOLS)
+    clash = allowed.intersection(WITH_EXEC)
     if clash:
         logger.warning("request already has %s; deferral skipped", ", ".join(sorted(clash)))
     snapshot = registry.snapshot()
@@ -79,6 +93,7 @@ def apply_defer_exposition(
         statuses=statuses,
         descriptions=descriptions,
         sticky=sticky,
+        tool_exec=tool_exec is not None and not native_loading,
     )
     if not decision.names:
         return Exposition(tools, (), allowed, "", decision)
@@ -93,10 +108,14 @@ def apply_defer_exposition(
         counter=counter,
     )
     exposed = {name: tool for name, tool in tools.items() if name not in decision.names}
-    exposed["tool_search"] = make_tool_search(pool)
+    search = make_tool_search(pool)
+    exposed["tool_search"] = search
     if not native_loading:
-        exposed["tool_inspect"] = make_tool_inspect(pool)
+        code = code_tools(pool, search) if tool_exec is not None else None
+        exposed["tool_inspect"] = make_tool_inspect(pool, alias_lookup(code) if code else None)
         exposed["tool_invoke"] = make_tool_invoke(pool)
+        if code is not None and tool_exec is not None:
+            exposed["tool_exec"] = make_pool_tool_exec(code, tool_exec)
     section = render_deferred_section(
         list(exposed),
         deferred,

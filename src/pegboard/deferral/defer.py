@@ -17,7 +17,7 @@ from typing import Any
 from pegboard.calls.approval import may_need_approval
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tokens import TokenCounter, count_entries, default_token_counter
-from pegboard.deferral.definitions import DEFINITIONS, INJECTED_META_TOOLS
+from pegboard.deferral.definitions import DEFINITIONS, EXEC_DEFINITIONS, injected_meta_tools
 from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
 
 DEFER_THRESHOLD_PCT = 10
@@ -53,13 +53,16 @@ def meta_tools_overhead_tokens(
     *,
     statuses: Mapping[str, NamespaceStatus] | None = None,
     descriptions: Mapping[str, str] | None = None,
+    tool_exec: bool = False,
 ) -> int:
-    """Measured tokens of the injected meta-tool definitions plus the prompt section that
-    would enumerate ``deferred``."""
+    """Measured tokens of the injected meta-tool definitions (``tool_exec``'s too when it is
+    on) plus the prompt section that would enumerate ``deferred``."""
     counter = counter or default_token_counter()
-    tools = sum(counter.count_tool(DEFINITIONS[name]) for name in INJECTED_META_TOOLS)
+    names = injected_meta_tools(tool_exec)
+    definitions = EXEC_DEFINITIONS if tool_exec else DEFINITIONS
+    tools = sum(counter.count_tool(definitions[name]) for name in names)
     section = render_deferred_section(
-        INJECTED_META_TOOLS, deferred, statuses=statuses, descriptions=descriptions, counter=counter
+        names, deferred, statuses=statuses, descriptions=descriptions, counter=counter
     )
     return tools + counter.count_text(section)
 
@@ -72,13 +75,15 @@ def should_defer(
     statuses: Mapping[str, NamespaceStatus] | None = None,
     descriptions: Mapping[str, str] | None = None,
     sticky: bool = False,
+    tool_exec: bool = False,
 ) -> DeferDecision:
     """Decide which of ``entries`` to defer; see the module docstring for the rules.
 
     ``sticky`` (the auto pool was deferred earlier in this conversation) drops the
     context-window gate, so a pool hovering around 10% of the window does not flip all its
     tools in and out from turn to turn and churn the provider's prompt cache; the count and
-    overhead gates still apply.
+    overhead gates still apply. ``tool_exec`` (it would be injected) counts its definition
+    in the overhead.
     """
     threshold = defer_threshold(context_window)
     eligible = [e for e in entries if not may_need_approval(e.tool)]
@@ -92,7 +97,11 @@ def should_defer(
     if cost <= threshold and not sticky:
         return DeferDecision(frozenset(names), threshold, auto_cost=cost)
     overhead = meta_tools_overhead_tokens(
-        [*always, *auto], counter, statuses=statuses, descriptions=descriptions
+        [*always, *auto],
+        counter,
+        statuses=statuses,
+        descriptions=descriptions,
+        tool_exec=tool_exec,
     )
     if cost > overhead:
         names.update(e.name for e in auto)

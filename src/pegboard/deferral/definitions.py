@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pegboard.core.definition import ToolDefinition
+from pegboard.sandbox.tool import EXEC_DESCRIPTION, EXEC_SCHEMA, TOOL_EXEC
 
 DEFAULT_SEARCH_LIMIT = 8
 MAX_SEARCH_LIMIT = 50
@@ -19,6 +20,14 @@ TOOL_SEARCH = "tool_search"
 TOOL_INSPECT = "tool_inspect"
 TOOL_INVOKE = "tool_invoke"
 INJECTED_META_TOOLS = (TOOL_SEARCH, TOOL_INSPECT, TOOL_INVOKE)
+WITH_EXEC = (*INJECTED_META_TOOLS, TOOL_EXEC)
+"""The meta-tools injected when ``tool_exec`` is switched on."""
+
+
+def injected_meta_tools(tool_exec: bool) -> tuple[str, ...]:
+    """The meta-tools deferral injects (without native loading), in listing order."""
+    return WITH_EXEC if tool_exec else INJECTED_META_TOOLS
+
 
 SEARCH_DESCRIPTION = (
     "Find deferred tools (tool discovery, NOT web search), ranked by relevance. `query`: what "
@@ -48,6 +57,10 @@ SEARCH_SCHEMA: Mapping[str, Any] = {
 INSPECT_DESCRIPTION = (
     "Show the signature of one deferred tool (its parameters, types, required fields and "
     "allowed values) as a JSDoc stub."
+)
+INSPECT_DESCRIPTION_EXEC = (
+    "Show the signature of one deferred tool (its parameters, types, required fields and "
+    "allowed values) as the Python function tool_exec code calls."
 )
 # ``examples`` (a standard JSON Schema annotation, accepted by every provider's tool schema)
 # is the reference design's ``inputExample``: one example call in the definition itself, so a
@@ -84,4 +97,10 @@ DEFINITIONS: Mapping[str, ToolDefinition] = {
     TOOL_SEARCH: ToolDefinition(TOOL_SEARCH, SEARCH_DESCRIPTION, SEARCH_SCHEMA),
     TOOL_INSPECT: ToolDefinition(TOOL_INSPECT, INSPECT_DESCRIPTION, INSPECT_SCHEMA),
     TOOL_INVOKE: ToolDefinition(TOOL_INVOKE, INVOKE_DESCRIPTION, INVOKE_SCHEMA),
+    TOOL_EXEC: ToolDefinition(TOOL_EXEC, EXEC_DESCRIPTION, EXEC_SCHEMA),
 }
+EXEC_DEFINITIONS: Mapping[str, ToolDefinition] = {
+    **DEFINITIONS,
+    TOOL_INSPECT: ToolDefinition(TOOL_INSPECT, INSPECT_DESCRIPTION_EXEC, INSPECT_SCHEMA),
+}
+"""The definitions when ``tool_exec`` is on (``tool_inspect`` then shows Python)."""

@@ -18,6 +18,7 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.names import is_mcp_namespace, mcp_namespace, strip_mcp_namespace
 from pegboard.core.redact import escape_markup
 from pegboard.core.tokens import TokenCounter, default_token_counter
+from pegboard.sandbox.tool import EXEC_PROMPT_LINE
 
 PROMPT_SECTION_BUDGET_TOKENS = 400
 SUMMARY_NAMES = 4
@@ -29,8 +30,9 @@ USAGE: Mapping[str, str] = {
     "tool_inspect": "tool_inspect({name}): a tool's signature (JSDoc stub)",
     "tool_invoke": "tool_invoke({name, params}): call a tool; inspect first unless you know "
     "its params",
-    "tool_exec": "tool_exec({code}): run code that calls several tools",
+    "tool_exec": EXEC_PROMPT_LINE,
 }
+INSPECT_USAGE_EXEC = "tool_inspect({name}): a tool's signature (the Python function code calls)"
 
 NATIVE_LOADING = "tools that tool_search finds are loaded for you: call them directly by name"
 
@@ -68,7 +70,7 @@ def render_deferred_section(
     ``loads_found_tools``: the provider loads what ``tool_search`` finds (Anthropic's native
     deferred loading), so found tools are called directly.
     """
-    usage = [f"- {USAGE[name]}" for name in injected if name in USAGE]
+    usage = [f"- {_usage(name, injected)}" for name in injected if name in USAGE]
     if not usage:
         return ""
     if loads_found_tools:
@@ -89,6 +91,12 @@ def render_deferred_section(
         if counter.count_text(text) <= budget:
             return text
     return "\n".join([*head, *_fit_largest(head, tail, spaces, problems, counter, budget), *tail])
+
+
+def _usage(name: str, injected: Sequence[str]) -> str:
+    if name == "tool_inspect" and "tool_exec" in injected:
+        return INSPECT_USAGE_EXEC
+    return USAGE[name]
 
 
 def _namespaces(

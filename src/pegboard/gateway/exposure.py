@@ -26,6 +26,7 @@ from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
 from pegboard.deferral.apply import Exposition
 from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ApprovalRequired, PegboardError
 from pegboard.gateway.surface import ChangeListener
 from pegboard.search.interface import SearchIndex
@@ -60,8 +61,10 @@ class RegistrySurface:
         statuses: StatusSource | None = None,
         session: CallSession | None = None,
         index: SearchIndex | None = None,
+        tool_exec: ExecSettings | None = None,
     ) -> None:
         self.registry = registry
+        self.tool_exec = tool_exec
         self._scope = scope
         self.context_window = context_window
         self.defer = defer
@@ -136,6 +139,7 @@ class RegistrySurface:
                 index=self._index,
                 statuses=self._statuses,
                 sticky=self._sticky,
+                tool_exec=self.tool_exec,
             )
         self.toolset = compose(RegistryToolset(self.registry), deferral)
         self.tools = self.toolset.list_tools(self._scope())

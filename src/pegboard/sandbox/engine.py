@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import gc
+import importlib.util
 import time
 import weakref
 from collections.abc import Mapping
@@ -132,6 +133,17 @@ class Sandbox:
             images=tuple(state.images.images),
             error=error,
         )
+
+
+def require_monty() -> None:
+    """Raise :class:`OptionalDependencyMissing` now if Monty is not installed (without
+    importing it), so a config that turns tool_exec on fails at start, not at the first run."""
+    try:
+        found = importlib.util.find_spec("pydantic_monty") is not None
+    except (ImportError, ValueError, AttributeError):  # blocked in sys.modules, or broken
+        found = False
+    if not found:
+        raise OptionalDependencyMissing("tool_exec (the Monty sandbox)", "exec")
 
 
 def _monty() -> ModuleType:

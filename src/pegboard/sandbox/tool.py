@@ -9,7 +9,8 @@ non-interactive :class:`~pegboard.calls.Call`).
 Gated tools stay visible to the code (so it learns why, instead of a NameError), and calling
 one raises ``PermissionError`` inside the sandbox: ``call_tool`` refuses it without running it
 because it authorises non-interactively, the same gate and the same audit record as every
-other route. Meta-tools are never visible (no ``tool_exec`` inside ``tool_exec``).
+other route. Of the meta-tools only ``tool_search`` is visible (read-only discovery whose
+structured answer code can read): no ``tool_exec`` or ``tool_invoke`` inside ``tool_exec``.
 """
 
 from __future__ import annotations
@@ -35,15 +36,15 @@ CallTool = Callable[[str, dict[str, Any], ToolContext], Awaitable[ToolOutput]]
 AllowedEntries = Callable[[], Iterable[ToolEntry]] | Iterable[ToolEntry]
 
 EXEC_DESCRIPTION = (
-    "Run a short Python script that calls this request's tools: loops, filtering and joining "
-    "results in one step instead of many calls. Each tool is an async function of its name "
-    'taking keyword arguments only: `r = await mcp__notes__search(query="x")`; '
-    "`a, b = await gather(t1(x=1), t2(y=2))` runs calls in parallel. A tool returns its "
-    "structured result (dict/list) or its text. A failed call raises: PermissionError (needs "
-    "the user's approval: call that tool directly), TypeError (invalid arguments), "
-    "RuntimeError (the tool failed). The value of the last expression is returned with what "
-    "print wrote. A Python subset: json, re, math, datetime, asyncio and a few more modules; "
-    "no files, network or environment. tool_inspect shows a tool's Python signature."
+    "Run Python that calls this request's tools: loop, filter and join results in one step "
+    "instead of many calls. Each tool is an async function of its name taking keyword "
+    'arguments only: `r = await mcp__notes__search(query="x")`; `a, b = await gather(t1(x=1), '
+    "t2(y=2))` runs calls in parallel; `await tool_search(query=...)` returns {'tools': "
+    "[{'name', 'description'}]}. A tool returns its structured result (dict/list) or its "
+    "text. A failed call raises PermissionError (needs the user's approval: call that tool "
+    "directly), TypeError (invalid arguments) or RuntimeError. Returns the last expression "
+    "and what print wrote. A Python subset (json, re, math, datetime, asyncio); no files, "
+    "network or environment. tool_inspect shows a tool's Python signature."
 )
 EXEC_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -57,15 +58,21 @@ EXEC_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 EXEC_PROMPT_LINE = (
-    "tool_exec({code}): Python calling tools as `x = await name(a=..., b=...)`, "
-    "`await gather(...)` for parallel calls; returns the last expression and printed text"
+    "tool_exec({code}): Python calling these tools as `await name(a=..., b=...)` (signature "
+    "from tool_inspect) and `gather(...)`: several calls, loops and joins in one step"
 )
+
+
+CODE_META_TOOLS = frozenset({"tool_search"})
+"""The meta-tools code may call: discovery only, nothing that runs or inspects by name."""
+_HIDDEN_FROM_CODE = META_TOOL_NAMES - CODE_META_TOOLS
 
 
 def exec_aliases(entries: Iterable[ToolEntry]) -> dict[str, str]:
     """Wire name -> the name ``tool_exec`` code calls it by, for the tools a run exposes
-    (every entry but the meta-tools). The engine derives the same map from the same names."""
-    return python_aliases(e.name for e in entries if e.name not in META_TOOL_NAMES)
+    (every entry but the meta-tools other than :data:`CODE_META_TOOLS`). The engine derives
+    the same map from the same names."""
+    return python_aliases(e.name for e in entries if e.name not in _HIDDEN_FROM_CODE)
 
 
 def python_signature(entry: ToolEntry, alias: str | None = None) -> str:

@@ -14,6 +14,7 @@ from pegboard.core.tokens import TokenCounter
 from pegboard.deferral.apply import apply_defer_exposition
 from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets.base import ToolList, WrapperToolset
 
@@ -26,7 +27,8 @@ class DeferralSettings:
 
     ``session`` is what ``tool_invoke``'s inner calls are authorised and audited with;
     ``sticky`` keeps an auto-deferred pool deferred while that still pays (the owner passes
-    :attr:`ToolList.auto_deferred` of its previous listing).
+    :attr:`ToolList.auto_deferred` of its previous listing). ``tool_exec`` (None: off)
+    injects ``tool_exec`` beside the other meta-tools.
     """
 
     registry: ToolRegistry
@@ -39,6 +41,7 @@ class DeferralSettings:
     descriptions: Mapping[str, str] | None = None
     native_loading: bool = False
     sticky: bool = False
+    tool_exec: ExecSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class DeferredToolset(WrapperToolset):
             descriptions=s.descriptions,
             native_loading=s.native_loading,
             sticky=s.sticky,
+            tool_exec=s.tool_exec,
         )
         if not exposition.deferred:
             return ToolList(base.shown, base.snapshot, base.hidden, "", exposition)

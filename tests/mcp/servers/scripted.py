@@ -22,8 +22,8 @@ Calling ``announce`` first sends ``notifications/tools/list_changed``.
 so a test can change a server's behaviour without changing its command line (fingerprint).
 ``--ref-url`` lists a tool ``remote_ref`` whose input and output schemas ``$ref`` that URL.
 Every message's method (requests and notifications) and the process id are appended to
-``--log``. Calling ``env`` returns the
-named environment variable of this process; any other call echoes its arguments.
+``--log``; the name of each tool called is appended to ``--call-log``. Calling ``env``
+returns the named environment variable of this process; any other call echoes its arguments.
 """
 
 from __future__ import annotations
@@ -105,6 +105,7 @@ def main() -> None:
     parser.add_argument("--names", default="")
     parser.add_argument("--ref-url", default="", help="list a tool whose schema $refs this URL")
     parser.add_argument("--log", default="")
+    parser.add_argument("--call-log", default="", help="append each called tool's name here")
     parser.add_argument("--mode", action="append", default=[])
     parser.add_argument("--mode-file", default="", help="extra modes, one a line, if it exists")
     parser.add_argument(
@@ -185,6 +186,9 @@ def main() -> None:
                 result["nextCursor"] = str(start + size)
             send({"jsonrpc": "2.0", "id": rid, "result": result}, "noisy" in ns.mode)
         elif method == "tools/call":
+            if ns.call_log:
+                with open(ns.call_log, "a", encoding="utf-8") as fh:
+                    fh.write(f"{msg['params']['name']}\n")
             if "hang-call" in ns.mode and msg["params"]["name"] == "slow":
                 continue
             marker = Path(ns.log + ".crashed") if ns.log else None
