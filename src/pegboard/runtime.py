@@ -107,6 +107,7 @@ class ToolRuntime:
             tool_exec = ExecSettings(sandbox=self.sandbox)
         self.tool_exec: ExecSettings | None = tool_exec  # also offered by `pegboard chat`
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
+        self.index: SearchIndex = self._search_index()  # shared by the surface and integrations
         if tool_exec is not None and not defer:
             logger.warning(
                 "[meta] tool_exec is on but deferral is off (--no-defer or [meta] defer = false); "

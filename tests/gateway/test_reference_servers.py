@@ -44,6 +44,9 @@ def _config(tmp_path: Path) -> dict[str, Any]:
     (files / "hello.txt").write_text("hello\n", encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     return {
+        # A 32k-token model: the ~50 tools of these servers are then deferred behind the
+        # meta-tools (at the 200k default they would all be listed inline).
+        "context_window": 32_000,
         "servers": {
             "time": {"command": str(PY_BIN / "mcp-server-time")},
             "git": {
@@ -56,7 +59,7 @@ def _config(tmp_path: Path) -> dict[str, Any]:
                 "env": {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")},
             },
             "filesystem": {"command": str(NPM_BIN / "mcp-server-filesystem"), "args": [str(files)]},
-        }
+        },
     }
 
 
@@ -90,7 +93,19 @@ async def test_reference_servers_are_refreshed_and_their_tools_called_through_to
                 for name, params in calls.items()
             }
 
-    assert names == ["tool_inspect", "tool_invoke", "tool_search"]
+    meta = ["tool_inspect", "tool_invoke", "tool_search"]
+    # What stays inline beside the meta-tools is what asks first: the tools these servers
+    # annotate destructiveHint (approval-gated tools are never deferred).
+    assert [n for n in names if n in meta] == meta
+    assert sorted(n for n in names if n not in meta) == [
+        "mcp__filesystem__edit_file",
+        "mcp__filesystem__move_file",
+        "mcp__filesystem__write_file",
+        "mcp__git__git_reset",
+        "mcp__memory__delete_entities",
+        "mcp__memory__delete_observations",
+        "mcp__memory__delete_relations",
+    ]
     assert {name: r.is_error for name, r in results.items()} == dict.fromkeys(calls, False)
     assert json.loads(text_of(results["mcp__time__get_current_time"]))["timezone"] == "UTC"
     assert text_of(results["mcp__everything__echo"]) == "Echo: through pegboard"
