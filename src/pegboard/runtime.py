@@ -97,7 +97,6 @@ class ToolRuntime:
         self.gate_problems: tuple[str, ...] = ()
         self.collisions: tuple[McpCollision, ...] = ()
         self.resync(refresh_surface=False)
-        self.index: SearchIndex = self._search_index()
         # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
         self.sandbox: Sandbox | None = None
         tool_exec = None
@@ -105,7 +104,6 @@ class ToolRuntime:
             require_monty()
             self.sandbox = Sandbox()
             tool_exec = ExecSettings(sandbox=self.sandbox)
-        self.tool_exec: ExecSettings | None = tool_exec  # also offered by `pegboard chat`
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
         self.index: SearchIndex = self._search_index()  # shared by the surface and integrations
         if tool_exec is not None and not defer:

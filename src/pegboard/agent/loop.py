@@ -109,7 +109,7 @@ class AgentLoop:
             index=runtime.index,
             approval_handler=approval_handler,
             fallback_window=runtime.context_window,
-            tool_exec=runtime.tool_exec or False,
+            tool_exec=runtime.surface.tool_exec or False,
             max_rounds=max_rounds,
             session=AgentSession(audit=runtime.calls.audit),
         )
