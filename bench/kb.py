@@ -6,6 +6,8 @@
     other words (bench/kb_notes/questions.tsv, "can I bring my dog to the office" for the pet
     policy). hit@1 / hit@3 of the note the question is about, per embedding model, for FTS5
     alone, vectors alone, reciprocal-rank fusion and standardised-score fusion (the default).
+    The same notes saved as intranet HTML pages (nav bar, "related pages" sidebar and footer
+    naming other notes around the note, as a saved web page has) go through the HTML reader.
 (b) Speed: a generated Markdown corpus (~50 MB, one short section per chunk, ~100,000 chunks)
     ingested with ``pegboard.kb.ingest`` (MB/s, chunks/s); then the p50 of a search over it,
     fused (the kb_search path), vectors alone and plain FTS5 (a bare ``MATCH ... ORDER BY bm25``
@@ -41,6 +43,35 @@ MODES: tuple[tuple[str, Mode], ...] = (
 )
 
 
+def html_pages(root: Path) -> Path:
+    """Every note as an intranet HTML page: the note in <main>, boilerplate naming others."""
+    from html import escape
+
+    notes = sorted(NOTES.glob("*.md"))
+    titles = [n.read_text().splitlines()[0].lstrip("# ") for n in notes]
+    pages = root / "html"
+    pages.mkdir()
+    for i, note in enumerate(notes):
+        lines = note.read_text().splitlines()
+        nav = "".join(f'<li><a href="/{t}">{escape(t)}</a></li>' for t in titles[:8])
+        related = [titles[(i + k) % len(titles)] for k in (1, 2, 3)]
+        aside = "".join(f'<li><a href="/{t}">{escape(t)} policy page</a></li>' for t in related)
+        body = "".join(
+            f"<h1>{escape(line[2:])}</h1>" if line.startswith("# ") else f"<p>{escape(line)}</p>"
+            for line in lines
+            if line.strip()
+        )
+        pages.joinpath(note.with_suffix(".html").name).write_text(
+            f"<!doctype html><html><head><title>{escape(titles[i])} - Staff handbook</title>"
+            f"</head><body><header><nav><ul>{nav}</ul></nav></header>"
+            f"<main><article>{body}</article></main>"
+            f"<aside><h2>Related pages</h2><ul>{aside}</ul></aside>"
+            "<footer><p>Staff handbook, maintained by People Operations. Questions about a "
+            "policy go to your manager or the help desk.</p></footer></body></html>"
+        )
+    return pages
+
+
 def paraphrase(tmp: Path) -> None:
     questions = [
         line.split("\t")
@@ -50,25 +81,28 @@ def paraphrase(tmp: Path) -> None:
     models = [MINILM] + ([WORDLLAMA] if semantic_available() else [])
     print(
         f"\n(a) paraphrase set: {len(questions)} questions over "
-        f"{len(list(NOTES.glob('*.md')))} notes\n"
+        f"{len(list(NOTES.glob('*.md')))} notes, as Markdown and as HTML pages\n"
     )
-    print("| embedder | ranking | hit@1 | hit@3 |")
-    print("| --- | --- | ---: | ---: |")
-    for model in models:
-        db = tmp / f"para-{model}.sqlite3"
-        ingest(db, "notes", [NOTES], model=model)
+    print("| notes | embedder | ranking | hit@1 | hit@3 |")
+    print("| --- | --- | --- | ---: | ---: |")
+    html = html_pages(tmp)
+    for model, folder, suffix in [(m, NOTES, ".md") for m in models] + [(MINILM, html, ".html")]:
+        db = tmp / f"para-{model}-{suffix[1:]}.sqlite3"
+        ingest(db, "notes", [folder], model=model)
         for label, mode in MODES:
             if mode == "fts" and model != models[0]:
                 continue  # FTS does not depend on the embedder
             at1 = at3 = 0
-            for question, note in questions:
+            for question, md in questions:
+                note = Path(md).with_suffix(suffix).name
                 hits = search_base(db, "notes", question, top_k=3, mode=mode)
                 names = [Path(h.source).name for h in hits]
                 at1 += names[:1] == [note]
                 at3 += note in names
             shown = "-" if mode == "fts" else model
             n = len(questions)
-            print(f"| {shown} | {label} | {at1}/{n} = {at1 / n:.2f} | {at3 / n:.2f} |")
+            kind = suffix[1:]
+            print(f"| {kind} | {shown} | {label} | {at1}/{n} = {at1 / n:.2f} | {at3 / n:.2f} |")
 
 
 def generate(root: Path, megabytes: float, seed: int = 7) -> int:

@@ -1,4 +1,5 @@
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,18 @@ def _vector_cache_in_a_temporary_directory(
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PEGBOARD_CACHE_DIR", str(tmp_path_factory.mktemp("vector-cache")))
         yield
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    """Two short notes for a knowledge base; the pet policy is asked for in other words."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "pets.md").write_text(
+        "# Pet policy\n\nEmployees may bring a well-behaved canine to the workplace on Fridays.\n"
+    )
+    (root / "parking.md").write_text("# Car park\n\nThe garage has 40 spaces.\n")
+    return root
 
 
 @pytest.fixture

@@ -119,7 +119,8 @@ def test_meta_search_defaults_to_the_dense_index_with_cached_vectors(tmp_path: P
     index = registry_index(runtime.registry)
     assert isinstance(index, ToolIndex)
     assert index.dense
-    hits = [hit.name for hit in index.search(["look something up"], limit=3)]
+    exposed = frozenset(e.name for e in runtime.surface.tools.entries())
+    hits = [hit.name for hit in index.search(["look something up"], limit=3, allowed=exposed)]
     assert set(hits) <= {"mcp__a__read", "mcp__a__write", "mcp__b__search"}
     assert "mcp__b__search" in hits
     cached = {p.name for p in (loaded.data_dir / "vectors").iterdir()}

@@ -61,6 +61,7 @@ _EXPORTS = {
     "ToolRegistry": "pegboard.core",
     "build_agent_params": "pegboard.agent.params",
     "default_registry": "pegboard.core",
+    "load_tool_entries": "pegboard.builtin.plugins",
 }
 
 __all__ = [
@@ -103,6 +104,7 @@ __all__ = [
     "ToolRegistry",
     "build_agent_params",
     "default_registry",
+    "load_tool_entries",
 ]
 
 
@@ -128,6 +130,7 @@ if TYPE_CHECKING:
         AgentSession,
         build_agent_params,
     )
+    from pegboard.builtin.plugins import load_tool_entries
     from pegboard.calls import (
         ApprovalHandler,
         ApprovalRequest,

@@ -1,7 +1,9 @@
 """The tool runtime behind ``pegboard serve`` and the CLI: config -> catalog -> registry.
 
 One :class:`ToolRuntime` owns the MCP catalog (persistent cache in the data directory), a
-registry synced from the catalog's cache, the profile's scope, the call session (audit sink,
+registry holding the ``pegboard.tools`` entries (the built-ins ``web_search``, ``web_fetch``,
+``kb_search``, ``kb_list`` and installed plugins, each gated by ``applies`` on the profile)
+and the tools synced from the catalog's cache, the profile's scope, the call session (audit sink,
 grants) and the :class:`~pegboard.gateway.exposure.RegistrySurface` a gateway serves and the
 CLI calls through (one composed toolset: :mod:`pegboard.toolsets`). It never waits on an
 upstream server to answer a read: every change of a server's cached tools re-syncs the registry
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from pegboard.builtin.plugins import load_tool_entries
 from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink, CallRecord
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
@@ -95,6 +98,8 @@ class ToolRuntime:
         self.selected: frozenset[str] = frozenset()
         self.calls = CallSession(audit=self._audit_sink())
         self.gate_problems: tuple[str, ...] = ()
+        self.plugin_tools: frozenset[str] = frozenset()
+        self._register_plugins()
         self.collisions: tuple[McpCollision, ...] = ()
         self.resync(refresh_surface=False)
         # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
@@ -175,6 +180,18 @@ class ToolRuntime:
         if refresh_surface:
             self.surface.refresh()
 
+    def _register_plugins(self) -> None:
+        """Register the ``pegboard.tools`` entries (the built-ins and installed plugins).
+
+        Their entries read the config they were built from (providers, ``[web_fetch]``), so a
+        re-read config registers them again; a tool a plugin no longer returns leaves.
+        """
+        entries = load_tool_entries(self.loaded.config, self.loaded.data_dir)
+        names = frozenset(e.name for e in entries)
+        self.registry.register_many(entries)
+        self.registry.deregister_many(self.plugin_tools - names)
+        self.plugin_tools = names
+
     def excluded(self, server_id: str | None = None) -> list[McpCollision]:
         """Tools left out because several claim one wire name (of ``server_id``, or all)."""
         return [
@@ -211,12 +228,13 @@ class ToolRuntime:
     async def apply_config(self, loaded: LoadedConfig) -> None:
         """Take over a changed config while serving; a gate never silently fails open.
 
-        Live: enabled flags, the profile's settings, and every server's tool gates
-        (``disabled_tools``, ``force_prompt_tools``). A removed server is disabled at once.
-        An added or redefined server (command, args, env, cwd, url, headers) needs a restart:
-        that is logged as an error, and a redefined one keeps its old launch definition
-        until then (its new gates already apply). So does switching ``[meta] tool_exec``
-        (logged).
+        Live: enabled flags, the profile's settings, every server's tool gates
+        (``disabled_tools``, ``force_prompt_tools``) and the built-ins' config (web_search
+        providers, ``[web_fetch]``, the profile's knowledge bases). A removed server is
+        disabled at once. An added or redefined server (command, args, env, cwd, url,
+        headers) needs a restart: that is logged as an error, and a redefined one keeps its
+        old launch definition until then (its new gates already apply). So does switching
+        ``[meta] tool_exec`` (logged).
         """
         old, new = dict(self.loaded.config.servers), dict(loaded.config.servers)
         added = sorted(set(new) - set(old))
@@ -238,6 +256,7 @@ class ToolRuntime:
         for sid in sorted(set(old) - set(new)):
             logger.warning("MCP server %s was removed from the config: disabled", sid)
             await self.catalog.set_enabled(sid, False)
+        self._register_plugins()
         for sid, server in new.items():
             if sid not in old:
                 continue

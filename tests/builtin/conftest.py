@@ -10,11 +10,13 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.builtin.local_http import LocalServer
+from tests.builtin.local_http import LocalServer, Reply
+from tests.builtin.routes import PAGE, Cli
 
 _real_getaddrinfo = socket.getaddrinfo
 
@@ -87,3 +89,14 @@ def other_server() -> Iterator[LocalServer]:
     srv = LocalServer().start()
     yield srv
     srv.stop()
+
+
+@pytest.fixture
+def site(server: LocalServer) -> LocalServer:
+    server.route("/page.html", Reply(200, {"content-type": "text/html"}, PAGE))
+    return server
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    return Cli(tmp_path, monkeypatch)

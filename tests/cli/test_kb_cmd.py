@@ -2,20 +2,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.cli.conftest import Invoke, as_json
-
-
-@pytest.fixture
-def notes(tmp_path: Path) -> Path:
-    root = tmp_path / "notes"
-    root.mkdir()
-    (root / "pets.md").write_text(
-        "# Pet policy\n\nEmployees may bring a well-behaved canine to the workplace on Fridays.\n"
-    )
-    (root / "parking.md").write_text("# Car park\n\nThe garage has 40 spaces.\n")
-    return root
 
 
 def test_kb_add_then_search_json_finds_the_note_asked_for_in_other_words(

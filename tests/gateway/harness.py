@@ -16,6 +16,7 @@ import pytest
 import tomli_w
 from anyio.abc import Process
 from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client.session import ClientRequestContext
 
 ROOT = Path(__file__).resolve().parents[2]
 PEGBOARD = str(Path(sys.executable).parent / "pegboard")
@@ -115,6 +116,19 @@ async def serve_stdio(
         mode=mode,
     ) as client:
         yield client
+
+
+def scripted_elicitation(answers: list[str], asked: list[str]) -> Callable[..., Any]:
+    """An elicitation callback that notes each message in ``asked`` and answers the next of
+    ``answers`` (an approval decision: allow_once, allow_always, deny)."""
+
+    async def elicit(
+        context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult:
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"decision": answers.pop(0)})
+
+    return elicit
 
 
 async def wait_for_tools(client: Client, changes: Notifications, *names: str) -> list[str]:

@@ -10,7 +10,6 @@ from pathlib import Path
 import anyio
 import mcp_types
 import pytest
-from mcp.client.session import ClientRequestContext
 
 from tests.gateway.harness import (
     PEGBOARD,
@@ -20,6 +19,7 @@ from tests.gateway.harness import (
     gateway_env,
     process_gone,
     run_cli,
+    scripted_elicitation,
     scripted_server,
     sdk_server,
     serve_stdio,
@@ -110,11 +110,7 @@ async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitat
     answers = ["allow_always", "deny"]
     asked: list[str] = []
 
-    async def elicit(
-        context: ClientRequestContext, params: mcp_types.ElicitRequestParams
-    ) -> mcp_types.ElicitResult:
-        asked.append(params.message)
-        return mcp_types.ElicitResult(action="accept", content={"decision": answers.pop(0)})
+    elicit = scripted_elicitation(answers, asked)
 
     with anyio.fail_after(STARTUP_BOUND):
         async with serve_stdio(

@@ -124,7 +124,8 @@ async def test_without_an_argument_the_toolset_serves_the_default_config_and_pro
         model_server.model, provider=OpenAIProvider(base_url=model_server.url, api_key="k")
     )
 
-    assert PegboardToolset(profile="work").bridge.registry.get_all() == []
+    # The "work" profile (MCP disabled, no web search, no knowledge bases) exposes nothing.
+    assert PegboardToolset(profile="work").bridge.listing().tools.shown == ()
     toolset = PegboardToolset()
     agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
     async with toolset:

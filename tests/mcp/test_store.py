@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pegboard.mcp import SqliteCatalogStore, StoredServer
+from pegboard.mcp.store import StoredContent
 
 WRITER = str(Path(__file__).parent / "store_writer.py")
 
@@ -152,3 +153,49 @@ def test_four_contending_writer_processes_get_no_busy_error_and_lose_no_update(
     assert [p.returncode for p in procs] == [0, 0, 0, 0]
     stored = SqliteCatalogStore(path).load_all()
     assert sorted(stored) == sorted(f"p{i}-{j}" for i in range(4) for j in range(50))
+
+
+def _content(kind: str, *names: str) -> StoredContent:
+    return StoredContent("s", kind, "fp", tuple({"name": n, "uri": f"note://{n}"} for n in names))
+
+
+def test_resource_and_prompt_lists_survive_reopening_and_go_with_their_server(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "catalog.sqlite"
+    store = SqliteCatalogStore(path)
+    store.put(record())
+    store.set_content(_content("resources", "a"))
+    store.set_content(_content("resources", "a", "b"))
+    store.set_content(_content("prompts"))
+    store.close()
+
+    store = SqliteCatalogStore(path)
+    assert store.content("s", "resources") == _content("resources", "a", "b")
+    assert store.content("s", "prompts") == _content("prompts")
+    assert store.content("s", "templates") is None
+    store.delete("s")
+    assert store.content("s", "resources") is None
+    assert store.get("s") is None
+    store.close()
+
+
+def test_a_content_table_of_another_layout_is_rebuilt_and_the_tool_cache_kept(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "catalog.sqlite"
+    store = SqliteCatalogStore(path)
+    store.put(record())
+    store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE content")
+        db.execute("CREATE TABLE content (server_id TEXT, items TEXT)")
+        db.execute("INSERT INTO content VALUES ('s', '[]')")
+    db.close()
+
+    store = SqliteCatalogStore(path)
+    assert store.content("s", "resources") is None
+    store.set_content(_content("resources", "a"))
+    assert store.content("s", "resources") == _content("resources", "a")
+    assert store.get("s") == record()
+    store.close()

@@ -6,7 +6,10 @@ A package adds tools by declaring, in its pyproject::
     mytools = "mypackage.tools:entries"
 
 where ``entries(config, data_dir)`` returns an iterable of :class:`ToolEntry`. pegboard's
-built-ins (``kb``, ``web``) register the same way.
+built-ins (``kb``, ``web``) register the same way. ``pegboard serve`` and ``pegboard tools``
+register them at start; a library user does it in one line::
+
+    registry = pegboard.ToolRegistry(pegboard.load_tool_entries())
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import logging
 import pathlib
 from importlib.metadata import EntryPoint, entry_points
 
+from pegboard.config.load import LoadedConfig, load_config
 from pegboard.config.model import PegboardConfig
 from pegboard.core.entry import ToolEntry
 
@@ -23,13 +27,26 @@ logger = logging.getLogger(__name__)
 GROUP = "pegboard.tools"
 
 
-def load_tool_entries(config: PegboardConfig, data_dir: pathlib.Path) -> list[ToolEntry]:
+def load_tool_entries(
+    config: PegboardConfig | LoadedConfig | None = None, data_dir: pathlib.Path | None = None
+) -> list[ToolEntry]:
     """Every entry of every ``pegboard.tools`` plugin, pegboard's own first.
+
+    ``config`` defaults to the config file ``pegboard`` itself reads (``--config`` aside:
+    ``$PEGBOARD_CONFIG`` or the default path) and ``data_dir`` to that config's data
+    directory (where ``pegboard kb add`` stores knowledge bases). A bare
+    :class:`PegboardConfig` needs ``data_dir``. Loading imports no heavy module: parsers,
+    search libraries and models load on a tool's first call.
 
     A plugin that fails to import, raises, or returns something other than tool entries is
     skipped with a warning naming it. A name already taken by an earlier plugin is refused
     with a warning naming both, so a plugin cannot replace a built-in.
     """
+    if not isinstance(config, PegboardConfig):
+        source = config if config is not None else load_config()
+        config, data_dir = source.config, data_dir or source.data_dir
+    elif data_dir is None:
+        raise TypeError("load_tool_entries(config, data_dir): a PegboardConfig needs data_dir")
     loaded: list[ToolEntry] = []
     owners: dict[str, str] = {}
     for point in sorted(entry_points(group=GROUP), key=_order):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
 
 import anyio.to_thread
 
-from pegboard.errors import OptionalDependencyMissing, ToolExecutionError
+from pegboard.errors import ToolExecutionError
 
 _HTML = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT_LIKE = frozenset(
@@ -57,39 +56,15 @@ def _kind(body: bytes, media_type: str) -> str:
 
 
 def _html_markdown(html: str, url: str) -> str:
-    extract, html2txt = _trafilatura()
-    markdown = extract(html, url)
-    if markdown and markdown.strip():
-        return str(markdown)
-    # The extractor finds no main content on some pages (link lists, tiny pages): all text.
-    return str(html2txt(html))
+    from pegboard.htmltext import html_to_markdown  # the one HTML converter (kb too)
 
-
-def _trafilatura() -> tuple[Callable[[str, str], str | None], Callable[[str], str]]:
-    try:
-        import trafilatura
-    except ImportError as exc:
-        raise OptionalDependencyMissing("web_fetch of HTML pages", "web") from exc
-
-    def extract(html: str, url: str) -> str | None:
-        return trafilatura.extract(
-            html,
-            url=url,
-            output_format="markdown",
-            include_links=True,
-            include_tables=True,
-            favor_recall=True,
-        )
-
-    return extract, trafilatura.html2txt
+    return html_to_markdown(html, url, links=True).markdown
 
 
 def _pdf_text(body: bytes, url: str) -> str:
-    try:
-        import pypdf
-        from pypdf.errors import PyPdfError
-    except ImportError as exc:
-        raise OptionalDependencyMissing("web_fetch of PDF files", "web") from exc
+    import pypdf  # lazy; a core dependency (kb ingestion reads PDF too)
+    from pypdf.errors import PyPdfError
+
     try:
         reader = pypdf.PdfReader(io.BytesIO(body))
         pages = [page.extract_text() or "" for page in reader.pages]

@@ -6,10 +6,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pegboard.calls.approval import ApprovalOutcome, arguments_fingerprint
-from pegboard.core.output import ToolOutput
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ToolError
 
 if TYPE_CHECKING:
@@ -43,10 +42,15 @@ class CallRecord:
 
 
 AuditSink = Callable[[CallRecord], None]
+T = TypeVar("T")
 
 
-async def audited(call: Call, body: Callable[[], Awaitable[ToolOutput]]) -> ToolOutput:
-    """Run ``body`` (the rest of the call path) and leave exactly one record for ``call``."""
+async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
+    """Run ``body`` (the rest of the call path) and leave exactly one record for ``call``.
+
+    ``body`` returns a :class:`~pegboard.core.output.ToolOutput` for tools; the gateway's
+    resource reads and prompt gets return the MCP result itself.
+    """
     arrived, started = time.time(), time.perf_counter()
     outcome = "error"
     try:

@@ -114,11 +114,14 @@ def serve(
     async def body() -> None:
         servers = list(runtime.loaded.config.servers)
         content = UpstreamContent(
-            runtime.catalog, lambda: [s for s in servers if runtime.server_allowed(s)]
+            runtime.catalog,
+            lambda: [s for s in servers if runtime.server_allowed(s)],
+            audit=runtime.calls.audit,
         )
         gateway = Gateway(runtime.surface, content=content)
-        runtime.catalog.on_content_changed(gateway.content_changed)
+        runtime.catalog.on_content_changed(content.changed)
         async with runtime.running(), anyio.create_task_group() as tg:
+            tg.start_soon(content.run, gateway.content_changed)
             tg.start_soon(_until_signal, tg.cancel_scope)
             tg.start_soon(runtime.watch_config)
             if http:
@@ -142,9 +145,10 @@ def _announce(config_path: object, runtime: ToolRuntime, transport: str) -> None
     """
     servers = runtime.loaded.config.servers
     enabled = sum(1 for server in servers.values() if server.enabled)
+    cached = sum(1 for entry in runtime.registry.get_all() if entry.source is not None)
     line = (
         f"pegboard serve: MCP over {transport}; {enabled} of {len(servers)} MCP servers "
-        f"enabled, {len(runtime.registry)} cached tools (config: {config_path})"
+        f"enabled, {cached} cached tools (config: {config_path})"
     )
     if not servers:
         line += (

@@ -233,7 +233,10 @@ async def _call(
     start only when the name resolves. Returns the output and the exit code."""
     surface = runtime.surface
     session = CallSession(handler, audit=runtime.calls.audit)
-    call = Call(name, args, ToolContext(call_id=VIA), VIA, session)
+    # The profile's scope travels with the call: it picks web_search's provider and the
+    # knowledge bases kb_search reads, as on the gateway and the agent routes.
+    ctx = ToolContext(call_id=VIA, session_id=session.session_id, scope=runtime.scope())
+    call = Call(name, args, ctx, VIA, session)
 
     async def attempt() -> tuple[ToolOutput, int]:
         try:

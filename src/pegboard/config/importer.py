@@ -27,6 +27,7 @@ _PEGBOARD_KEYS = (
     "enabled",
     "disabled_tools",
     "force_prompt_tools",
+    "approve_content",
     "connect_timeout",
     "list_timeout",
     "call_timeout",

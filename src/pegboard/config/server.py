@@ -141,6 +141,12 @@ class ServerConfig(BaseModel):
     force_prompt_tools: frozenset[str] = Field(
         default=frozenset(), description="Tool names always inline and asking for approval."
     )
+    # One switch, not per-resource globs: resources and prompts have no stable names to gate
+    # one by one (templates expand to any URI), and a server's content is trusted or not.
+    approve_content: StrictBool = Field(
+        default=False,
+        description="Reading a resource or getting a prompt of this server asks for approval.",
+    )
     connect_timeout: float = Field(default=10.0, gt=0, description="Start-up timeout, s.")
     # A first start (no tools cached yet) may install the server first: npx -y, uvx (13-16 s).
     first_connect_timeout: float = Field(
@@ -214,9 +220,9 @@ class ServerConfig(BaseModel):
         """Configured values to mask in anything shown (env and header values)."""
         return (*self.env.values(), *self.headers.values())
 
-    def gates(self) -> tuple[frozenset[str], frozenset[str]]:
-        """(disabled tools, force-prompt tools): what a config edit may change live."""
-        return self.disabled_tools, self.force_prompt_tools
+    def gates(self) -> tuple[frozenset[str], frozenset[str], bool]:
+        """(disabled tools, force-prompt tools, approve content): what an edit changes live."""
+        return self.disabled_tools, self.force_prompt_tools, self.approve_content
 
     def is_tool_disabled(self, tool_name: str) -> bool:
         return tool_name in self.disabled_tools

@@ -7,12 +7,14 @@ refuses gated calls with :data:`NO_ELICITATION_MESSAGE` instead of running them.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 
 import mcp_types
+from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 
-from pegboard.calls.approval import ApprovalRequest, Decision
+from pegboard.calls.approval import ApprovalGrants, ApprovalRequest, Decision
 
 NO_ELICITATION_MESSAGE = (
     "Tool {name} requires the user's approval, and this MCP client cannot ask for it (it does "
@@ -33,6 +35,24 @@ _SCHEMA: mcp_types.ElicitRequestedSchema = {
     },
     "required": ["decision"],
 }
+
+
+def connection_of(session: ServerSession) -> Connection:
+    # ServerRequestContext does not expose the connection yet (SDK TODO L54); the session
+    # holds it, and list_changed must go on the connection's standalone channel.
+    connection: Connection = session._connection
+    return connection
+
+
+def connection_grants(session: ServerSession) -> tuple[ApprovalGrants, str]:
+    """The approval grants and audit session id of ``session``'s client connection.
+
+    "Allow for this session" means this client connection, not every client; likewise one
+    audit session per connection."""
+    state = connection_of(session).state
+    grants: ApprovalGrants = state.setdefault("pegboard.grants", ApprovalGrants())
+    session_id: str = state.setdefault("pegboard.session_id", uuid.uuid4().hex)
+    return grants, session_id
 
 
 def client_can_elicit(session: ServerSession) -> bool:

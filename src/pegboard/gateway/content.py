@@ -2,32 +2,36 @@
 
 Namespaced so two servers never collide: a resource URI ``U`` of server ``S`` is shown as
 ``pegboard://S/U`` (templates too: the client expands the upstream part, and a read strips the
-prefix), a prompt ``P`` as ``mcp__S__P``. Lists are asked of the allowed, running servers that
-declare the capability (each bounded by its ``list_timeout``; a failing server is skipped with
-a warning) and the last good answer of each server is kept, so a server that stops answering
-keeps its entries listed. Reads and gets go to the owning server.
+prefix), a prompt ``P`` as ``mcp__S__P``. Lists come from the cache only (kept in the catalog
+store across restarts); the allowed servers that declare the capability are asked in the
+background (each bounded by its ``list_timeout``; a failing server is skipped with a warning
+and keeps its last good entries listed), and clients are told when a list changed. Reads and
+gets go to the owning server, approved and audited (:mod:`pegboard.gateway.content_guard`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import quote, unquote
 
 import anyio
 import mcp_types
-from mcp import ClientSession
+from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
 
+from pegboard.calls.audit import AuditSink
 from pegboard.errors import PegboardError
+from pegboard.gateway.content_guard import ContentGuard
 from pegboard.mcp.catalog import McpCatalog
+from pegboard.mcp.store import StoredContent
 
 logger = logging.getLogger("pegboard.gateway")
 
 URI_PREFIX = "pegboard://"
 RESOURCE_NOT_FOUND = -32002  # the code the MCP spec gives an unknown resource
-T = TypeVar("T")
 
 
 def wrap_uri(server_id: str, uri: str) -> str:
@@ -46,84 +50,176 @@ def prompt_name(server_id: str, name: str) -> str:
     return f"mcp__{server_id}__{name}"
 
 
-class UpstreamContent:
-    """Resources, templates and prompts of ``servers()`` (the profile's allowed ids)."""
+_MODELS: dict[str, type[BaseModel]] = {
+    "resources": mcp_types.Resource,
+    "templates": mcp_types.ResourceTemplate,
+    "prompts": mcp_types.Prompt,
+}
 
-    def __init__(self, catalog: McpCatalog, servers: Callable[[], list[str]]) -> None:
+
+class UpstreamContent:
+    """Resources, templates and prompts of ``servers()`` (the profile's allowed ids).
+
+    Lists are answered from the cache only (memory, else the catalog store, so a restarted
+    gateway lists them before any server answers); :meth:`run` refreshes the cache in the
+    background at start, when an upstream says its content changed (:meth:`changed`) and
+    when a listed server has nothing cached yet, then announces what changed.
+    """
+
+    def __init__(
+        self,
+        catalog: McpCatalog,
+        servers: Callable[[], list[str]],
+        *,
+        audit: AuditSink | None = None,
+    ) -> None:
         self._catalog = catalog
         self._servers = servers
+        self._guard = ContentGuard(lambda sid: catalog.server(sid).approve_content, audit)
         self._last: dict[tuple[str, str], list[Any]] = {}  # (kind, server id) -> last good
-        self._prompts: dict[str, tuple[str, str]] = {}  # shown name -> (server id, name)
+        self._due = anyio.Event()
 
-    async def _gather(
-        self, kind: str, fetch: Callable[[ClientSession], Awaitable[list[T]]]
-    ) -> list[tuple[str, T]]:
-        found: list[tuple[str, T]] = []
+    def changed(self) -> None:
+        """An upstream's resources or prompts changed: refresh (a catalog listener)."""
+        self._due.set()
+
+    async def run(self, announce: Callable[[], None]) -> None:
+        """Forever: refresh the cache when due, and ``announce()`` when a list changed."""
+        while True:
+            if await self.refresh():
+                announce()
+            await self._due.wait()
+            self._due = anyio.Event()
+
+    async def refresh(self) -> bool:
+        """Ask each allowed server for its lists (concurrently); True if any list changed."""
+        changed: list[bool] = []
+        async with anyio.create_task_group() as tg:
+            for server_id in self._servers():
+                tg.start_soon(self._refresh_server, server_id, changed)
+        return any(changed)
+
+    async def _refresh_server(self, server_id: str, changed: list[bool]) -> None:
+        config = self._catalog.server(server_id)
+        try:
+            with anyio.fail_after(config.list_timeout):
+                session = await self._catalog.session(server_id)
+                capabilities = (await session.initialize()).capabilities
+                listed: dict[str, list[Any]] = {"resources": [], "templates": [], "prompts": []}
+                if capabilities.resources is not None:
+                    listed["resources"] = list((await session.list_resources()).resources)
+                    templates = await session.list_resource_templates()
+                    listed["templates"] = list(templates.resource_templates)
+                if capabilities.prompts is not None:
+                    listed["prompts"] = list((await session.list_prompts()).prompts)
+        except (PegboardError, TimeoutError, MCPError) as exc:
+            logger.warning("MCP server %s: listing resources/prompts failed: %s", server_id, exc)
+            return
+        for kind, items in listed.items():
+            if items == self._cached(kind, server_id):
+                continue
+            self._last[(kind, server_id)] = items
+            changed.append(True)
+            dumped = tuple(
+                i.model_dump(by_alias=True, mode="json", exclude_none=True) for i in items
+            )
+            record = StoredContent(server_id, kind, config.fingerprint, dumped)
+            await anyio.to_thread.run_sync(self._catalog.store.set_content, record)
+
+    def _cached(self, kind: str, server_id: str) -> list[Any] | None:
+        """The last listing of ``kind`` from memory, else from the store (None: never listed)."""
+        items = self._last.get((kind, server_id))
+        if items is not None:
+            return items
+        stored = self._catalog.store.content(server_id, kind)
+        if stored is None or stored.fingerprint != self._catalog.server(server_id).fingerprint:
+            return None
+        try:
+            items = [_MODELS[kind].model_validate(i) for i in stored.items]
+        except ValidationError:
+            return None
+        self._last[(kind, server_id)] = items
+        return items
+
+    def _listed(self, kind: str) -> list[tuple[str, Any]]:
+        found: list[tuple[str, Any]] = []
         for server_id in self._servers():
-            timeout = self._catalog.server(server_id).list_timeout
-            try:
-                with anyio.fail_after(timeout):
-                    session = await self._catalog.session(server_id)
-                    capabilities = (await session.initialize()).capabilities
-                    offered = capabilities.prompts if kind == "prompts" else capabilities.resources
-                    items = await fetch(session) if offered is not None else []
-                self._last[(kind, server_id)] = items
-            except (PegboardError, TimeoutError, MCPError) as exc:
-                logger.warning("MCP server %s: listing %s failed: %s", server_id, kind, exc)
-                items = self._last.get((kind, server_id), [])
-            found.extend((server_id, item) for item in items)
+            items = self._cached(kind, server_id)
+            if items is None:
+                self._due.set()  # never listed: ask it in the background
+            found.extend((server_id, item) for item in items or [])
         return found
 
     async def list_resources(self) -> list[mcp_types.Resource]:
-        async def fetch(session: ClientSession) -> list[mcp_types.Resource]:
-            return list((await session.list_resources()).resources)
-
         return [
             r.model_copy(update={"uri": wrap_uri(sid, str(r.uri))})
-            for sid, r in await self._gather("resources", fetch)
+            for sid, r in self._listed("resources")
         ]
 
     async def list_resource_templates(self) -> list[mcp_types.ResourceTemplate]:
-        async def fetch(session: ClientSession) -> list[mcp_types.ResourceTemplate]:
-            return list((await session.list_resource_templates()).resource_templates)
-
         return [
             t.model_copy(update={"uri_template": wrap_uri(sid, t.uri_template)})
-            for sid, t in await self._gather("templates", fetch)
+            for sid, t in self._listed("templates")
         ]
 
-    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+    async def read_resource(
+        self,
+        uri: str,
+        session: ServerSession | None = None,
+        request_id: mcp_types.RequestId | None = None,
+    ) -> mcp_types.ReadResourceResult:
+        """Read ``uri`` from its server, approved and audited (``session``: who asks)."""
         owner = unwrap_uri(uri)
         if owner is None or owner[0] not in self._servers():
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")
+            # Unknown: refused, but audited like an unknown tool.
+            return await self._guard.run(uri, None, {}, session, request_id, _not_found(uri))
         server_id, upstream = owner
-        result = await (await self._catalog.session(server_id)).read_resource(upstream)
-        contents = [
-            c.model_copy(update={"uri": wrap_uri(server_id, str(c.uri))}) for c in result.contents
-        ]
-        return result.model_copy(update={"contents": contents})
+
+        async def read() -> mcp_types.ReadResourceResult:
+            result = await (await self._catalog.session(server_id)).read_resource(upstream)
+            contents = [
+                c.model_copy(update={"uri": wrap_uri(server_id, str(c.uri))})
+                for c in result.contents
+            ]
+            return result.model_copy(update={"contents": contents})
+
+        return await self._guard.run(uri, server_id, {}, session, request_id, read)
 
     async def list_prompts(self) -> list[mcp_types.Prompt]:
-        async def fetch(session: ClientSession) -> list[mcp_types.Prompt]:
-            return list((await session.list_prompts()).prompts)
+        return [
+            p.model_copy(update={"name": prompt_name(sid, p.name)})
+            for sid, p in self._listed("prompts")
+        ]
 
-        shown = []
-        for sid, prompt in await self._gather("prompts", fetch):
-            name = prompt_name(sid, prompt.name)
-            self._prompts[name] = (sid, prompt.name)
-            shown.append(prompt.model_copy(update={"name": name}))
-        return shown
+    def _prompt_owner(self, name: str) -> tuple[str, str] | None:
+        """``(server id, upstream name)`` of a shown prompt name, read off the name itself (a
+        get never waits for a listing); the longest matching id wins."""
+        owners = [
+            (sid, name[len(prompt_name(sid, "")) :])
+            for sid in self._servers()
+            if name.startswith(prompt_name(sid, "")) and len(name) > len(prompt_name(sid, ""))
+        ]
+        return max(owners, key=lambda owner: len(owner[0]), default=None)
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None
+        self,
+        name: str,
+        arguments: dict[str, str] | None,
+        session: ServerSession | None = None,
+        request_id: mcp_types.RequestId | None = None,
     ) -> mcp_types.GetPromptResult:
-        if name not in self._prompts:
-            await self.list_prompts()
-        owner = self._prompts.get(name)
-        if owner is None or owner[0] not in self._servers():
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"Prompt not found: {name}")
+        """Get prompt ``name`` from its server, approved and audited (``session``: who asks)."""
+        owner = self._prompt_owner(name)
+        if owner is None:
+            return await self._guard.run(
+                name, None, arguments or {}, session, request_id, _not_found(name)
+            )
         server_id, upstream = owner
-        return await (await self._catalog.session(server_id)).get_prompt(upstream, arguments)
+
+        async def get() -> mcp_types.GetPromptResult:
+            return await (await self._catalog.session(server_id)).get_prompt(upstream, arguments)
+
+        return await self._guard.run(name, server_id, arguments or {}, session, request_id, get)
 
     def handlers(self) -> dict[str, Any]:
         """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts."""
@@ -139,7 +235,7 @@ class UpstreamContent:
         async def read_resource(
             ctx: Any, params: mcp_types.ReadResourceRequestParams
         ) -> mcp_types.ReadResourceResult:
-            return await content.read_resource(str(params.uri))
+            return await content.read_resource(str(params.uri), ctx.session, ctx.request_id)
 
         async def list_prompts(ctx: Any, params: Any) -> mcp_types.ListPromptsResult:
             return mcp_types.ListPromptsResult(prompts=await content.list_prompts())
@@ -147,7 +243,9 @@ class UpstreamContent:
         async def get_prompt(
             ctx: Any, params: mcp_types.GetPromptRequestParams
         ) -> mcp_types.GetPromptResult:
-            return await content.get_prompt(params.name, params.arguments)
+            return await content.get_prompt(
+                params.name, params.arguments, ctx.session, ctx.request_id
+            )
 
         return {
             "on_list_resources": list_resources,
@@ -156,3 +254,14 @@ class UpstreamContent:
             "on_list_prompts": list_prompts,
             "on_get_prompt": get_prompt,
         }
+
+
+def _not_found(shown: str) -> Callable[[], Awaitable[Any]]:
+    """The body of a read or get of no allowed server: the MCP error naming it."""
+
+    async def refuse() -> Any:
+        if shown.startswith(URI_PREFIX):
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {shown}")
+        raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"Prompt not found: {shown}")
+
+    return refuse

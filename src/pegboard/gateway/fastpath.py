@@ -32,9 +32,9 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 from mcp_types.methods import serialize_server_result
 
-from pegboard.gateway.approval import client_can_elicit
+from pegboard.gateway.approval import client_can_elicit, connection_of
 from pegboard.gateway.ready import response
-from pegboard.gateway.server import Gateway, connection_of
+from pegboard.gateway.server import Gateway
 from pegboard.gateway.stdio import Outgoing
 
 logger = logging.getLogger("pegboard.gateway")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -30,22 +29,20 @@ from opentelemetry import trace
 
 import pegboard
 from pegboard.agent.formats.mcp import output_to_call_result
-from pegboard.calls.approval import ApprovalGrants
 from pegboard.errors import ApprovalRequired
-from pegboard.gateway.approval import NO_ELICITATION_MESSAGE, ElicitationApproval, client_can_elicit
+from pegboard.gateway.approval import (
+    NO_ELICITATION_MESSAGE,
+    ElicitationApproval,
+    client_can_elicit,
+    connection_grants,
+    connection_of,
+)
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.surface import ToolSurface
 
 logger = logging.getLogger("pegboard.gateway")
 
 _NOTIFY = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
-
-
-def connection_of(session: ServerSession) -> Connection:
-    # ServerRequestContext does not expose the connection yet (SDK TODO L54); the session
-    # holds it, and list_changed must go on the connection's standalone channel.
-    connection: Connection = session._connection
-    return connection
 
 
 class Pending:
@@ -237,11 +234,7 @@ class Gateway:
         """One ``tools/call`` of ``session``'s client, as the MCP result it gets."""
         can_ask = client_can_elicit(session)
         approval = ElicitationApproval(session, request_id) if can_ask else None
-        # "Allow for this session" means this client connection, not every client.
-        state = connection_of(session).state
-        grants = state.setdefault("pegboard.grants", ApprovalGrants())
-        # One audit session per client connection, like the grants.
-        session_id = state.setdefault("pegboard.session_id", uuid.uuid4().hex)
+        grants, session_id = connection_grants(session)
         try:
             output = await self.surface.call_tool(
                 name,

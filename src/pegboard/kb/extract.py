@@ -1,10 +1,11 @@
 """Bytes of one file -> its title and sections (heading, text): Markdown, text, HTML, PDF.
 
-HTML goes through BeautifulSoup's standard-library parser, which never expands entities a
-document declares; a document that declares any (XHTML with an internal DTD subset) is first
-parsed with ``defusedxml``, which refuses entity expansion (billion laughs) and external
-entities (XXE). PDF text comes from pypdf, whose decoders cap decompressed stream sizes; the
-extracted text of any file is capped too.
+HTML becomes Markdown through :func:`pegboard.htmltext.html_to_markdown` (the converter
+``web_fetch`` uses), whose HTML parsers never expand entities a document declares; a document
+that declares any (XHTML with an internal DTD subset) is first parsed with ``defusedxml``,
+which refuses entity expansion (billion laughs) and external entities (XXE). PDF text comes
+from pypdf, whose decoders cap decompressed stream sizes; the extracted text of any file is
+capped too.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ MAX_TEXT_CHARS = 16_000_000
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _DECLARES_ENTITIES = re.compile(rb"<!DOCTYPE[^>]*\[|<!ENTITY", re.IGNORECASE)
-_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "nav", "footer", "head")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,21 +76,11 @@ def markdown(text: str, fallback_title: str) -> Extracted:
 def _html(data: bytes, text: str, path: Path) -> Extracted:
     if _DECLARES_ENTITIES.search(data[:65536]):
         _refuse_xml_entities(data, path)
-    from bs4 import BeautifulSoup  # lazy: only ingestion parses HTML
+    from pegboard.htmltext import html_to_markdown  # lazy: only ingestion parses HTML
 
-    soup = BeautifulSoup(text, "html.parser")
-    page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    for tag in soup(_DROP_TAGS):
-        tag.decompose()
-    for level in range(1, 7):  # headings become Markdown headings, so one splitter serves both
-        for tag in soup.find_all(f"h{level}"):
-            tag.replace_with(f"\n\n{'#' * level} {tag.get_text(' ', strip=True)}\n\n")
-    for tag in soup.find_all(["p", "li", "div", "tr", "br", "pre", "blockquote"]):
-        tag.insert_after("\n\n")
-    body = re.sub(r"[ \t]+", " ", soup.get_text())
-    body = re.sub(r"\n\s*\n\s*", "\n\n", body)
-    doc = markdown(body, path.stem)
-    return Extracted(page_title or doc.title, doc.sections)
+    page = html_to_markdown(text, main_content=False)
+    doc = markdown(page.markdown, path.stem)
+    return Extracted(page.title or doc.title, doc.sections)
 
 
 def _refuse_xml_entities(data: bytes, path: Path) -> None:

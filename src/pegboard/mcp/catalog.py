@@ -426,14 +426,15 @@ class McpCatalog:
             self._notify(server_id)
 
     def update_gates(self, server_id: str, config: McpServerConfig) -> None:
-        """Take ``config``'s tool gates (disabled and force-prompt tools) live, whatever else
-        changed; fires tools-changed so the registry re-syncs (the launch definition stays
-        as started: a redefined server needs a restart)."""
+        """Take ``config``'s gates (disabled, force-prompt tools, approve_content) live,
+        whatever else changed; fires tools-changed so the registry re-syncs (the launch
+        definition stays as started: a redefined server needs a restart)."""
         entry = self._entry(server_id)
         entry.config = entry.config.model_copy(
             update={
                 "disabled_tools": config.disabled_tools,
                 "force_prompt_tools": config.force_prompt_tools,
+                "approve_content": config.approve_content,
             }
         )
         if entry.raw is not None:

@@ -58,6 +58,13 @@ CREATE TABLE IF NOT EXISTS pins (
     tool      TEXT NOT NULL,
     hash      TEXT NOT NULL,
     PRIMARY KEY (server_id, tool)
+);
+CREATE TABLE IF NOT EXISTS content (
+    server_id   TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    items       TEXT NOT NULL,
+    PRIMARY KEY (server_id, kind)
 )
 """
 # The columns each table must have; a table that differs (an older or foreign layout) is
@@ -75,6 +82,7 @@ _COLUMNS = {
         "backoff_until",
     ],
     "pins": ["server_id", "tool", "hash"],
+    "content": ["server_id", "kind", "fingerprint", "items"],
 }
 
 
@@ -91,6 +99,20 @@ class StoredServer:
     error: str | None = None
     error_at: float | None = None
     backoff_until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredContent:
+    """A server's last listed resources, templates or prompts (``kind``), as MCP JSON.
+
+    ``fingerprint`` is the server's launch definition when listed: another one means another
+    server, whose content is not this one's.
+    """
+
+    server_id: str
+    kind: str
+    fingerprint: str
+    items: tuple[dict[str, Any], ...]
 
 
 class CatalogStore(Protocol):
@@ -111,6 +133,10 @@ class CatalogStore(Protocol):
 
     def set_pins(self, server_id: str, pins: dict[str, str], *, replace: bool = False) -> None: ...
 
+    def content(self, server_id: str, kind: str) -> StoredContent | None: ...
+
+    def set_content(self, record: StoredContent) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -122,6 +148,13 @@ class MemoryCatalogStore:
     def __init__(self) -> None:
         self._records: dict[str, StoredServer] = {}
         self._pins: dict[str, dict[str, str]] = {}
+        self._content: dict[tuple[str, str], StoredContent] = {}
+
+    def content(self, server_id: str, kind: str) -> StoredContent | None:
+        return self._content.get((server_id, kind))
+
+    def set_content(self, record: StoredContent) -> None:
+        self._content[(record.server_id, record.kind)] = record
 
     def pins(self, server_id: str) -> dict[str, str]:
         return dict(self._pins.get(server_id, {}))
@@ -141,6 +174,8 @@ class MemoryCatalogStore:
 
     def delete(self, server_id: str) -> None:
         self._records.pop(server_id, None)
+        for key in [k for k in self._content if k[0] == server_id]:
+            del self._content[key]
 
     def close(self) -> None:
         self._records.clear()
@@ -279,7 +314,40 @@ class SqliteCatalogStore:
         if self._db is None:
             self._memory.delete(server_id)
             return
-        self._write("DELETE FROM servers WHERE server_id = ?", (server_id,))
+        self._write_all(
+            [
+                ("DELETE FROM servers WHERE server_id = ?", (server_id,)),
+                ("DELETE FROM content WHERE server_id = ?", (server_id,)),
+            ]
+        )
+
+    def content(self, server_id: str, kind: str) -> StoredContent | None:
+        """The cached ``kind`` (resources, templates, prompts) of ``server_id``, if any."""
+        if self._db is None:
+            return self._memory.content(server_id, kind)
+        with self._lock:
+            row = self._db.execute(
+                "SELECT fingerprint, items FROM content WHERE server_id = ? AND kind = ?",
+                (server_id, kind),
+            ).fetchone()
+        if row is None:
+            return None
+        try:
+            items = json.loads(row[1])
+        except ValueError:
+            return None  # a damaged row is a cache miss; the next listing replaces it
+        if not isinstance(items, list):
+            return None
+        return StoredContent(server_id, kind, str(row[0]), tuple(items))
+
+    def set_content(self, record: StoredContent) -> None:
+        """Replace the cached ``record.kind`` of ``record.server_id``."""
+        if self._db is None:
+            self._memory.set_content(record)
+            return
+        items = json.dumps(list(record.items), ensure_ascii=False)
+        row = (record.server_id, record.kind, record.fingerprint, items)
+        self._write("INSERT OR REPLACE INTO content VALUES (?,?,?,?)", row)
 
     def pins(self, server_id: str) -> dict[str, str]:
         """The trusted definition hashes of ``server_id`` (key ``""``: its launch definition)."""

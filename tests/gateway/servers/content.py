@@ -1,6 +1,9 @@
 """A stdio MCP server with resources, a resource template and a prompt (official SDK).
 
-    python content.py LABEL
+    python content.py LABEL [HANG_FILE]
+
+While HANG_FILE exists, the server never answers (it reads nothing): a hanging upstream with
+an unchanged launch definition.
 
 Resource ``note://readme`` reads "readme of LABEL"; template ``note://{name}`` reads
 "note NAME of LABEL"; prompt ``greet(name)`` says "Hello NAME from LABEL"; tool ``ping``;
@@ -12,6 +15,8 @@ Two of them under different ids list the same URIs and names: the gateway must k
 from __future__ import annotations
 
 import sys
+import time
+from pathlib import Path
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -53,4 +58,7 @@ def greet(name: str) -> str:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and Path(sys.argv[2]).exists():
+        while True:
+            time.sleep(3600)
     server.run("stdio")

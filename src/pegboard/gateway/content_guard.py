@@ -1,0 +1,86 @@
+"""Approval and audit of resource reads and prompt gets, on the tools' call path.
+
+A read or get is authorised by :func:`~pegboard.calls.approval.authorise` (as a call of a
+synthetic entry named like what the client sees: ``pegboard://S/U`` or ``mcp__S__P``) and
+leaves exactly one :class:`~pegboard.calls.audit.CallRecord` through
+:func:`~pegboard.calls.audit.audited`, refusals included. A server gates its content with
+``approve_content = true`` in its config; the client is asked by elicitation like for tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import mcp_types
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
+
+from pegboard.calls.approval import authorise
+from pegboard.calls.audit import AuditSink, audited
+from pegboard.calls.session import Call, CallSession
+from pegboard.core.entry import ToolEntry
+from pegboard.core.tool import Tool, ToolContext
+from pegboard.errors import ApprovalRequired, ToolError
+from pegboard.gateway.approval import ElicitationApproval, client_can_elicit, connection_grants
+
+VIA = "gateway"
+T = TypeVar("T")
+
+NO_ELICITATION_CONTENT = (
+    "{name} of MCP server {server} requires the user's approval, and this MCP client cannot "
+    "ask for it (it does not support elicitation), so pegboard refused it. Use a client with "
+    "elicitation support, or set approve_content = false for the server in pegboard's config."
+)
+
+
+class ContentGuard:
+    """Authorises and audits one read or get of an upstream's content."""
+
+    def __init__(self, gated: Callable[[str], bool], audit: AuditSink | None) -> None:
+        self._gated = gated  # server id -> whether its content asks for approval
+        self._audit = audit
+
+    async def run(
+        self,
+        shown: str,
+        server_id: str | None,
+        arguments: Mapping[str, Any],
+        session: ServerSession | None,
+        request_id: mcp_types.RequestId | None,
+        body: Callable[[], Awaitable[T]],
+    ) -> T:
+        """Run ``body`` (the upstream read/get) if allowed; refusals become an ``MCPError``.
+
+        ``server_id`` None: no allowed server owns ``shown`` (``body`` says so, ungated)."""
+        what = "Reading resource" if shown.startswith("pegboard://") else "Getting prompt"
+        entry = ToolEntry(
+            name=shown,
+            namespace=f"mcp:{server_id or ''}",
+            tool=Tool(
+                description=f"{what} {shown} of MCP server {server_id}",
+                needs_approval=server_id is not None and self._gated(server_id),
+            ),
+        )
+        can_ask = session is not None and client_can_elicit(session)
+        handler = ElicitationApproval(session, request_id) if session and can_ask else None
+        grants, session_id = connection_grants(session) if session else (None, None)
+        ctx = ToolContext(call_id=f"mcp-{request_id}", session_id=session_id)
+        call_session = CallSession(handler, audit=self._audit, session_id=session_id)
+        if grants is not None:
+            call_session.grants = grants
+        call = Call(shown, dict(arguments), ctx, VIA, call_session)
+
+        async def authorised() -> T:
+            call.approval = await authorise(
+                entry, call.arguments, ctx, via=VIA, handler=handler, grants=call_session.grants
+            )
+            return await body()
+
+        try:
+            return await audited(call, authorised)
+        except ApprovalRequired as exc:
+            message = NO_ELICITATION_CONTENT.format(name=shown, server=server_id)
+            raise MCPError(code=mcp_types.INVALID_REQUEST, message=message) from exc
+        except ToolError as exc:  # a refusal: the user's no, or an approval that failed
+            raise MCPError(code=mcp_types.INVALID_REQUEST, message=str(exc)) from exc
