@@ -192,6 +192,32 @@ def test_tools_excluded_by_a_name_collision_are_kept_for_the_cli_and_logged_at_w
     assert warnings == [f"MCP wire name {collision.describe()}"]
 
 
+def _model(window: int | None) -> dict[str, Any]:
+    table: dict[str, Any] = {"kind": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    return table if window is None else table | {"context_window": window}
+
+
+def test_without_a_context_window_deferral_is_sized_for_the_default_model(tmp_path: Path) -> None:
+    models = {"small": _model(8_000), "big": _model(200_000)}
+    loaded = _loaded(tmp_path, models=models, default_model="big")
+
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+
+    assert runtime.context_window == 200_000
+    assert runtime.surface.context_window == 200_000
+
+
+def test_the_top_level_window_and_the_option_win_over_the_model(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path, context_window=50_000, models={"m": _model(8_000)})
+
+    from_config = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    from_option = ToolRuntime(loaded, RuntimeOptions(prewarm=False, context_window=30_000))
+    no_window = ToolRuntime(_loaded(tmp_path, models={"m": _model(None)}), RuntimeOptions())
+
+    assert (from_config.context_window, from_option.context_window) == (50_000, 30_000)
+    assert no_window.context_window is None
+
+
 async def test_switching_tool_exec_while_serving_asks_for_a_restart(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -24,13 +24,13 @@ from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink, CallRecord
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.session import CallSession
-from pegboard.config import LoadedConfig, load_config
+from pegboard.config import LoadedConfig, PegboardConfig, load_config
 from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import PegboardError
+from pegboard.errors import ConfigError, PegboardError
 from pegboard.gateway.exposure import RegistrySurface
 from pegboard.mcp import McpCatalog, McpCollision, SqliteCatalogStore, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
@@ -53,6 +53,16 @@ class RuntimeOptions:
     audit: AuditSink | None = None
 
 
+def default_model_window(config: PegboardConfig) -> int | None:
+    """The context window of the config's default model (None without models or window)."""
+    if not config.models:
+        return None
+    try:
+        return config.model()[1].context_window
+    except ConfigError:
+        return None
+
+
 class ToolRuntime:
     """Catalog, registry and exposed surface for one profile of one config."""
 
@@ -70,8 +80,13 @@ class ToolRuntime:
         )
         profile = config.profile(self.options.profile)
         self.settings: AssistantSettings = profile.to_settings()
+        # The window deferral is sized for: --context-window, the profile's, the config's,
+        # else the default model's (the model a client of this gateway most likely runs).
         self.context_window = (
-            self.options.context_window or profile.context_window or config.context_window
+            self.options.context_window
+            or profile.context_window
+            or config.context_window
+            or default_model_window(config)
         )
         servers = list(config.servers.values())
         self.catalog = McpCatalog(

@@ -109,6 +109,57 @@ async def test_the_exact_name_asks_the_user_directly_and_tool_invoke_never_runs_
 
 
 @pytest.mark.anyio
+async def test_invalid_arguments_of_a_gated_call_are_refused_before_the_user_is_asked() -> None:
+    calls: Calls = []
+    s = Session()
+    params = build_agent_params(registry_with_gate(calls), SCOPE, GPT, session=s.session)
+
+    out = await params.dispatcher.call(ToolCall("c1", GATED, {"query": 7}))
+
+    assert out.is_error is True
+    assert out.as_text().startswith(f'Invalid params for "{GATED}"')
+    assert (s.asked, calls) == ([], [])
+    assert [(r.tool, r.approval, r.outcome) for r in s.records] == [
+        (GATED, "not_required", "InvalidToolArguments")
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_repaired_gated_call_asks_the_user_once_with_the_arguments_that_run() -> None:
+    calls: Calls = []
+    s = Session("allow_once")
+
+    async def repair(entry: Any, call: ToolCall, error: Any) -> dict[str, Any]:
+        return {"query": str(call.arguments["query"])}
+
+    params = build_agent_params(
+        registry_with_gate(calls), SCOPE, GPT, session=s.session, repair=repair
+    )
+    out = await params.dispatcher.call(ToolCall("c1", GATED, {"query": 7}))
+
+    assert out.as_text() == "deleted"
+    assert [dict(r.arguments) for r in s.asked] == [{"query": "7"}]
+    assert [c[1] for c in calls] == [{"query": "7", "limit": 10}]  # plus the schema default
+
+
+@pytest.mark.anyio
+async def test_tool_invoke_of_a_gated_tool_is_refused_before_its_arguments_are_checked() -> None:
+    calls: Calls = []
+    s = Session()
+    params = build_agent_params(registry_with_gate(calls), SCOPE, GPT, session=s.session)
+
+    out = await params.dispatcher.call(
+        ToolCall("c1", "tool_invoke", {"name": GATED, "params": {"query": 7}})
+    )
+
+    assert out.as_text() == (
+        f"Tool {GATED} requires user approval; call it directly instead of via tool_invoke, "
+        "so the user can approve it."
+    )
+    assert (s.asked, calls) == ([], [])
+
+
+@pytest.mark.anyio
 async def test_approving_arguments_a_does_not_cover_arguments_b() -> None:
     calls: Calls = []
     s = Session("allow_always", "deny")

@@ -44,10 +44,10 @@ class PseudoTerminal:
         self.returncode = self._process.wait(timeout=WAIT)
         os.close(self._master)
 
-    def expect(self, text: str) -> str:
-        """Read until ``text`` has appeared; return everything read so far."""
+    def expect(self, text: str, times: int = 1) -> str:
+        """Read until ``text`` has appeared (``times`` times); return everything read so far."""
         deadline = time.monotonic() + WAIT
-        while text not in self.seen:
+        while self.seen.count(text) < times:
             if not self._read(deadline):
                 raise AssertionError(f"{text!r} never appeared; the terminal showed:\n{self.seen}")
         return self.seen

@@ -66,6 +66,7 @@ Options:
 
 Commands:
   serve    Serve all configured MCP servers as one MCP server.
+  chat     Chat with a configured model over the profile's tools.
   tools    List, search, inspect and call tools.
   servers  Add, list, check, refresh, enable and disable MCP servers.
   config   Show, locate and import configuration.

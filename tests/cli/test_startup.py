@@ -58,7 +58,9 @@ def cached_server_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[s
     return env
 
 
-@pytest.mark.parametrize("args", [["--help"], ["tools", "--help"], ["serve", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["tools", "--help"], ["serve", "--help"], ["chat", "--help"]]
+)
 def test_help_does_not_import_the_mcp_sdk(args: list[str]) -> None:
     assert _loaded_after(*args) == []
 

@@ -8,6 +8,7 @@ import pytest
 from mcp import Client
 
 from pegboard import Tool, ToolApplyScope, ToolEntry, ToolRegistry
+from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.deferral.prompt import NamespaceStatus
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.exposure import RegistrySurface
@@ -110,6 +111,25 @@ async def test_a_gated_direct_call_without_a_handler_raises_for_the_transport_to
 
     with pytest.raises(ApprovalRequired):
         await surface.call_tool("guarded_add", {"a": 1, "b": 2}, call_id="c", approval=None)
+
+
+@pytest.mark.anyio
+async def test_a_gated_call_with_invalid_arguments_is_refused_before_anyone_is_asked() -> None:
+    surface = _surface(_registry())
+    asked: list[dict[str, object]] = []
+
+    def answer(request: ApprovalRequest) -> Decision:
+        asked.append(dict(request.arguments))
+        return "allow_once"
+
+    handler = CallbackApprovalHandler(answer)
+    bad = await surface.call_tool("guarded_add", {"a": "x", "b": 2}, call_id="c1", approval=handler)
+    good = await surface.call_tool("guarded_add", {"a": 1, "b": 2}, call_id="c2", approval=handler)
+
+    assert bad.is_error is True
+    assert bad.as_text().startswith('Invalid params for "guarded_add"')
+    assert good.as_text() == "3"
+    assert asked == [{"a": 1, "b": 2}]  # the human saw only the call that ran
 
 
 @pytest.mark.anyio

@@ -38,9 +38,16 @@ async def authorise_call(call: Call, entry: ToolEntry) -> None:
     """The approval step of ``call`` (asks the session's handler when interactive).
 
     A tool that cannot run at all is reported first: nobody should approve a call that
-    cannot happen.
+    cannot happen. On an interactive route the arguments are validated before a human can
+    be asked, so the human approves exactly what will run: invalid arguments go back to the
+    caller (and the dispatcher's repair) first, and only the fixed call is shown. A
+    non-interactive inner call (``tool_invoke``, ``tool_exec``) keeps its order, refusal of
+    a gated tool before validation: it tells the model at once to call the tool directly,
+    where validation, repair and the prompt happen, instead of after a futile fix.
     """
     _require_executor(entry)
+    if call.interactive:
+        check_arguments(entry, call.arguments)
     handler = call.session.approval_handler if call.interactive else None
     call.approval = await authorise(
         entry, call.arguments, call.ctx, via=call.via, handler=handler, grants=call.session.grants
@@ -74,6 +81,15 @@ async def run_entry(entry: ToolEntry, args: Mapping[str, Any], ctx: ToolContext)
             f"Tool {entry.name} ran but its result could not be formatted: {exc}",
             tool_name=entry.name,
         ) from exc
+
+
+def check_arguments(entry: ToolEntry, args: Mapping[str, Any]) -> None:
+    """Raise :class:`InvalidToolArguments` unless ``args`` validate against ``entry``'s
+    schema (a broken schema is the tool's failure: :class:`ToolExecutionError`)."""
+    try:
+        validate_arguments(entry.tool.input_schema, dict(args), tool_name=entry.name)
+    except SchemaError as exc:
+        raise ToolExecutionError(str(exc), tool_name=entry.name) from exc
 
 
 def _require_executor(entry: ToolEntry) -> None:

@@ -9,6 +9,7 @@ import typer
 from pegboard.cli import (
     audit_cmd,
     bench_cmd,
+    chat_cmd,
     config_cmd,
     kb_cmd,
     serve_cmd,
@@ -45,6 +46,7 @@ def main(
 
 
 app.command("serve", cls=PlainCommand)(serve_cmd.serve)
+app.command("chat", cls=PlainCommand)(chat_cmd.chat)
 app.add_typer(tools_cmd.app, name="tools")
 app.add_typer(servers_cmd.app, name="servers")
 app.add_typer(config_cmd.app, name="config")

@@ -20,13 +20,26 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from pegboard.calls.approval import ApprovalRequest, Decision
+from pegboard.calls.approval import (
+    ApprovalHandler,
+    ApprovalRequest,
+    CallbackApprovalHandler,
+    Decision,
+)
 from pegboard.errors import ApprovalDenied
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 _CHOICES: dict[str, Decision] = {"o": "allow_once", "s": "allow_always", "d": "deny"}
+
+
+def cli_approval(yes: bool) -> ApprovalHandler:
+    """The approval handler of a command: approve every gated call (``--yes``), or ask on
+    the terminal."""
+    if yes:
+        return CallbackApprovalHandler(lambda _request: "allow_once")
+    return TerminalApprovalHandler()
 
 
 class TerminalApprovalHandler:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pegboard.calls.approval import ApprovalHandler, CallbackApprovalHandler
+from pegboard.calls.approval import ApprovalHandler
 from pegboard.calls.execute import error_output, stub_of
 from pegboard.calls.session import Call, CallSession
 from pegboard.cli import trust_cmd
@@ -24,7 +24,7 @@ from pegboard.cli._common import (
     print_excluded,
     run,
 )
-from pegboard.cli.approval_prompt import TerminalApprovalHandler
+from pegboard.cli.approval_prompt import cli_approval
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.core.entry import ToolEntry
@@ -209,9 +209,7 @@ def call_tool(
     if not isinstance(args, dict):
         fail("arguments must be a JSON object", EXIT_USAGE)
     runtime = _runtime(ctx, profile)
-    handler: ApprovalHandler = (
-        CallbackApprovalHandler(lambda _r: "allow_once") if yes else TerminalApprovalHandler()
-    )
+    handler = cli_approval(yes)
     output, code = run(lambda: _call(runtime, name, args, handler))
     if code == EXIT_NOT_FOUND:
         fail(output.as_text(), code)

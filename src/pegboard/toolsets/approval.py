@@ -12,7 +12,11 @@ from pegboard.toolsets.base import ToolList, WrapperToolset
 
 @dataclass(frozen=True)
 class ApprovalToolset(WrapperToolset):
-    """Asks the call's session (handler, grants) about gated calls; nothing runs before."""
+    """Asks the call's session (handler, grants) about gated calls; nothing runs before.
+
+    The arguments are validated first (:func:`~pegboard.calls.execute.authorise_call`), so a
+    human is asked only about a call that can run as shown.
+    """
 
     async def call_tool(self, call: Call, tools: ToolList) -> ToolOutput:
         await authorise_call(call, tools.resolve(call.name))

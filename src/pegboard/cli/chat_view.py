@@ -1,0 +1,141 @@
+"""What ``pegboard chat`` shows: streamed text, one compact panel per tool call, the commands'
+output, and the transcript as JSON. Everything a model or a tool wrote is shown as plain text
+(rich markup in it never renders)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, TextIO
+
+from pegboard.agent.formats.calls import ToolCall
+from pegboard.core.output import ToolOutput
+from pegboard.llm.types import Message
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from pegboard.agent.loop import AgentLoop, TurnResult
+    from pegboard.runtime import ToolRuntime
+
+PANEL_CHARS = 600  # a panel shows the start of long arguments and results
+
+
+def _clip(text: str, limit: int = PANEL_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more chars)"
+
+
+def _arguments(call: ToolCall) -> str:
+    if call.parse_error is not None:
+        return call.raw_arguments or ""
+    return json.dumps(dict(call.arguments), ensure_ascii=False, default=str)
+
+
+class ChatView:
+    """A :class:`~pegboard.agent.loop.LoopObserver` printing to ``console``; streamed text
+    goes to ``text_stream`` (None: not shown, as with ``--once``)."""
+
+    def __init__(self, console: Console, text_stream: TextIO | None = None) -> None:
+        self.console = console
+        self.text_stream = text_stream
+        self._mid_line = False
+
+    def on_text(self, delta: str) -> None:
+        if self.text_stream is None:
+            return
+        self.text_stream.write(delta)
+        self.text_stream.flush()
+        self._mid_line = not delta.endswith("\n")
+
+    def end_text(self) -> None:
+        """End the streamed line, if one is open."""
+        if self._mid_line and self.text_stream is not None:
+            self.text_stream.write("\n")
+            self.text_stream.flush()
+        self._mid_line = False
+
+    def on_tool_result(self, call: ToolCall, output: ToolOutput) -> None:
+        from rich.console import Group  # lazy: rich costs start-up time
+        from rich.panel import Panel
+        from rich.text import Text
+
+        self.end_text()
+        status = "error" if output.is_error else "ok"
+        body = Group(
+            Text.assemble(("args   ", "bold"), _clip(_arguments(call))),
+            Text.assemble(("result ", "bold"), _clip(output.as_text())),
+        )
+        title = Text(f"{call.name} · {status}")
+        self.console.print(
+            Panel(
+                body,
+                title=title,
+                title_align="left",
+                border_style="red" if output.is_error else "cyan",
+                expand=False,
+            )
+        )
+
+    def tools(self, agent: AgentLoop) -> None:
+        """``/tools``: what the model is given now, and how many tools are deferred."""
+        from rich.text import Text
+
+        params = agent.params()
+        deferred = params.exposition.deferred if params.exposition else ()
+        for entry in params.entries:
+            self.console.print(Text.assemble((entry.name, "bold"), "  ", entry.summary))
+        self.console.print(
+            Text(f"{len(params.entries)} tools shown, {len(deferred)} behind tool_search")
+        )
+
+    def status(self, agent: AgentLoop, runtime: ToolRuntime, model_id: str) -> None:
+        """``/status``: model, window, tools, servers, tokens used and repair counters."""
+        from rich.text import Text
+
+        info = agent.model_info()
+        params = agent.params()
+        deferred = params.exposition.deferred if params.exposition else ()
+        lines = [
+            f"model    {model_id} ({info.provider}: {info.id}), "
+            f"context window {info.context_window or 'unknown'}",
+            f"tools    {len(params.entries)} shown, {len(deferred)} deferred",
+            f"tokens   {agent.usage.input_tokens} in, {agent.usage.output_tokens} out",
+            "repair   " + ", ".join(f"{k} {v}" for k, v in asdict(agent.repairer.stats).items()),
+        ]
+        for server in runtime.catalog.statuses():
+            detail = f" ({server.error})" if server.error else ""
+            lines.append(
+                f"server   {server.server_id}: {server.state}, {server.tool_count} tools{detail}"
+            )
+        for line in lines:
+            self.console.print(Text(line))
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """One transcript entry: role, content, the tool calls made or the call answered."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": _arguments(c)} for c in message.tool_calls
+        ]
+    if message.role == "tool":
+        output = message.tool_output
+        out |= {
+            "tool_call_id": message.tool_call_id,
+            "content": output.as_text(),
+            "is_error": output.is_error,
+        }
+    return out
+
+
+def transcript_json(agent: AgentLoop, result: TurnResult, model_id: str) -> dict[str, Any]:
+    """``--once --json``: the answer, the turn's messages and the counters."""
+    return {
+        "model": model_id,
+        "answer": result.answer,
+        "rounds": result.rounds,
+        "capped": result.capped,
+        "messages": [message_json(m) for m in result.messages],
+        "repair": asdict(agent.repairer.stats),
+        "usage": asdict(agent.usage),
+    }
