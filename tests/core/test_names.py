@@ -93,6 +93,12 @@ def test_any_two_different_pairs_get_different_valid_names(
     assert (name == other) == ((server, tool) == (other_server, other_tool))
 
 
+def test_pairs_that_differ_only_by_where_a_nul_sits_get_different_names() -> None:
+    # Found by the property test above: "\0" + NUL + "" and "" + NUL + "\0" hashed alike.
+    assert mcp_tool_name("\x00", None, "") != mcp_tool_name("", None, "\x00")
+    assert mcp_tool_name("a\x00", None, "b") != mcp_tool_name("a", None, "\x00b")
+
+
 def test_identifier_safe_segments_are_kept_verbatim() -> None:
     assert mcp_tool_name("github", "GitHub", "create_issue") == "mcp__github__create_issue"
 

@@ -51,7 +51,13 @@ def to_camel_case(text: str) -> str:
 
 
 def identity_digest(server_id: str, tool_name: str) -> str:
-    raw = f"{server_id}\0{tool_name}".encode()
+    # "id NUL name" is unambiguous unless a part holds NUL itself ("\0" + "" vs "" + "\0");
+    # such pairs (which config and listing validation refuse anyway) get a length-prefixed
+    # input, so every name already issued keeps its digest.
+    if "\0" in server_id or "\0" in tool_name:
+        raw = f"{len(server_id)}:{server_id}\0{tool_name}".encode()
+    else:
+        raw = f"{server_id}\0{tool_name}".encode()
     return hashlib.sha256(raw).hexdigest()[:SUFFIX_HEX_LENGTH]
 
 
