@@ -24,13 +24,13 @@ from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink, CallRecord
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.session import CallSession
-from pegboard.config import LoadedConfig, PegboardConfig, load_config
+from pegboard.config import LoadedConfig, load_config
 from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.prompt import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import ConfigError, PegboardError
+from pegboard.errors import PegboardError
 from pegboard.gateway.exposure import RegistrySurface
 from pegboard.mcp import McpCatalog, McpCollision, SqliteCatalogStore, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
@@ -53,16 +53,6 @@ class RuntimeOptions:
     audit: AuditSink | None = None
 
 
-def default_model_window(config: PegboardConfig) -> int | None:
-    """The context window of the config's default model (None without models or window)."""
-    if not config.models:
-        return None
-    try:
-        return config.model()[1].context_window
-    except ConfigError:
-        return None
-
-
 class ToolRuntime:
     """Catalog, registry and exposed surface for one profile of one config."""
 
@@ -80,13 +70,11 @@ class ToolRuntime:
         )
         profile = config.profile(self.options.profile)
         self.settings: AssistantSettings = profile.to_settings()
-        # The window deferral is sized for: --context-window, the profile's, the config's,
-        # else the default model's (the model a client of this gateway most likely runs).
+        # The window deferral is sized for: --context-window, the profile's, the config's
+        # (None: the 200k default). A [models.*] window sizes `pegboard chat` only: the
+        # gateway's client runs its own model, not the one configured for chat.
         self.context_window = (
-            self.options.context_window
-            or profile.context_window
-            or config.context_window
-            or default_model_window(config)
+            self.options.context_window or profile.context_window or config.context_window
         )
         servers = list(config.servers.values())
         self.catalog = McpCatalog(
@@ -111,10 +99,12 @@ class ToolRuntime:
             tool_exec = ExecSettings(sandbox=self.sandbox)
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
         self.index: SearchIndex = self._search_index()  # shared by the surface and integrations
-        if tool_exec is not None and not defer:
+        if tool_exec is not None and self.options.defer is None and not defer:
+            # Only the config's own contradiction: a caller that turns deferral off (serve's
+            # --no-defer, the CLI's full listings) says so itself if it is the user's choice.
             logger.warning(
-                "[meta] tool_exec is on but deferral is off (--no-defer or [meta] defer = false); "
-                "tool_exec is offered only beside the meta-tools of deferred tools"
+                "[meta] tool_exec is on but [meta] defer = false: tool_exec is offered only "
+                "beside the meta-tools of deferred tools"
             )
         self.surface = RegistrySurface(
             self.registry,

@@ -110,6 +110,13 @@ def serve(
         fail(str(exc), EXIT_USAGE)
 
     _announce(loaded.path, runtime, "streamable HTTP" if http else "stdio")
+    if no_defer and runtime.surface.tool_exec is not None:
+        print(
+            "pegboard serve: --no-defer: tool_exec ([meta] tool_exec = true) is offered only "
+            "beside the meta-tools of deferred tools, so it is off",
+            file=sys.stderr,
+            flush=True,
+        )
 
     async def body() -> None:
         servers = list(runtime.loaded.config.servers)
