@@ -12,7 +12,7 @@ def test_kb_add_then_search_json_finds_the_note_asked_for_in_other_words(
     found = invoke("kb", "search", "notes", "can I bring my dog to the office", "--json", "-k", "1")
 
     assert added.exit_code == 0
-    assert added.stdout == "notes: 2 file(s) indexed (2 chunks), 0 unchanged, 0 skipped\n"
+    assert added.stdout == "notes: 2 files indexed (2 chunks), 0 unchanged, 0 skipped\n"
     assert found.exit_code == 0
     assert as_json(found) == [
         {
@@ -33,7 +33,7 @@ def test_kb_add_again_reports_unchanged_files_and_warns_about_skipped_ones(
     again = invoke("kb", "add", "notes", str(notes), str(tmp_path / "missing"))
 
     assert again.exit_code == 0
-    assert "notes: 0 file(s) indexed (0 chunks), 2 unchanged, 1 skipped" in again.stdout
+    assert "notes: 0 files indexed (0 chunks), 2 unchanged, 1 skipped" in again.stdout
     assert f"warning: skipped {tmp_path / 'missing'}: no such file or directory" in again.stderr
 
 
@@ -64,9 +64,9 @@ def test_kb_list_json_and_remove_of_a_path_and_of_a_base(invoke: Invoke, notes: 
     after_base = invoke("kb", "list")
 
     assert listed == [{"name": "notes", "documents": 2, "chunks": 2, "model": "minilm-static"}]
-    assert removed_path.stdout == f"removed 1 document(s) under {notes / 'pets.md'} from notes\n"
+    assert removed_path.stdout == f"removed 1 document under {notes / 'pets.md'} from notes\n"
     assert after_path[0]["documents"] == 1
-    assert removed_base.stdout == "removed knowledge base notes (1 document(s))\n"
+    assert removed_base.stdout == "removed knowledge base notes (1 document)\n"
     assert (
         after_base.stdout
         == "no knowledge bases yet; create one with `pegboard kb add NAME PATH...`\n"

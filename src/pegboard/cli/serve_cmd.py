@@ -11,6 +11,7 @@ import anyio
 import typer
 
 from pegboard.cli._common import EXIT_USAGE, fail, load, run
+from pegboard.core.wording import plural
 from pegboard.deferral.defer import DEFAULT_CONTEXT_WINDOW
 from pegboard.errors import ConfigError, PegboardError
 
@@ -154,8 +155,8 @@ def _announce(config_path: object, runtime: ToolRuntime, transport: str) -> None
     enabled = sum(1 for server in servers.values() if server.enabled)
     cached = sum(1 for entry in runtime.registry.get_all() if entry.source is not None)
     line = (
-        f"pegboard serve: MCP over {transport}; {enabled} of {len(servers)} MCP servers "
-        f"enabled, {cached} cached tools (config: {config_path})"
+        f"pegboard serve: MCP over {transport}; {enabled} of {plural(len(servers), 'MCP server')} "
+        f"enabled, {plural(cached, 'cached tool')} (config: {config_path})"
     )
     if not servers:
         line += (

@@ -24,6 +24,7 @@ from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.config import LoadedConfig, write_config
 from pegboard.core.redact import mask, redact_url
+from pegboard.core.wording import plural
 from pegboard.errors import ConfigError
 from pegboard.mcp.status import ServerStatus
 
@@ -98,7 +99,8 @@ def _check_ids(loaded: LoadedConfig, ids: list[str] | None) -> list[str]:
     unknown = [i for i in ids or () if i not in known]
     if unknown:
         fail(
-            f"unknown server id(s): {', '.join(unknown)}; configured: {', '.join(known) or 'none'}",
+            f"unknown {'server id' if len(unknown) == 1 else 'server ids'}: "
+            f"{', '.join(unknown)}; configured: {', '.join(known) or 'none'}",
             EXIT_NOT_FOUND,
         )
     return list(ids) if ids else known
@@ -138,7 +140,7 @@ def list_cmd(ctx: typer.Context, wide: WideOpt = False, as_json: JsonOpt = False
     ]
     keys = ("id", "name", "transport", "target", "enabled")
     rows_text = [[str(r[k]) for k in keys] for r in rows]
-    print_table(f"{len(rows)} MCP servers ({loaded.path})", columns, rows_text, wide=wide)
+    print_table(f"{plural(len(rows), 'MCP server')} ({loaded.path})", columns, rows_text, wide=wide)
 
 
 @app.command("status", cls=PlainCommand)
@@ -213,12 +215,13 @@ def refresh_cmd(
 
         limiter = anyio.CapacityLimiter(max(1, concurrency))
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        console = Console(stderr=True)
         with Progress(
             *columns,
             TimeElapsedColumn(),
-            console=Console(stderr=True),
+            console=console,
             transient=True,
-            disable=as_json,
+            disable=as_json or not console.is_terminal,  # a piped stderr would get a "\n"
         ) as progress:
             task = progress.add_task("refreshing MCP servers", total=len(wanted))
 
@@ -243,7 +246,7 @@ def refresh_cmd(
         echo_json(rows)
     else:
         for r in rows:
-            outcome = f"{r['tools']} tools" if r["ok"] else f"failed: {r['error']}"
+            outcome = plural(r["tools"], "tool") if r["ok"] else f"failed: {r['error']}"
             typer.echo(f"{r['id']}: {outcome} ({r['seconds']} s)")
     if any(not r["ok"] for r in rows):
         raise typer.Exit(EXIT_FAILED)

@@ -30,6 +30,7 @@ from pegboard.cli.render import Column, print_table
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import ToolContext
+from pegboard.core.wording import plural
 from pegboard.errors import PegboardError, ToolError, ToolNotAllowed, ToolNotFound
 from pegboard.toolsets import ToolList
 
@@ -110,7 +111,7 @@ def list_tools(
     if as_json:
         echo_json([_row(e) for e in entries])
     else:
-        _table(f"{len(entries)} tools", entries, wide)
+        _table(plural(len(entries), "tool"), entries, wide)
     print_excluded(runtime.excluded())
 
 

@@ -9,6 +9,7 @@ import typer
 
 from pegboard.cli._common import EXIT_NOT_FOUND, EXIT_USAGE, fail, load
 from pegboard.config import LoadedConfig
+from pegboard.core.wording import plural
 from pegboard.errors import PegboardError
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def trust(
         payload = {"server": outcome.server_id, "tools": outcome.tools, "launch": outcome.launch}
         typer.echo(json.dumps(payload))
         return
-    what = f"{len(outcome.tools)} tool(s)" + (
+    what = plural(len(outcome.tools), "tool") + (
         " and its launch definition" if outcome.launch else ""
     )
     typer.echo(f"trusted {what} of MCP server {outcome.server_id}")

@@ -21,6 +21,7 @@ import platformdirs
 from pydantic import ValidationError
 
 from pegboard.config.model import PegboardConfig
+from pegboard.core.wording import plural
 from pegboard.errors import ConfigError
 
 CONFIG_ENV = "PEGBOARD_CONFIG"
@@ -117,7 +118,7 @@ _SECRET_PARTS = frozenset({"env", "headers", "token", "api_key", "args", "url", 
 
 
 def format_validation_error(exc: ValidationError, source: Path | str) -> str:
-    lines = [f"{source}: invalid configuration ({exc.error_count()} problem(s)):"]
+    lines = [f"{source}: invalid configuration ({plural(exc.error_count(), 'problem')}):"]
     for err in exc.errors(include_url=False):
         key = ".".join(str(part) for part in err["loc"]) or "(top level)"
         message = err["msg"].removeprefix("Value error, ")

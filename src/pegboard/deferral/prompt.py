@@ -18,6 +18,7 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.names import is_mcp_namespace, mcp_namespace, strip_mcp_namespace
 from pegboard.core.redact import escape_markup
 from pegboard.core.tokens import TokenCounter, default_token_counter
+from pegboard.core.wording import plural
 from pegboard.sandbox.tool import EXEC_PROMPT_LINE
 
 PROMPT_SECTION_BUDGET_TOKENS = 400
@@ -183,6 +184,6 @@ def _fit_largest(
 def _more_line(rest: Sequence[_Namespace], count: int) -> str:
     tools = sum(len(ns.names) for ns in rest)
     return (
-        f"… and {count} more namespaces ({tools} tools): "
+        f"… and {count} more namespaces ({plural(tools, 'tool')}): "
         "call tool_search with no query to list them all"
     )

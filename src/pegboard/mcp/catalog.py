@@ -233,12 +233,10 @@ class McpCatalog:
             if not entry.attempted and entry.flight is None:
                 entry.attempted = True
                 if not self._spawn(self.warm, server_id):
-                    # Outside ``running()`` there is nowhere to warm in the background; say so
-                    # once instead of answering [] without a word.
-                    logger.warning(
-                        "MCP server %s has no cached tools yet and the catalog is not running, "
-                        "so no refresh was started; run `pegboard servers refresh %s`",
-                        server_id,
+                    # Outside ``running()`` there is nowhere to warm in the background (its
+                    # pre-warm will); the status says "cold", which the CLI shows with the fix.
+                    logger.debug(
+                        "MCP server %s has no cached tools yet and the catalog is not running",
                         server_id,
                     )
             return []
@@ -322,7 +320,10 @@ class McpCatalog:
         try:
             await self.refresh_tools(server_id)
         except Exception as exc:
-            logger.warning("MCP server %s: refresh failed: %s", server_id, exc)
+            # A refresh cut short by our own shutdown (a CLI command ending while a server's
+            # list_changed refresh runs) failed nothing.
+            if not self._stopping:
+                logger.warning("MCP server %s: refresh failed: %s", server_id, exc)
 
     async def refresh_tools(self, server_id: str) -> list[ToolDefinition]:
         """List the server's tools live and cache them (single-flight). Failure re-raises."""

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 
 from pegboard.core.output import ToolOutput
+from pegboard.core.wording import plural
 from pegboard.errors import (
     ApprovalDenied,
     ApprovalRequired,
@@ -113,7 +114,7 @@ class RunState:
             if args:
                 raise TypeError(
                     f"{alias}() takes keyword arguments only: {alias}(name=value, ...); "
-                    f"got {len(args)} positional argument(s)"
+                    f"got {plural(len(args), 'positional argument')}"
                 )
             if self.finished:
                 raise RuntimeError("the run has ended")
