@@ -13,11 +13,8 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pegboard.core.output import ToolOutput
-<<<<<<< HEAD
 from pegboard.core.wording import plural
-=======
 from pegboard.formats.calls import ToolCall
->>>>>>> main
 from pegboard.llm.types import Message
 
 if TYPE_CHECKING:

@@ -246,7 +246,7 @@ def refresh_cmd(
         echo_json(rows)
     else:
         for r in rows:
-            outcome = plural(r["tools"], "tool") if r["ok"] else f"failed: {r['error']}"
+            outcome = plural(int(str(r["tools"])), "tool") if r["ok"] else f"failed: {r['error']}"
             typer.echo(f"{r['id']}: {outcome} ({r['seconds']} s)")
     if any(not r["ok"] for r in rows):
         raise typer.Exit(EXIT_FAILED)
