@@ -145,7 +145,10 @@ def _problem_line(ns: _Namespace) -> str:
     detail = f": {escape_markup(ns.status.detail)}" if ns.status.detail else ""
     what = {"cold": "not connected yet", "connecting": "connecting", "failed": "failing"}
     state = what.get(ns.status.state, ns.status.state)
-    return f"- {ns.label}: server {state}{detail}; its tools may be missing or stale"
+    # A failing server's cached tools are still listed (and may work again); a server never
+    # listed has none to show yet.
+    effect = "its cached tools may be stale" if ns.names else "its tools may be missing"
+    return f"- {ns.label}: server {state}{detail}; {effect}"
 
 
 def _fit_largest(
