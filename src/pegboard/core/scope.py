@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pegboard.core.names import legacy_mcp_tool_name
 
@@ -11,6 +12,23 @@ McpMode = Literal["disabled", "manual", "auto"]
 DestructivePolicy = Literal["ask", "allow"]
 """``ask``: MCP tools annotated ``destructiveHint: true`` (and not ``readOnlyHint``) ask for
 approval before each run; ``allow``: they run like any other tool."""
+GateReason = Literal["force_prompt", "destructive"]
+"""Why a tool asks for approval: listed in ``force_prompt_tools``, or annotated destructive
+under ``destructive_tools = "ask"`` (each has its own config fix)."""
+
+
+def is_destructive(annotations: Mapping[str, Any] | None) -> bool:
+    """Whether an MCP tool says it may destroy data: ``destructiveHint: true``, not read-only.
+
+    Only an explicit ``destructiveHint: true`` counts (the spec's implicit default of true
+    for tools that are not read-only would gate nearly every tool of older servers).
+    """
+    if not annotations:
+        return False
+    read_only = annotations.get("readOnlyHint") is True
+    return annotations.get("destructiveHint") is True and not read_only
+
+
 # One default for the library and the config file: every enabled server. (Cherry Studio
 # defaults to manual; a pegboard config lists its servers on purpose, so hiding them all until
 # each profile links them would surprise every user.)

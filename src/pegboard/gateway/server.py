@@ -31,6 +31,7 @@ import pegboard
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
+    REFUSAL_FIX,
     ElicitationApproval,
     client_can_elicit,
     connection_grants,
@@ -246,7 +247,9 @@ class Gateway:
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
-            message = NO_ELICITATION_MESSAGE.format(name=exc.tool_name or name)
+            gated = exc.tool_name or name
+            fix = REFUSAL_FIX[self.surface.gate_reason(gated)]
+            message = NO_ELICITATION_MESSAGE.format(name=gated, fix=fix)
             if not can_ask:
                 return _error(message)
             return _error(str(exc))

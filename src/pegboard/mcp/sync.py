@@ -11,7 +11,7 @@ transient failure never hides tools, and a selection never evicts what it did no
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.names import is_mcp_namespace, mcp_namespace, mcp_tool_name
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
-from pegboard.core.scope import AssistantSettings, ToolApplyScope
+from pegboard.core.scope import AssistantSettings, ToolApplyScope, is_destructive
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ToolExecutionError
 from pegboard.mcp.catalog import McpCatalog
@@ -181,18 +181,6 @@ def sync_mcp_tools_to_registry(
         registry.deregister_many(stale)
         report.evicted = sorted(set(stale))
     return report
-
-
-def is_destructive(annotations: Mapping[str, Any] | None) -> bool:
-    """Whether an MCP tool says it may destroy data: ``destructiveHint: true``, not read-only.
-
-    Only an explicit ``destructiveHint: true`` counts (the spec's implicit default of true
-    for tools that are not read-only would gate nearly every tool of older servers).
-    """
-    if not annotations:
-        return False
-    read_only = annotations.get("readOnlyHint") is True
-    return annotations.get("destructiveHint") is True and not read_only
 
 
 def _entry(
