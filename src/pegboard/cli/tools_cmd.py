@@ -79,8 +79,8 @@ def _row(e: ToolEntry) -> dict[str, Any]:
 
 
 def _table(title: str, entries: list[ToolEntry], wide: bool = False) -> None:
-    columns = [Column("name", key=True), Column("namespace", key=True)]
-    columns += [Column("defer", key=True), Column("description")]
+    columns = [Column("name", key=True), Column("namespace", key=True, optional=True)]
+    columns += [Column("defer", key=True, optional=True), Column("description")]
     rows = [[e.name, e.label, e.defer, e.summary] for e in entries]
     print_table(title, columns, rows, wide=wide)
 
