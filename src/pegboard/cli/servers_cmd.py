@@ -295,12 +295,17 @@ def disable_cmd(
     _set_enabled(ctx, server_id, False)
 
 
-@app.command("logs")
+@app.command("logs", cls=PlainCommand)
 def logs_cmd(
-    ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
+    ctx: typer.Context,
+    server_id: Annotated[str, typer.Argument(help="Server id.")],
+    as_json: JsonOpt = False,
 ) -> None:
-    """Print what the server wrote to stderr during its last start (up to 64 KB), with the
-    values of its configured env and headers masked."""
+    """Print the server's stderr of its last start.
+
+    Up to 64 KB, with the values of its configured env and headers masked. Exits 3 when the
+    server has not been started since it was configured.
+    """
     from pegboard.mcp.transport import stderr_path
 
     loaded = load(ctx)
@@ -316,4 +321,7 @@ def logs_cmd(
             f"(try `pegboard servers refresh {server_id}`)",
             EXIT_NOT_FOUND,
         )
+    if as_json:
+        echo_json({"id": server_id, "path": str(path), "stderr": mask(text, server.secrets)})
+        return
     typer.echo(mask(text, server.secrets), nl=False)
