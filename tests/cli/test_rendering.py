@@ -68,7 +68,7 @@ Commands:
   serve    Serve all configured MCP servers as one MCP server.
   chat     Chat with a configured model over the profile's tools.
   tools    List, search, inspect and call tools.
-  servers  Add, list, check, refresh, enable and disable MCP servers.
+  servers  Add, remove, check, refresh, enable, disable MCP servers.
   config   Show, locate and import configuration.
   bench    Benchmarks that anyone can rerun.
   kb       Knowledge bases: local files that kb_search finds by meaning.

@@ -1,4 +1,5 @@
-"""``pegboard servers add``: a new ``[servers.<id>]`` table, written keeping the file's comments."""
+"""``pegboard servers add`` / ``remove``: a ``[servers.<id>]`` table added or removed, keeping
+the file's comments."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from pegboard.cli._common import EXIT_USAGE, fail, load
-from pegboard.config import write_config
+from pegboard.cli._common import EXIT_NOT_FOUND, EXIT_USAGE, fail, load
+from pegboard.config import LoadedConfig, write_config
 from pegboard.errors import ConfigError
 
 # Letters, digits, - and _: the id becomes the server segment of every wire name
@@ -133,3 +134,50 @@ def add_cmd(
         f"added {server_id} ({target}) to {loaded.path}; "
         f"list its tools with `pegboard servers refresh {server_id}`"
     )
+
+
+def remove_cmd(
+    ctx: typer.Context,
+    server_id: Annotated[
+        str, typer.Argument(metavar="ID", help="Server id to remove.", show_default=False)
+    ],
+) -> None:
+    """Remove an MCP server from the config file.
+
+    Its table goes, and its id from every profile's mcp_servers; the file's other comments
+    and layout are kept. Its cached tools and trust pins are forgotten, so adding it again
+    starts fresh. A running pegboard serve needs a restart to drop it.
+    """
+    loaded = load(ctx)
+    if server_id not in loaded.config.servers:
+        known = ", ".join(loaded.config.servers) or "none"
+        fail(f"unknown server id: {server_id}; configured: {known}", EXIT_NOT_FOUND)
+    raw = copy.deepcopy(loaded.raw)
+    del raw["servers"][server_id]
+    unlinked = []
+    for name, profile in raw.get("profiles", {}).items():
+        linked = profile.get("mcp_servers")
+        if isinstance(linked, list) and server_id in linked:
+            profile["mcp_servers"] = [s for s in linked if s != server_id]
+            unlinked.append(name)
+    try:
+        write_config(loaded.path, raw)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    _forget(loaded, server_id)
+    also = f", unlinked from profile {', '.join(unlinked)}" if unlinked else ""
+    typer.echo(f"removed {server_id} from {loaded.path}{also}")
+
+
+def _forget(loaded: LoadedConfig, server_id: str) -> None:
+    """Drop the server's cached tools, content lists and trust pins from the data dir."""
+    from pegboard.mcp import SqliteCatalogStore  # lazy: the store pulls in the catalog
+
+    if not loaded.catalog_path.exists():
+        return
+    store = SqliteCatalogStore(loaded.catalog_path)
+    try:
+        store.delete(server_id)
+        store.set_pins(server_id, {}, replace=True)
+    finally:
+        store.close()

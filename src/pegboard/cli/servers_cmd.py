@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     cls=PlainGroup,
-    help="Add, list, check, refresh, enable and disable MCP servers.",
+    help="Add, remove, check, refresh, enable, disable MCP servers.",
     no_args_is_help=True,
 )
 
@@ -274,6 +274,7 @@ def _set_enabled(ctx: typer.Context, server_id: str, enabled: bool) -> None:
 app.command("add", cls=PlainCommand, context_settings={"ignore_unknown_options": True})(
     servers_add.add_cmd
 )
+app.command("remove", cls=PlainCommand)(servers_add.remove_cmd)
 
 
 @app.command("enable", cls=PlainCommand)
