@@ -72,7 +72,13 @@ def serve(
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
     from pegboard.gateway.content import UpstreamContent
     from pegboard.gateway.server import Gateway
-    from pegboard.gateway.transports import check_port, is_loopback, serve_http, serve_stdio
+    from pegboard.gateway.transports import (
+        bind_listening_socket,
+        check_port,
+        is_loopback,
+        serve_http,
+        serve_stdio,
+    )
     from pegboard.runtime import RuntimeOptions, ToolRuntime
 
     if context_window is not None and context_window <= 0:
@@ -100,6 +106,14 @@ def serve(
             f"{loaded.path} or PEGBOARD_TOKEN) or bind 127.0.0.1",
             EXIT_USAGE,
         )
+    # Bound before anything starts: a port in use is one line, not every upstream started
+    # and stopped again first.
+    sock = None
+    if http:
+        try:
+            sock = bind_listening_socket(bind, port if port is not None else gateway_cfg.port)
+        except ConfigError as exc:
+            fail(str(exc), EXIT_USAGE)
     try:
         runtime = ToolRuntime(
             loaded,
@@ -133,12 +147,7 @@ def serve(
             tg.start_soon(_until_signal, tg.cancel_scope)
             tg.start_soon(runtime.watch_config)
             if http:
-                await serve_http(
-                    gateway,
-                    host=bind,
-                    port=port if port is not None else gateway_cfg.port,
-                    token=token,
-                )
+                await serve_http(gateway, host=bind, token=token, sock=sock)
             else:
                 await serve_stdio(gateway)
             tg.cancel_scope.cancel()
