@@ -1,4 +1,4 @@
-"""``[[auth.allow]]`` rules: deny by default once a rule exists; subjects, groups, servers, tools."""
+"""``[[auth.allow]]``: deny by default once a rule exists; subjects, groups, servers, tools."""
 
 from __future__ import annotations
 
