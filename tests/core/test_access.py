@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pegboard.config.model import PegboardConfig
-from pegboard.core.access import ANONYMOUS_PRINCIPAL, AccessPolicy, Principal
+from pegboard.core.access import AccessPolicy
+from pegboard.core.principal import ANONYMOUS as ANONYMOUS_PRINCIPAL
+from pegboard.core.principal import Principal
 
-ALICE = Principal("alice", ("ops",))
-BOB = Principal("bob", ("dev",))
+ALICE = Principal("alice", frozenset({"ops"}))
+BOB = Principal("bob", frozenset({"dev"}))
 
 
 def policy(*rules: dict[str, list[str]]) -> AccessPolicy:

@@ -11,36 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from pegboard.core.principal import Principal
+
 BUILTIN_SERVER = "builtin"
-ANONYMOUS = "anonymous"
 
 
-@dataclass(frozen=True)
-class Principal:
-    """Who is calling: a subject (the token's ``sub``) and its groups.
-
-    Without OAuth every caller is :data:`ANONYMOUS_PRINCIPAL`, to whom no rule applies unless
-    it names ``*``.
-    """
-
-    subject: str
-    groups: tuple[str, ...] = ()
-
-    @property
-    def anonymous(self) -> bool:
-        return self.subject == ANONYMOUS and not self.groups
-
-    def matches(self, names: Iterable[str]) -> bool:
-        """Whether any of ``names`` (a subject, ``group:NAME`` or ``*``) denotes this principal."""
-        for name in names:
-            if name == "*" or name == self.subject:
-                return True
-            if name.startswith("group:") and name[len("group:") :] in self.groups:
-                return True
-        return False
-
-
-ANONYMOUS_PRINCIPAL = Principal(ANONYMOUS)
+def matches(principal: Principal, names: Iterable[str]) -> bool:
+    """Whether any of ``names`` (a subject, ``group:NAME`` or ``*``) denotes ``principal``."""
+    for name in names:
+        if name == "*" or name == principal.subject:
+            return True
+        if name.startswith("group:") and name[len("group:") :] in principal.groups:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -78,7 +61,7 @@ class AccessPolicy:
         if self.open:
             return True
         return any(
-            principal.matches(rule.subjects)
+            matches(principal, rule.subjects)
             and _named(server, rule.servers)
             and _named(tool, rule.tools)
             for rule in self.rules
@@ -90,7 +73,8 @@ class AccessPolicy:
         if self.open:
             return True
         return any(
-            principal.matches(rule.subjects) and _named(server, rule.servers) for rule in self.rules
+            matches(principal, rule.subjects) and _named(server, rule.servers)
+            for rule in self.rules
         )
 
 

@@ -25,7 +25,7 @@ import anyio
 import httpx2
 import jwt
 
-from pegboard.core.access import Principal
+from pegboard.core.principal import Principal
 from pegboard.core.redact import redact_url
 from pegboard.errors import ConfigError
 
@@ -60,7 +60,7 @@ def principal_of(token: AccessToken | None, groups_claim: str = "groups") -> Pri
     if token is None or token.subject is None:
         return None
     groups = (token.claims or {}).get(groups_claim) or ()
-    return Principal(token.subject, tuple(str(g) for g in groups))
+    return Principal(token.subject, frozenset(str(g) for g in groups))
 
 
 def metadata_addresses(issuer: str) -> list[str]:
