@@ -177,7 +177,8 @@ def test_servers_remove_takes_out_one_table_and_its_profile_links_keeping_the_re
 ) -> None:
     linked = (
         HAND_WRITTEN
-        + '\n[profiles.work]  # only GitHub\nmcp_mode = "manual"\nmcp_servers = ["github", "time"]\n'
+        + '\n[profiles.work]  # only GitHub\nmcp_mode = "manual"\n'
+        + 'mcp_servers = ["github", "time"]\n'
     )
     config_path.write_text(linked, encoding="utf-8")
     warm_cache(config_path, "github", [{"name": "create_issue", "inputSchema": {}}])

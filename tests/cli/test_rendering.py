@@ -223,7 +223,7 @@ def test_servers_list_at_80_columns_prints_whole_booleans_and_cuts_only_the_comm
     )
 
     lines = lines_at("80", "servers", "list")
-    lines = lines[[i for i, line in enumerate(lines) if line.startswith("id ")][0] - 1 :]
+    lines = lines[next(i for i, line in enumerate(lines) if line.startswith("id ")) - 1 :]
 
     assert lines[1].split() == ["id", "name", "transport", "command", "/", "url", "enabled"]
     assert lines[3].endswith("   True")

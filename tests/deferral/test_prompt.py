@@ -126,7 +126,9 @@ def test_with_tool_exec_the_section_says_how_to_call_tools_from_code() -> None:
     assert "JSDoc" not in text
 
 
-def test_a_cached_server_is_not_flagged_and_a_failing_one_with_tools_says_they_may_be_stale() -> None:
+def test_a_cached_server_is_not_flagged_and_a_failing_one_with_tools_says_they_may_be_stale() -> (
+    None
+):
     deferred = [gmail("send_message"), entry("web_search")]
     cached = {f"mcp:{GMAIL_ID}": NamespaceStatus("mcp:Gmail", "cached")}
     failing = {f"mcp:{GMAIL_ID}": NamespaceStatus("mcp:Gmail", "failed", "timeout")}

@@ -25,7 +25,9 @@ def test_servers_the_profile_cannot_use_are_left_out() -> None:
     assert list(namespace_statuses(STATUSES, auto)) == ["mcp:gh", "mcp:fs"]
 
 
-def test_a_server_not_started_yet_but_listed_before_is_cached_and_one_never_listed_is_cold() -> None:
+def test_a_server_not_started_yet_but_listed_before_is_cached_and_one_never_listed_is_cold() -> (
+    None
+):
     statuses = [
         ServerStatus("a", "A", "cold", fetched_at=1.0, tool_count=3),
         ServerStatus("b", "B", "connecting", fetched_at=1.0, tool_count=3),

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pegboard.core.names import legacy_mcp_tool_name
 
@@ -15,18 +14,6 @@ approval before each run; ``allow``: they run like any other tool."""
 GateReason = Literal["force_prompt", "destructive"]
 """Why a tool asks for approval: listed in ``force_prompt_tools``, or annotated destructive
 under ``destructive_tools = "ask"`` (each has its own config fix)."""
-
-
-def is_destructive(annotations: Mapping[str, Any] | None) -> bool:
-    """Whether an MCP tool says it may destroy data: ``destructiveHint: true``, not read-only.
-
-    Only an explicit ``destructiveHint: true`` counts (the spec's implicit default of true
-    for tools that are not read-only would gate nearly every tool of older servers).
-    """
-    if not annotations:
-        return False
-    read_only = annotations.get("readOnlyHint") is True
-    return annotations.get("destructiveHint") is True and not read_only
 
 
 # One default for the library and the config file: every enabled server. (Cherry Studio
@@ -58,6 +45,15 @@ class AssistantSettings:
     def is_force_prompt(self, wire_name: str, server_id: str, tool_name: str) -> bool:
         return _listed(self.force_prompt_tools, wire_name, server_id, tool_name)
 
+    def allows_mcp_tool(self, wire_name: str, server_id: str, tool_name: str) -> bool:
+        """Whether the MCP mode selects this tool: ``disabled`` none, ``manual`` the tools of
+        the linked servers, ``auto`` every server's; minus the disabled tools."""
+        if self.mcp_mode == "disabled":
+            return False
+        if self.mcp_mode == "manual" and server_id not in self.mcp_server_ids:
+            return False
+        return not self.is_tool_disabled(wire_name, server_id, tool_name)
+
 
 def _listed(items: frozenset[str], wire_name: str, server_id: str, tool_name: str) -> bool:
     # The pre-hyphen wire name still matches, so lists written before the rename keep working.
@@ -86,9 +82,16 @@ class ModelInfo:
 
 @dataclass(frozen=True, slots=True)
 class ToolApplyScope:
-    """Everything ``ToolEntry.applies`` may look at for one request."""
+    """Everything ``ToolEntry.applies`` may look at for one request.
+
+    ``mcp_tool_ids`` is the set of MCP tools (wire names) this request may use, as
+    :func:`~pegboard.mcp.resolve_assistant_mcp_tool_ids` resolves it; an empty set means no
+    MCP tool. Omitted (``None``), the assistant's MCP mode decides over the registered MCP
+    tools (:meth:`AssistantSettings.allows_mcp_tool`): with the default ``auto`` mode, every
+    one not disabled.
+    """
 
     assistant: AssistantSettings = field(default_factory=AssistantSettings)
-    mcp_tool_ids: frozenset[str] = frozenset()
+    mcp_tool_ids: frozenset[str] | None = None
     has_file_attachments: bool = False
     model: ModelInfo | None = None

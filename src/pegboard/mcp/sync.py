@@ -22,8 +22,8 @@ from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.names import is_mcp_namespace, mcp_namespace, mcp_tool_name
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
-from pegboard.core.scope import AssistantSettings, ToolApplyScope, is_destructive
-from pegboard.core.tool import Tool, ToolContext
+from pegboard.core.scope import AssistantSettings, ToolApplyScope
+from pegboard.core.tool import Tool, ToolContext, is_destructive
 from pegboard.errors import ToolExecutionError
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.config import McpServerConfig
@@ -105,7 +105,7 @@ async def resolve_assistant_mcp_tool_ids(
             continue
         for tool in tools:
             wire = mcp_tool_name(server_id, catalog.server(server_id).name, tool.name)
-            if not assistant_settings.is_tool_disabled(wire, server_id, tool.name):
+            if assistant_settings.allows_mcp_tool(wire, server_id, tool.name):
                 ids.add(wire)
     return sorted(ids)
 
@@ -203,6 +203,8 @@ def _entry(
         return output
 
     def applies(scope: ToolApplyScope) -> bool:
+        if scope.mcp_tool_ids is None:  # not resolved for this request: the mode decides
+            return scope.assistant.allows_mcp_tool(wire, server_id, tool_name)
         return wire in scope.mcp_tool_ids
 
     annotations = dict(tool.annotations) if tool.annotations is not None else None

@@ -21,9 +21,9 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.redact import escape_markup
 from pegboard.core.registry import ToolRegistry
-from pegboard.core.scope import GateReason, ToolApplyScope, is_destructive
+from pegboard.core.scope import GateReason, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
-from pegboard.core.tool import ToolContext
+from pegboard.core.tool import ToolContext, is_destructive
 from pegboard.deferral.apply import Exposition
 from pegboard.deferral.prompt import render_deferred_section
 from pegboard.deferral.tool_exec import ExecSettings
