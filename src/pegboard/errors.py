@@ -118,7 +118,7 @@ _OWN = tuple(
         r"tools/list ran over \d+ pages",
         r"server closed its stdin",
         r"the refresh was cancelled",
-        r"launch definition changed[\w ;`.-]*",
+        r"launch definition changed[\w ;:`.-]*",
         r"not active",
     )
 )

@@ -82,8 +82,8 @@ def _trust_lines(s: ServerStatus) -> list[str]:
     lines = []
     if s.launch_changed:
         lines.append(
-            f"{s.server_id}: launch definition changed; not started until "
-            f"`pegboard tools trust --server {s.server_id}`"
+            f"{s.server_id}: launch definition changed; the server waits for trust (review "
+            f"`pegboard servers list`, then `pegboard tools trust --server {s.server_id}`)"
         )
     if s.pending_trust:
         names = ", ".join(escape_invisible(n) for n in s.pending_trust)

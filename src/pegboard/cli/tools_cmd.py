@@ -242,6 +242,9 @@ async def _call(
         try:
             output = await surface.toolset.call_tool(call, surface.tools)
         except (ToolNotFound, ToolNotAllowed) as exc:
+            waiting = _waiting_for_trust(runtime, name)
+            if waiting is not None:
+                return ToolOutput.error(waiting), EXIT_NOT_FOUND
             return error_output(exc), EXIT_NOT_FOUND
         except PegboardError as exc:
             return error_output(exc, surface.tools.lookup), EXIT_FAILED
@@ -254,3 +257,17 @@ async def _call(
 
 
 app.command("trust", cls=PlainCommand)(trust_cmd.trust)
+
+
+def _waiting_for_trust(runtime: ToolRuntime, name: str) -> str | None:
+    """The message for a tool of a server that waits for trust (its launch definition
+    changed, so none of its tools is listed): say so instead of "not found"."""
+    for status in runtime.catalog.statuses():
+        if status.launch_changed and name.startswith(f"mcp__{status.server_id}__"):
+            sid = status.server_id
+            return (
+                f"{name}: MCP server {sid} waits for trust (its launch definition changed), "
+                f"so its tools are not listed; review `pegboard servers list`, then run "
+                f"`pegboard tools trust --server {sid}`"
+            )
+    return None

@@ -82,11 +82,54 @@ def trust(
         fail(str(exc))
     finally:
         store.close()
+    listed: int | None = None
+    error: str | None = None
+    if server is not None:
+        # One command: the server starts now and lists its tools (all trusted with it), so
+        # status and calls are right at once instead of after a `servers refresh`.
+        listed, error = _start(loaded, server)
     if as_json:
         payload = {"server": outcome.server_id, "tools": outcome.tools, "launch": outcome.launch}
+        if server is not None:
+            payload |= {"listed": listed, "error": error}
         typer.echo(json.dumps(payload))
-        return
-    what = plural(len(outcome.tools), "tool") + (
-        " and its launch definition" if outcome.launch else ""
-    )
-    typer.echo(f"trusted {what} of MCP server {outcome.server_id}")
+    else:
+        typer.echo(_trusted_line(outcome.server_id, len(outcome.tools), outcome.launch, listed))
+    if error is not None:
+        fail(f"{error} (see `pegboard servers logs {server}`)")
+
+
+def _trusted_line(server_id: str, pinned: int, launch: bool, listed: int | None) -> str:
+    if listed is None:
+        what = plural(pinned, "tool") + (" and its launch definition" if launch else "")
+        return f"trusted {what} of MCP server {server_id}"
+    what = "the launch definition and tools" if launch else "the tools"
+    return f"trusted {what} of MCP server {server_id}; it lists {plural(listed, 'tool')}"
+
+
+def _start(loaded: LoadedConfig, server_id: str) -> tuple[int | None, str | None]:
+    """Start the just-trusted server, cache its tools and trust them too: (count, error)."""
+    from pegboard.cli._common import run
+    from pegboard.mcp import SqliteCatalogStore
+    from pegboard.mcp.trust import trust_server
+    from pegboard.runtime import RuntimeOptions, ToolRuntime
+
+    if not loaded.config.servers[server_id].enabled:
+        return None, None
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+
+    async def body() -> tuple[int | None, str | None]:
+        async with runtime.running():
+            try:
+                return len(await runtime.catalog.refresh_tools(server_id)), None
+            except PegboardError as exc:
+                return None, str(exc)
+
+    listed, error = run(body)
+    if error is None:  # a definition that changed along with the launch is accepted too
+        store = SqliteCatalogStore(loaded.catalog_path)
+        try:
+            listed = len(trust_server(store, loaded.config.servers[server_id]).tools)
+        finally:
+            store.close()
+    return listed, error

@@ -50,10 +50,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pegboard.mcp.catalog")
 
 ToolsChangedCallback = Callable[[str], None]
-LAUNCH_REFUSED = (
-    "launch definition changed since it was trusted; "
-    "not started until `pegboard tools trust --server`"
-)
+def launch_refused(server_id: str) -> str:
+    """Why a redefined server is not started, naming the one command that fixes it."""
+    return (
+        "launch definition changed since it was trusted; it waits for trust: "
+        f"`pegboard tools trust --server {server_id}`"
+    )
 
 
 class McpCatalog:
@@ -339,7 +341,7 @@ class McpCatalog:
             # Trust may have changed in another process (`pegboard tools trust`).
             entry.set_pins(await anyio.to_thread.run_sync(self._read_pins, server_id))
             if entry.launch_changed:  # never start a redefined server before it is trusted
-                raise ServerUnavailable(server_id, LAUNCH_REFUSED)
+                raise ServerUnavailable(server_id, launch_refused(server_id))
             if not entry.connection.connected:
                 entry.set_state("connecting")
             raw, skipped = await entry.connection.list_tools()
@@ -497,7 +499,7 @@ class McpCatalog:
             raise ServerInactive(server_id)
         # The execution edge: whatever route got here, hidden tools do not run.
         if entry.launch_changed:
-            raise ServerUnavailable(server_id, LAUNCH_REFUSED)
+            raise ServerUnavailable(server_id, launch_refused(server_id))
         if tool_name in entry.pending or entry.config.is_tool_disabled(tool_name):
             raise ToolNotAllowed(tool_name)
         known = next((t for t in entry.tools or () if t.name == tool_name), None)
