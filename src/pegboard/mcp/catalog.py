@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pegboard.mcp.catalog")
 
 ToolsChangedCallback = Callable[[str], None]
+
+
 def launch_refused(server_id: str) -> str:
     """Why a redefined server is not started, naming the one command that fixes it."""
     return (
