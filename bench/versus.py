@@ -1,0 +1,293 @@
+"""pegboard's gateway beside FastMCP's proxy and the floors, in one run.
+
+    .venv/bin/python bench/versus.py [--only latency,throughput,...] [--calls 300]
+
+FastMCP runs from its own virtualenv (``--fastmcp-python``, default
+``bench/.cache/fastmcp/bin/python``; make it with ``python3 -m venv bench/.cache/fastmcp &&
+bench/.cache/fastmcp/bin/pip install fastmcp``): ``bench/fastmcp_proxy.py`` proxies the same
+upstream. Upstream: the SDK test server ``tests/mcp/servers/sdk_server.py`` (tool ``echo``),
+over stdio behind both proxies; its own streamable HTTP endpoint is the HTTP floor.
+
+Sections (``--only`` picks some; the rows of a table alternate run by run so that load on a
+shared machine hits all alike; ratios are against the floor of the same run):
+
+* ``latency``: sequential ``tools/call echo`` on one kept-alive HTTP connection, p50/p95 per
+  call for three clients: the Python SDK client (httpx2), ``httpx.Client`` speaking raw
+  JSON-RPC, and Node's ``fetch`` (``bench/clients/fetch_calls.mjs``, what the TypeScript SDK
+  uses). Added = proxy p50 - direct p50.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import httpx
+import httpx2
+import tomli_w
+from anyio.abc import Process
+from anyio.streams.text import TextReceiveStream
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
+PEGBOARD = str(Path(sys.executable).parent / "pegboard")
+FASTMCP_PROXY = HERE / "fastmcp_proxy.py"
+FETCH_CALLS = HERE / "clients" / "fetch_calls.mjs"
+ECHO = {"text": "hello"}
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "0"},
+}
+
+
+def percentile(samples: list[float], pct: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * pct))]
+
+
+@dataclass
+class Target:
+    """One HTTP endpoint under test and the name its echo tool has there."""
+
+    label: str
+    url: str
+    tool: str
+
+
+@dataclass
+class Setup:
+    tmp: Path
+    fastmcp_python: str
+    before_src: str | None = None
+
+    def pegboard_env(self) -> dict[str, str]:
+        return dict(os.environ) | {
+            "PEGBOARD_CONFIG": str(self.tmp / "config.toml"),
+            "PEGBOARD_DATA_DIR": str(self.tmp / "data"),
+        }
+
+    def write_configs(self) -> None:
+        upstream = {"command": sys.executable, "args": [str(SDK_SERVER), "stdio"]}
+        config = {"data_dir": str(self.tmp / "data"), "servers": {"up": upstream}}
+        (self.tmp / "config.toml").write_text(tomli_w.dumps(config))
+        (self.tmp / "fastmcp.json").write_text(json.dumps({"mcpServers": {"up": upstream}}))
+
+
+async def _first_line(process: Process, marker: str, from_stderr: bool) -> str:
+    stream = process.stderr if from_stderr else process.stdout
+    assert stream is not None
+    text = ""
+    with anyio.fail_after(60):
+        async for chunk in TextReceiveStream(stream):
+            text += chunk
+            for line in text.splitlines():
+                if line.startswith(marker):
+                    return line.removeprefix(marker).split()[0]
+    raise RuntimeError(f"no {marker!r} line; output: {text}")
+
+
+@asynccontextmanager
+async def http_server(
+    args: list[str], marker: str, env: dict[str, str] | None, from_stderr: bool
+) -> AsyncIterator[tuple[str, int]]:
+    """Spawn an HTTP MCP server; yield its /mcp URL and pid."""
+    async with await anyio.open_process(args, env=env) as process:
+        try:
+            found = await _first_line(process, marker, from_stderr)
+            url = found if found.startswith("http") else f"http://127.0.0.1:{found}/mcp"
+            yield url, process.pid
+        finally:
+            process.terminate()
+            with anyio.move_on_after(10):
+                await process.wait()
+
+
+@asynccontextmanager
+async def http_targets(setup: Setup) -> AsyncIterator[list[Target]]:
+    """The floor (the upstream's own HTTP endpoint), pegboard serve --http, FastMCP's proxy."""
+    async with AsyncExitStack() as stack:
+        direct, _ = await stack.enter_async_context(
+            http_server([sys.executable, str(SDK_SERVER), "http"], "PORT ", None, False)
+        )
+        gateway_args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
+        gateway, _ = await stack.enter_async_context(
+            http_server(gateway_args, "pegboard serving MCP on ", setup.pegboard_env(), True)
+        )
+        before: list[Target] = []
+        if setup.before_src:
+            env = setup.pegboard_env() | {"PYTHONPATH": setup.before_src}
+            old, _ = await stack.enter_async_context(
+                http_server(gateway_args, "pegboard serving MCP on ", env, True)
+            )
+            before = [Target("pegboard, code before (--before-src)", old, "mcp__up__echo")]
+        fastmcp_args = [setup.fastmcp_python, str(FASTMCP_PROXY), "http"]
+        fastmcp, _ = await stack.enter_async_context(
+            http_server([*fastmcp_args, str(setup.tmp / "fastmcp.json")], "PORT ", None, False)
+        )
+        yield [
+            Target("direct (upstream's own HTTP, floor)", direct, "echo"),
+            Target("pegboard serve --http", gateway, "mcp__up__echo"),
+            *before,
+            Target("FastMCP proxy", fastmcp, "echo"),
+        ]
+
+
+class RawSession:
+    """An MCP session over one kept-alive ``httpx.Client`` connection, raw JSON-RPC."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = httpx.Client(timeout=60)
+        self.headers = dict(ACCEPT)
+        self.next_id = 1
+
+    def rpc(self, method: str, params: dict[str, Any], notification: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notification:
+            message["id"] = self.next_id
+            self.next_id += 1
+        answer = self.http.post(self.url, headers=self.headers, content=json.dumps(message))
+        answer.raise_for_status()
+        if "mcp-session-id" in answer.headers:
+            self.headers["mcp-session-id"] = answer.headers["mcp-session-id"]
+            self.headers["mcp-protocol-version"] = INIT["protocolVersion"]
+        if notification:
+            return None
+        text = answer.text
+        if not text.startswith("{"):
+            text = next(ln[6:] for ln in text.splitlines() if ln.startswith("data: "))
+        return json.loads(text)["result"]
+
+    def open(self, tool: str) -> None:
+        self.rpc("initialize", INIT)
+        self.rpc("notifications/initialized", {}, notification=True)
+        deadline = time.monotonic() + 60
+        while tool not in [t["name"] for t in self.rpc("tools/list", {})["tools"]]:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{tool} never listed at {self.url}")
+            time.sleep(0.1)
+
+    def calls(self, tool: str, count: int) -> list[float]:
+        times = []
+        for _ in range(count):
+            started = time.perf_counter()
+            result = self.rpc("tools/call", {"name": tool, "arguments": ECHO})
+            times.append((time.perf_counter() - started) * 1000)
+            assert not result.get("isError"), result
+        return times
+
+
+async def wait_listed(client: Client, tool: str) -> None:
+    with anyio.fail_after(60):
+        while tool not in [t.name for t in (await client.list_tools()).tools]:
+            await anyio.sleep(0.1)
+
+
+async def sdk_calls(client: Client, tool: str, count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        result = await client.call_tool(tool, ECHO)
+        times.append((time.perf_counter() - started) * 1000)
+        assert not result.is_error, result
+    return times
+
+
+async def node_calls(target: Target, count: int) -> list[float]:
+    done = await anyio.run_process(["node", str(FETCH_CALLS), target.url, target.tool, str(count)])
+    times: list[float] = json.loads(done.stdout)
+    return times
+
+
+async def latency(setup: Setup, calls: int, rounds: int) -> dict[str, dict[str, list[float]]]:
+    """client -> target label -> per-call ms, rounds alternating target by target."""
+    per_round = max(1, calls // rounds)
+    found: dict[str, dict[str, list[float]]] = {}
+    async with http_targets(setup) as targets, AsyncExitStack() as stack:
+        sdk: dict[str, Client] = {}
+        raw: dict[str, RawSession] = {}
+        for target in targets:
+            http = await stack.enter_async_context(httpx2.AsyncClient())
+            client = await stack.enter_async_context(
+                Client(streamable_http_client(target.url, http_client=http), mode="legacy")
+            )
+            await wait_listed(client, target.tool)
+            sdk[target.label] = client
+            raw[target.label] = RawSession(target.url)
+            stack.callback(raw[target.label].http.close)
+            await anyio.to_thread.run_sync(raw[target.label].open, target.tool)
+        runners: dict[str, Callable[[Target, int], Any]] = {
+            "Python SDK client (httpx2)": lambda t, n: sdk_calls(sdk[t.label], t.tool, n),
+            "httpx.Client, raw JSON-RPC": lambda t, n: anyio.to_thread.run_sync(
+                raw[t.label].calls, t.tool, n
+            ),
+            "Node fetch": node_calls,
+        }
+        for client_label, run in runners.items():
+            found[client_label] = {t.label: [] for t in targets}
+            for target in targets:  # warm-up
+                await run(target, 20)
+            for _ in range(rounds):
+                for target in targets:
+                    found[client_label][target.label] += await run(target, per_round)
+    return found
+
+
+def print_latency(found: dict[str, dict[str, list[float]]]) -> None:
+    print("\nHTTP latency, sequential tools/call echo on one kept-alive connection (ms)\n")
+    print("| client | server | min | p50 | p95 | added p50 (over floor) | x of floor p50 |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for client_label, rows in found.items():
+        floor = statistics.median(next(iter(rows.values())))
+        for target_label, times in rows.items():
+            p50 = statistics.median(times)
+            print(
+                f"| {client_label} | {target_label} | {min(times):.2f} | {p50:.2f} "
+                f"| {percentile(times, 0.95):.2f} "
+                f"| {p50 - floor:+.2f} | x{p50 / floor:.2f} |"
+            )
+
+
+SECTIONS = ("latency",)
+
+
+async def main(ns: argparse.Namespace) -> None:
+    only = set(ns.only.split(",")) if ns.only else set(SECTIONS)
+    with tempfile.TemporaryDirectory() as name:
+        setup = Setup(Path(name), ns.fastmcp_python, ns.before_src)
+        setup.write_configs()
+        if "latency" in only:
+            print_latency(await latency(setup, ns.calls, ns.rounds))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help=f"comma-separated sections of {', '.join(SECTIONS)}")
+    parser.add_argument("--calls", type=int, default=300, help="timed calls per row")
+    parser.add_argument("--rounds", type=int, default=3, help="alternations per row")
+    parser.add_argument(
+        "--before-src",
+        help="a src/ directory of an older pegboard (git archive REV src | tar -x -C DIR): "
+        "adds its gateway as a row",
+    )
+    parser.add_argument(
+        "--fastmcp-python", default=str(HERE / ".cache" / "fastmcp" / "bin" / "python")
+    )
+    anyio.run(main, parser.parse_args())
