@@ -57,6 +57,12 @@ INIT = {
 }
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(samples: list[float], pct: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(len(ordered) * pct))]
@@ -69,6 +75,7 @@ class Target:
     label: str
     url: str
     tool: str
+    pid: int
 
 
 @dataclass
@@ -123,29 +130,29 @@ async def http_server(
 async def http_targets(setup: Setup) -> AsyncIterator[list[Target]]:
     """The floor (the upstream's own HTTP endpoint), pegboard serve --http, FastMCP's proxy."""
     async with AsyncExitStack() as stack:
-        direct, _ = await stack.enter_async_context(
+        direct, direct_pid = await stack.enter_async_context(
             http_server([sys.executable, str(SDK_SERVER), "http"], "PORT ", None, False)
         )
         gateway_args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
-        gateway, _ = await stack.enter_async_context(
+        gateway, gateway_pid = await stack.enter_async_context(
             http_server(gateway_args, "pegboard serving MCP on ", setup.pegboard_env(), True)
         )
         before: list[Target] = []
         if setup.before_src:
             env = setup.pegboard_env() | {"PYTHONPATH": setup.before_src}
-            old, _ = await stack.enter_async_context(
+            old, old_pid = await stack.enter_async_context(
                 http_server(gateway_args, "pegboard serving MCP on ", env, True)
             )
-            before = [Target("pegboard, code before (--before-src)", old, "mcp__up__echo")]
+            before = [Target("pegboard, code before (--before-src)", old, "mcp__up__echo", old_pid)]
         fastmcp_args = [setup.fastmcp_python, str(FASTMCP_PROXY), "http"]
-        fastmcp, _ = await stack.enter_async_context(
+        fastmcp, fastmcp_pid = await stack.enter_async_context(
             http_server([*fastmcp_args, str(setup.tmp / "fastmcp.json")], "PORT ", None, False)
         )
         yield [
-            Target("direct (upstream's own HTTP, floor)", direct, "echo"),
-            Target("pegboard serve --http", gateway, "mcp__up__echo"),
+            Target("direct (upstream's own HTTP, floor)", direct, "echo", direct_pid),
+            Target("pegboard serve --http", gateway, "mcp__up__echo", gateway_pid),
             *before,
-            Target("FastMCP proxy", fastmcp, "echo"),
+            Target("FastMCP proxy", fastmcp, "echo", fastmcp_pid),
         ]
 
 
@@ -195,9 +202,12 @@ class RawSession:
 
 
 async def wait_listed(client: Client, tool: str) -> None:
-    with anyio.fail_after(60):
-        while tool not in [t.name for t in (await client.list_tools()).tools]:
-            await anyio.sleep(0.1)
+    """Poll tools/list (the proxies list their upstream lazily) for up to 60 s."""
+    for _ in range(600):
+        if tool in [t.name for t in (await client.list_tools()).tools]:
+            return
+        await anyio.sleep(0.1)
+    raise RuntimeError(f"{tool} never listed")
 
 
 async def sdk_calls(client: Client, tool: str, count: int) -> list[float]:
@@ -216,10 +226,22 @@ async def node_calls(target: Target, count: int) -> list[float]:
     return times
 
 
-async def latency(setup: Setup, calls: int, rounds: int) -> dict[str, dict[str, list[float]]]:
-    """client -> target label -> per-call ms, rounds alternating target by target."""
+@dataclass
+class Timed:
+    """Per-call wall times (ms) and the server process's CPU per call (ms)."""
+
+    times: list[float]
+    cpu_s: float = 0.0
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.cpu_s * 1000 / max(1, len(self.times))
+
+
+async def latency(setup: Setup, calls: int, rounds: int) -> dict[str, dict[str, Timed]]:
+    """client -> target label -> per-call times, rounds alternating target by target."""
     per_round = max(1, calls // rounds)
-    found: dict[str, dict[str, list[float]]] = {}
+    found: dict[str, dict[str, Timed]] = {}
     async with http_targets(setup) as targets, AsyncExitStack() as stack:
         sdk: dict[str, Client] = {}
         raw: dict[str, RawSession] = {}
@@ -241,28 +263,37 @@ async def latency(setup: Setup, calls: int, rounds: int) -> dict[str, dict[str, 
             "Node fetch": node_calls,
         }
         for client_label, run in runners.items():
-            found[client_label] = {t.label: [] for t in targets}
+            rows = found[client_label] = {t.label: Timed([]) for t in targets}
             for target in targets:  # warm-up
                 await run(target, 20)
             for _ in range(rounds):
                 for target in targets:
-                    found[client_label][target.label] += await run(target, per_round)
+                    cpu_before = cpu_seconds(target.pid)
+                    rows[target.label].times += await run(target, per_round)
+                    rows[target.label].cpu_s += cpu_seconds(target.pid) - cpu_before
     return found
 
 
-def print_latency(found: dict[str, dict[str, list[float]]]) -> None:
+def print_latency(found: dict[str, dict[str, Timed]]) -> None:
     print("\nHTTP latency, sequential tools/call echo on one kept-alive connection (ms)\n")
-    print("| client | server | min | p50 | p95 | added p50 (over floor) | x of floor p50 |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        "| client | server | min | p50 | p95 | added p50 (over floor) | x of floor p50 "
+        "| server CPU per call |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for client_label, rows in found.items():
-        floor = statistics.median(next(iter(rows.values())))
-        for target_label, times in rows.items():
-            p50 = statistics.median(times)
+        floor = statistics.median(next(iter(rows.values())).times)
+        for target_label, row in rows.items():
+            p50 = statistics.median(row.times)
             print(
-                f"| {client_label} | {target_label} | {min(times):.2f} | {p50:.2f} "
-                f"| {percentile(times, 0.95):.2f} "
-                f"| {p50 - floor:+.2f} | x{p50 / floor:.2f} |"
+                f"| {client_label} | {target_label} | {min(row.times):.2f} | {p50:.2f} "
+                f"| {percentile(row.times, 0.95):.2f} "
+                f"| {p50 - floor:+.2f} | x{p50 / floor:.2f} | {row.cpu_ms:.2f} |"
             )
+    print(
+        "\nserver CPU per call: of the server process the client talks to (the upstream for "
+        "the floor; the proxy alone, without its upstream, for pegboard and FastMCP)."
+    )
 
 
 SECTIONS = ("latency",)

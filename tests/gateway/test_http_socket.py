@@ -48,7 +48,9 @@ async def test_accepted_http_connections_have_tcp_nodelay(host: str) -> None:
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tg:
             tg.start_soon(_serve_until_cancelled, server, listening)
-            while not server.started:
+            for _ in range(1000):  # bounded by fail_after
+                if server.started:
+                    break
                 await anyio.sleep(0.01)
             async with httpx2.AsyncClient() as client:
                 for _ in range(2):  # the second request rides the kept-alive connection
