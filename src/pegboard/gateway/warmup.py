@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from pegboard.gateway.exposure import RegistrySurface
     from pegboard.search.interface import SearchIndex
+    from pegboard.toolsets.exposure import RegistrySurface
 
 logger = logging.getLogger("pegboard.gateway")
 
