@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from typer import _click as click
@@ -51,8 +51,7 @@ class LazyGroup(PlainGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in COMMANDS and cmd_name not in self.commands:
             self.add_command(lazy_command(cmd_name), cmd_name)
-        found: Any = super().get_command(ctx, cmd_name)
-        return found
+        return self.commands.get(cmd_name)
 
 
 app = typer.Typer(
