@@ -406,7 +406,7 @@ async def main(ns: argparse.Namespace) -> None:
         if "first-search" in only:
             found = {}
             for size in ns.sizes.split(","):
-                for pause in (0.0, 3.0):
+                for pause in (float(p) for p in ns.search_pauses.split(",")):
                     found[(size, pause)] = await versus_stdio.searches(stdio, size, 5, pause)
             versus_stdio.print_searches(found)
         if "memory" in only:
@@ -422,6 +422,9 @@ if __name__ == "__main__":
     parser.add_argument("--clients", default="1,8,32,64", help="throughput levels")
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput row")
     parser.add_argument("--starts", type=int, default=5, help="spawns per first-call row")
+    parser.add_argument(
+        "--search-pauses", default="0,5", help="seconds between ready and the first search"
+    )
     parser.add_argument(
         "--sizes",
         default="527,5000",
