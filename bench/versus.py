@@ -14,7 +14,19 @@ shared machine hits all alike; ratios are against the floor of the same run):
 * ``latency``: sequential ``tools/call echo`` on one kept-alive HTTP connection, p50/p95 per
   call for three clients: the Python SDK client (httpx2), ``httpx.Client`` speaking raw
   JSON-RPC, and Node's ``fetch`` (``bench/clients/fetch_calls.mjs``, what the TypeScript SDK
-  uses). Added = proxy p50 - direct p50.
+  uses). Added = proxy p50 - direct p50. Server CPU per call from /proc.
+* ``throughput``: calls/s with 1, 8, 32 and 64 concurrent sessions (``--clients``), each on
+  its own kept-alive connection, raw JSON-RPC from this process; server CPU per call.
+* ``cpu``: stdio, sequential calls: the upstream itself and a standard-library JSON-RPC relay
+  (``bench/relay.py``) as floors, ``pegboard serve --no-defer``, FastMCP's stdio proxy; CPU
+  per call of the proxy process alone.
+* ``first-call``: spawn to the first answered ``tools/call`` (the catalog cache warm), beside
+  a bare SDK server's ready time and the upstream's own first call.
+* ``first-search``: pegboard deferred over a LiveMCPBench-like catalog (``bench/
+  catalog_server.py``): the first ``tool_search`` sent ``--search-pauses`` seconds after the
+  ``initialize`` answer, against the later ones.
+* ``memory``: RSS of each serving process after tools/list, a search (deferred rows) and a
+  call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled).
 """
 
 from __future__ import annotations
