@@ -14,7 +14,19 @@ shared machine hits all alike; ratios are against the floor of the same run):
 * ``latency``: sequential ``tools/call echo`` on one kept-alive HTTP connection, p50/p95 per
   call for three clients: the Python SDK client (httpx2), ``httpx.Client`` speaking raw
   JSON-RPC, and Node's ``fetch`` (``bench/clients/fetch_calls.mjs``, what the TypeScript SDK
-  uses). Added = proxy p50 - direct p50.
+  uses). Added = proxy p50 - direct p50. Server CPU per call from /proc.
+* ``throughput``: calls/s with 1, 8, 32 and 64 concurrent sessions (``--clients``), each on
+  its own kept-alive connection, raw JSON-RPC from this process; server CPU per call.
+* ``cpu``: stdio, sequential calls: the upstream itself and a standard-library JSON-RPC relay
+  (``bench/relay.py``) as floors, ``pegboard serve --no-defer``, FastMCP's stdio proxy; CPU
+  per call of the proxy process alone.
+* ``first-call``: spawn to the first answered ``tools/call`` (the catalog cache warm), beside
+  a bare SDK server's ready time and the upstream's own first call.
+* ``first-search``: pegboard deferred over a LiveMCPBench-like catalog (``bench/
+  catalog_server.py``): the first ``tool_search`` sent ``--search-pauses`` seconds after the
+  ``initialize`` answer, against the later ones.
+* ``memory``: RSS of each serving process after tools/list, a search (deferred rows) and a
+  call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled).
 """
 
 from __future__ import annotations
@@ -41,6 +53,8 @@ from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+import versus_stdio  # bench/ is the script's directory
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -296,7 +310,94 @@ def print_latency(found: dict[str, dict[str, Timed]]) -> None:
     )
 
 
-SECTIONS = ("latency",)
+class AsyncRawSession:
+    """An MCP session over its own ``httpx2.AsyncClient`` (one kept-alive connection)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = httpx2.AsyncClient(timeout=120)
+        self.headers = dict(ACCEPT)
+        self.next_id = 1
+
+    async def rpc(self, method: str, params: dict[str, Any], notification: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notification:
+            message["id"] = self.next_id
+            self.next_id += 1
+        answer = await self.http.post(self.url, headers=self.headers, content=json.dumps(message))
+        answer.raise_for_status()
+        if "mcp-session-id" in answer.headers:
+            self.headers["mcp-session-id"] = answer.headers["mcp-session-id"]
+            self.headers["mcp-protocol-version"] = INIT["protocolVersion"]
+        if notification:
+            return None
+        text = answer.text
+        if not text.startswith("{"):
+            text = next(ln[6:] for ln in text.splitlines() if ln.startswith("data: "))
+        return json.loads(text)["result"]
+
+    async def open(self, tool: str) -> None:
+        await self.rpc("initialize", INIT)
+        await self.rpc("notifications/initialized", {}, notification=True)
+        for _ in range(600):
+            if tool in [t["name"] for t in (await self.rpc("tools/list", {}))["tools"]]:
+                return
+            await anyio.sleep(0.1)
+        raise RuntimeError(f"{tool} never listed at {self.url}")
+
+
+async def throughput(
+    setup: Setup, levels: list[int], seconds: float
+) -> dict[int, dict[str, tuple[float, float]]]:
+    """clients -> target -> (calls/s, server CPU ms per call); targets alternate per level."""
+    found: dict[int, dict[str, tuple[float, float]]] = {}
+    async with http_targets(setup) as targets:
+        for clients in levels:
+            found[clients] = {}
+            for target in targets:
+                sessions = [AsyncRawSession(target.url) for _ in range(clients)]
+                try:
+                    for session in sessions:
+                        await session.open(target.tool)
+                    found[clients][target.label] = await _drive(target, sessions, seconds)
+                finally:
+                    for session in sessions:
+                        await session.http.aclose()
+    return found
+
+
+async def _drive(
+    target: Target, sessions: list[AsyncRawSession], seconds: float
+) -> tuple[float, float]:
+    count = 0
+    deadline = time.perf_counter() + seconds
+
+    async def one(session: AsyncRawSession) -> None:
+        nonlocal count
+        while time.perf_counter() < deadline:
+            await session.rpc("tools/call", {"name": target.tool, "arguments": ECHO})
+            count += 1
+
+    started, cpu_before = time.perf_counter(), cpu_seconds(target.pid)
+    async with anyio.create_task_group() as tg:
+        for session in sessions:
+            tg.start_soon(one, session)
+    elapsed = time.perf_counter() - started
+    return count / elapsed, (cpu_seconds(target.pid) - cpu_before) * 1000 / max(1, count)
+
+
+def print_throughput(found: dict[int, dict[str, tuple[float, float]]], seconds: float) -> None:
+    print(f"\nHTTP throughput, tools/call echo, N concurrent sessions for {seconds:g} s each\n")
+    print("| clients | server | calls/s | x of FastMCP | server CPU per call (ms) |")
+    print("| ---: | --- | ---: | ---: | ---: |")
+    for clients, rows in found.items():
+        fastmcp = next((v[0] for k, v in rows.items() if k.startswith("FastMCP")), float("nan"))
+        for label, (rate, cpu) in rows.items():
+            print(f"| {clients} | {label} | {rate:.0f} | x{rate / fastmcp:.2f} | {cpu:.2f} |")
+    print("\nThe load comes from this process (raw JSON-RPC on httpx2), on the same 2 cores.")
+
+
+SECTIONS = ("latency", "throughput", "cpu", "first-call", "first-search", "memory")
 
 
 async def main(ns: argparse.Namespace) -> None:
@@ -304,8 +405,25 @@ async def main(ns: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as name:
         setup = Setup(Path(name), ns.fastmcp_python, ns.before_src)
         setup.write_configs()
+        stdio = versus_stdio.Stdio(Path(name) / "stdio", ns.fastmcp_python, ns.before_src)
         if "latency" in only:
             print_latency(await latency(setup, ns.calls, ns.rounds))
+        if "throughput" in only:
+            levels = [int(n) for n in ns.clients.split(",")]
+            print_throughput(await throughput(setup, levels, ns.seconds), ns.seconds)
+        if "cpu" in only:
+            versus_stdio.print_cpu(await versus_stdio.cpu_per_call(stdio, ns.calls), ns.calls)
+        if "first-call" in only:
+            versus_stdio.print_first_calls(await versus_stdio.first_calls(stdio, ns.starts))
+        if "first-search" in only:
+            found = {}
+            for size in ns.sizes.split(","):
+                for pause in (float(p) for p in ns.search_pauses.split(",")):
+                    found[(size, pause)] = await versus_stdio.searches(stdio, size, 5, pause)
+            versus_stdio.print_searches(found)
+        if "memory" in only:
+            sizes = ns.sizes.split(",")
+            versus_stdio.print_memory({s: await versus_stdio.memory(stdio, s) for s in sizes})
 
 
 if __name__ == "__main__":
@@ -313,6 +431,17 @@ if __name__ == "__main__":
     parser.add_argument("--only", help=f"comma-separated sections of {', '.join(SECTIONS)}")
     parser.add_argument("--calls", type=int, default=300, help="timed calls per row")
     parser.add_argument("--rounds", type=int, default=3, help="alternations per row")
+    parser.add_argument("--clients", default="1,8,32,64", help="throughput levels")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per throughput row")
+    parser.add_argument("--starts", type=int, default=5, help="spawns per first-call row")
+    parser.add_argument(
+        "--search-pauses", default="0,5", help="seconds between ready and the first search"
+    )
+    parser.add_argument(
+        "--sizes",
+        default="527,5000",
+        help="catalog sizes (527: livemcpbench; 5000: livemcpbench + sealtools + metatool pooled)",
+    )
     parser.add_argument(
         "--before-src",
         help="a src/ directory of an older pegboard (git archive REV src | tar -x -C DIR): "
