@@ -108,6 +108,8 @@ class Setup:
         upstream = {"command": sys.executable, "args": [str(SDK_SERVER), "stdio"]}
         config = {"data_dir": str(self.tmp / "data"), "servers": {"up": upstream}}
         (self.tmp / "config.toml").write_text(tomli_w.dumps(config))
+        before = {"data_dir": str(self.tmp / "data-before"), "servers": {"up": upstream}}
+        (self.tmp / "config-before.toml").write_text(tomli_w.dumps(before))
         (self.tmp / "fastmcp.json").write_text(json.dumps({"mcpServers": {"up": upstream}}))
 
 
@@ -153,7 +155,11 @@ async def http_targets(setup: Setup) -> AsyncIterator[list[Target]]:
         )
         before: list[Target] = []
         if setup.before_src:
-            env = setup.pegboard_env() | {"PYTHONPATH": setup.before_src}
+            env = setup.pegboard_env() | {
+                "PYTHONPATH": setup.before_src,
+                "PEGBOARD_CONFIG": str(setup.tmp / "config-before.toml"),
+                "PEGBOARD_DATA_DIR": str(setup.tmp / "data-before"),
+            }
             old, old_pid = await stack.enter_async_context(
                 http_server(gateway_args, "pegboard serving MCP on ", env, True)
             )
@@ -224,6 +230,22 @@ async def wait_listed(client: Client, tool: str) -> None:
     raise RuntimeError(f"{tool} never listed")
 
 
+async def _sdk_client(stack: AsyncExitStack, url: str) -> Client:
+    """An SDK client session on ``url``, retried: a loaded machine can cut a first handshake."""
+    for attempt in range(3):
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=120))
+        try:
+            return await stack.enter_async_context(
+                Client(streamable_http_client(url, http_client=http), mode="legacy")
+            )
+        except Exception as exc:
+            print(f"SDK client handshake with {url} failed ({exc}); retrying", file=sys.stderr)
+            if attempt == 2:
+                raise
+            await anyio.sleep(1)
+    raise AssertionError("unreachable")
+
+
 async def sdk_calls(client: Client, tool: str, count: int) -> list[float]:
     times = []
     for _ in range(count):
@@ -260,10 +282,7 @@ async def latency(setup: Setup, calls: int, rounds: int) -> dict[str, dict[str, 
         sdk: dict[str, Client] = {}
         raw: dict[str, RawSession] = {}
         for target in targets:
-            http = await stack.enter_async_context(httpx2.AsyncClient())
-            client = await stack.enter_async_context(
-                Client(streamable_http_client(target.url, http_client=http), mode="legacy")
-            )
+            client = await _sdk_client(stack, target.url)
             await wait_listed(client, target.tool)
             sdk[target.label] = client
             raw[target.label] = RawSession(target.url)
