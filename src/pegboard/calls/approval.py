@@ -175,8 +175,10 @@ async def authorise(
         )
     try:
         decision = await handler.request_approval(request)
-    except ApprovalDenied:
-        raise  # the handler's own refusal (e.g. with the user's reason): keep its message
+    except (ApprovalDenied, ApprovalRequired):
+        # the handler's own refusal (e.g. with the user's reason): keep its message; or its
+        # "ask in another round" (the gateway's input-required rounds): nothing was decided
+        raise
     except Exception as exc:
         raise ApprovalDenied(
             f"Approval of {entry.name} failed ({exc!r}); the call was not run.",

@@ -28,6 +28,7 @@ from pegboard.deferral.apply import Exposition
 from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ApprovalRequired, PegboardError
+from pegboard.gateway.rounds import ApprovalPending
 from pegboard.gateway.surface import ChangeListener
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets import (
@@ -186,7 +187,9 @@ class RegistrySurface:
         try:
             return await self.toolset.call_tool(call, tools)
         except ApprovalRequired as exc:
-            if exc.tool_name == name:  # a direct call nobody could approve
+            # a direct call nobody could approve; or any call whose approval is asked in an
+            # input-required round (tool_invoke's target too)
+            if exc.tool_name == name or isinstance(exc, ApprovalPending):
                 raise
             return error_output(exc, tools.lookup)
         except PegboardError as exc:  # tool errors, and a server that died mid-call
