@@ -24,11 +24,11 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from pegboard import Tool, ToolApplyScope, ToolEntry, ToolRegistry
-from pegboard.gateway.exposure import RegistrySurface
 from pegboard.gateway.rounds import INPUT_KEY
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.transports import bind_listening_socket, http_app
 from pegboard.mcp.store import SqliteCatalogStore
+from pegboard.toolsets.exposure import RegistrySurface
 
 pytestmark = pytest.mark.anyio
 

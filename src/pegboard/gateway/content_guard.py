@@ -17,14 +17,19 @@ import mcp_types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
-from pegboard.calls.approval import ApprovalGrants, ApprovalHandler, ApprovalRequest, authorise
+from pegboard.calls.approval import (
+    ApprovalGrants,
+    ApprovalHandler,
+    ApprovalPending,
+    ApprovalRequest,
+    authorise,
+)
 from pegboard.calls.audit import AuditSink, audited
 from pegboard.calls.session import Call, CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ApprovalRequired, ToolError
 from pegboard.gateway.approval import ElicitationApproval, client_can_elicit, connection_grants
-from pegboard.gateway.rounds import ApprovalPending
 
 VIA = "gateway"
 T = TypeVar("T")

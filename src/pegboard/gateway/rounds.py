@@ -39,11 +39,11 @@ from mcp.shared.exceptions import MCPError
 
 from pegboard.calls.approval import (
     ApprovalGrants,
+    ApprovalPending,
     ApprovalRequest,
     Decision,
     arguments_fingerprint,
 )
-from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import approval_message, decision_schema
 
 logger = logging.getLogger("pegboard.gateway")
@@ -63,16 +63,6 @@ class SecretStore(Protocol):
     def secret(self, name: str) -> bytes: ...
 
     def spend(self, token: str, expires_at: float) -> bool: ...
-
-
-class ApprovalPending(ApprovalRequired):
-    """A gated call whose approval must be asked in an input-required round (not an error)."""
-
-    def __init__(self, request: ApprovalRequest) -> None:
-        super().__init__(
-            f"Tool {request.tool_name} awaits the user's approval", tool_name=request.tool_name
-        )
-        self.request = request
 
 
 def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:

@@ -47,7 +47,7 @@ from mcp_types.version import (
 from opentelemetry import trace
 
 import pegboard
-from pegboard.agent.formats.mcp import output_to_call_result
+from pegboard.calls.approval import ApprovalPending
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
@@ -60,7 +60,6 @@ from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.content_guard import Asking
 from pegboard.gateway.rounds import (
     STATE_TTL_S,
-    ApprovalPending,
     RoundApproval,
     Rounds,
     SecretStore,
@@ -69,6 +68,7 @@ from pegboard.gateway.rounds import (
     state_boundary,
 )
 from pegboard.gateway.surface import ToolSurface
+from pegboard.mcp.results import output_to_call_result
 from pegboard.mcp.store import MemoryCatalogStore
 
 logger = logging.getLogger("pegboard.gateway")
