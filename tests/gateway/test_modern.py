@@ -56,7 +56,8 @@ async def _serve_http(tmp_path: Path, mode: str, **client: Any) -> AsyncIterator
         url = seen.split(b"pegboard serving MCP on ")[1].split(b"\n")[0].decode()
         try:
             async with (
-                httpx2.AsyncClient() as http,
+                # a listen stream is quiet until a change (the SDK pings it every 15 s)
+                httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=120)) as http,
                 Client(streamable_http_client(url, http_client=http), mode=mode, **client) as c,
             ):
                 yield c
