@@ -8,8 +8,9 @@ elicitation callback as a pushed elicitation.
 
 The state is sealed by the SDK's :class:`~mcp.server.request_state.RequestStateBoundary`
 (AES-256-GCM under a key kept in the store, see :func:`state_boundary`, so any replica on the
-same store verifies a state another issued). Its claims bind it to ``tools/call``, the called
-tool name, the arguments' digest, the principal (:func:`principal_of`), the audience
+same store verifies a state another issued). Its claims bind it to ``tools/call`` (or the
+read/get), the called tool name, the arguments' digest, the principal (:func:`principal_of`;
+the OAuth identity under ``[auth]``), the audience
 ``pegboard`` and an expiry (:data:`STATE_TTL_S`); a state that fails any of them, or was
 altered by one byte, is refused before anything runs. Inside, pegboard's own part names the
 tool that is really asked about (``tool_invoke``'s target), its *definition hash* and the
@@ -34,7 +35,11 @@ from typing import Any, Protocol
 
 import mcp_types
 from mcp.server.context import ServerRequestContext
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.request_state import (
+    RequestStateBoundary,
+    RequestStateSecurity,
+    authenticated_principal,
+)
 from mcp.shared.exceptions import MCPError
 
 from pegboard.calls.approval import (
@@ -67,7 +72,11 @@ class SecretStore(Protocol):
 
 def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:
     """Who is calling: ``stdio`` (the user who started ``pegboard serve``), or over HTTP the
-    bearer token's digest (never the token) or ``anonymous`` (loopback without a token)."""
+    OAuth identity the SDK verified (``[auth]``: client, issuer, subject), else the bearer
+    token's digest (never the token) or ``anonymous`` (loopback without a token)."""
+    verified = authenticated_principal(ctx)
+    if verified is not None:
+        return "oauth:" + verified
     request = ctx.request
     if request is None:
         return "stdio"
