@@ -80,7 +80,11 @@ async def _exercise(client: Client, tmp_path: Path, asked: list[str]) -> dict[st
         result = await client.call_tool(ECHO, {"text": decision_text})
         seen[decision_text] = (result.is_error, text_of(result), len(asked))
     seen["add"] = text_of(await client.call_tool("mcp__toolbox__add", {"a": 2, "b": 3}))
-    seen["resources"] = [str(r.uri) for r in (await client.list_resources()).resources]
+    with anyio.fail_after(60):  # content is listed in the background: wait for its change
+        async with client.listen(resources_list_changed=True) as changes:
+            while not (resources := (await client.list_resources(cache_mode="refresh")).resources):
+                await anext(aiter(changes))
+    seen["resources"] = [str(r.uri) for r in resources]
     read = await client.read_resource("pegboard://a/note://readme")
     seen["read"] = [c.text for c in read.contents if isinstance(c, mcp_types.TextResourceContents)]
     got = await client.get_prompt("mcp__a__greet", {"name": "Ada"})
