@@ -51,7 +51,7 @@ def test_kb_add_with_nothing_readable_fails_and_a_bad_name_is_a_usage_error(
     assert bad.exit_code == 2
     assert "invalid knowledge-base name 'no/slash'" in bad.stderr
     assert model.exit_code == 2
-    assert "unknown embedding model 'bert'; use one of minilm-static, wordllama" in model.stderr
+    assert "unknown embedding model 'bert'; use one of minilm-l6, minilm-static, wordllama" in model.stderr
 
 
 def test_kb_list_json_and_remove_of_a_path_and_of_a_base(invoke: Invoke, notes: Path) -> None:
@@ -63,7 +63,9 @@ def test_kb_list_json_and_remove_of_a_path_and_of_a_base(invoke: Invoke, notes: 
     removed_base = invoke("kb", "remove", "notes")
     after_base = invoke("kb", "list")
 
-    assert listed == [{"name": "notes", "documents": 2, "chunks": 2, "model": "minilm-static"}]
+    assert listed == [
+        {"name": "notes", "documents": 2, "chunks": 2, "model": "minilm-static", "excludes": []}
+    ]
     assert removed_path.stdout == f"removed 1 document(s) under {notes / 'pets.md'} from notes\n"
     assert after_path[0]["documents"] == 1
     assert removed_base.stdout == "removed knowledge base notes (1 document(s))\n"

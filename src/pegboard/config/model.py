@@ -159,6 +159,16 @@ class GatewayConfig(_Section):
     )
 
 
+class KnowledgeBaseConfig(_Section):
+    """Settings of one knowledge base (``[kb.<name>]``), applied by every ``pegboard kb add``."""
+
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Globs of files to leave out, relative to the folder added ('_sources', "
+        "'*.txt', 'drafts/*.md'; without a '/' they match any part of the path).",
+    )
+
+
 class ModelConfig(_Section):
     """A chat model endpoint (``pegboard chat``, tool-call repair). The API key is read from
     the environment variable named by ``api_key_env``; it never goes in this file."""
@@ -234,6 +244,9 @@ class PegboardConfig(_Section):
     )
     meta: MetaConfig = Field(default_factory=lambda: MetaConfig())
     gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
+    kb: dict[str, KnowledgeBaseConfig] = Field(
+        default_factory=dict, description="Knowledge bases (`pegboard kb add`), by name."
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from pegboard.search.dense import Embedder
 
 MINILM = "minilm-static"
+MINILM_L6 = "minilm-l6"
 WORDLLAMA = "wordllama"
-MODELS = (MINILM, WORDLLAMA)
+MODELS = (MINILM_L6, MINILM, WORDLLAMA)
 
 
 def default_model() -> str:
@@ -36,6 +37,10 @@ def load_embedder(model: str) -> Embedder:
         from pegboard.search.dense import shared_embedder
 
         return shared_embedder()
+    if model == MINILM_L6:
+        from pegboard.search.encoder import shared_encoder
+
+        return shared_encoder()
     if model == WORDLLAMA:
         from pegboard.search.wordllama import semantic_available, shared_wordllama
 
