@@ -172,5 +172,6 @@ def test_kb_search_chunks_shows_several_passages_of_one_page(invoke: Invoke) -> 
     passages = as_json(invoke("kb", "search", "py", question, "--json", "-k", "3", "--chunks"))
 
     names = [Path(r["source"]).name for r in documents]
-    assert names[0] == "bisect.html" and len(set(names)) == len(names)
+    assert names[0] == "bisect.html"
+    assert len(set(names)) == len(names)
     assert [Path(r["source"]).name for r in passages][:2] == ["bisect.html", "bisect.html"]
