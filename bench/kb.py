@@ -16,12 +16,12 @@
 (c) Both bases searched at once: one collection (the default) vs each base normalised alone.
 (d) Speed (wall-clock p50 and, the machine's 2 cores being shared, this process's CPU time
     per query): a generated Markdown corpus (~50 MB, one short section per chunk, ~100,000
-    chunks) ingested with the static table (MB/s, chunks/s) and a 1 MB slice of it with the sentence
-    encoder; then the p50 of a search over the 100,000 chunks per model, fused (the kb_search
-    path), vectors alone, plain FTS5 and LanceDB's flat vector search side by side. The
-    encoder's 100,000-chunk store holds the vectors of the slice's chunks over again (its
-    brute-force scan costs the same whatever the values; embedding 100,000 chunks would take
-    an hour on this machine's shared cores).
+    chunks) ingested with the static table (MB/s, chunks/s) and a slice of it
+    (``--encoder-mb``) with the sentence encoder; then the p50 of a search over the 100,000
+    chunks per model, fused (the kb_search path), vectors alone, plain FTS5 and LanceDB's flat
+    vector search side by side. The encoder's 100,000-chunk store holds the vectors of the
+    slice's chunks over again (its brute-force scan costs the same whatever the values;
+    embedding 100,000 chunks would take an hour on this machine's shared cores).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def generate(root: Path, megabytes: float, seed: int = 7) -> int:
     return written
 
 
-def speed(tmp: Path, megabytes: float, n_queries: int) -> None:
+def speed(tmp: Path, megabytes: float, n_queries: int, encoder_mb: float) -> None:
     corpus = tmp / "corpus"
     corpus.mkdir()
     size = generate(corpus, megabytes)
@@ -80,7 +80,7 @@ def speed(tmp: Path, megabytes: float, n_queries: int) -> None:
     elapsed = time.perf_counter() - started
     slice_dir = tmp / "slice"
     slice_dir.mkdir()
-    for file in files[:10]:
+    for file in files[: max(1, round(encoder_mb * 10))]:  # the files are ~100 KB each
         shutil.copy(file, slice_dir / file.name)
     slice_size = sum(f.stat().st_size for f in slice_dir.iterdir())
     slice_db = tmp / "slice.sqlite3"
@@ -207,6 +207,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--pydoc", type=Path, default=PYDOC, help="python3-doc's library/")
     parser.add_argument("--keep", type=Path, help="keep the documentation stores here")
+    parser.add_argument("--encoder-mb", type=float, default=1.0, help="the encoder's slice")
     parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args()
     models = [MINILM_L6, MINILM] + ([WORDLLAMA] if semantic_available() else [])
@@ -222,7 +223,7 @@ def main() -> None:
         else:
             print(f"\n(b) skipped: no {args.pydoc}; apt-get install python3-doc")
         if not args.skip_speed:
-            speed(tmp, args.mb, args.queries)
+            speed(tmp, args.mb, args.queries, args.encoder_mb)
 
 
 if __name__ == "__main__":
