@@ -69,7 +69,7 @@ def test_kb_list_json_and_remove_of_a_path_and_of_a_base(invoke: Invoke, notes: 
     after_base = invoke("kb", "list")
 
     assert listed == [
-        {"name": "notes", "documents": 2, "chunks": 2, "model": "minilm-static", "excludes": []}
+        {"name": "notes", "documents": 2, "chunks": 2, "model": "minilm-l6", "excludes": []}
     ]
     assert removed_path.stdout == f"removed 1 document(s) under {notes / 'pets.md'} from notes\n"
     assert after_path[0]["documents"] == 1

@@ -27,7 +27,14 @@ def test_a_search_gives_one_result_per_document_with_its_best_passage_and_headin
 
     assert [Path(h.source).name for h in documents] == ["bisect.html", "heapq.html"]
     assert [Path(h.source).name for h in passages][:2] == ["bisect.html", "bisect.html"]
-    assert documents[0] == passages[0]  # the document's result is its best passage
+    bisect = [
+        h.score
+        for h in search_base(db, "py", query, top_k=50, mode="fts", chunks=True)
+        if h.source == documents[0].source
+    ]
+    # a document scores as its best passage plus 0.3 times its next two, and shows the best
+    assert documents[0].score == pytest.approx(bisect[0] + 0.3 * (bisect[1] + bisect[2]), abs=1e-5)
+    assert (documents[0].title, documents[0].snippet) == (passages[0].title, passages[0].snippet)
     assert documents[0].title == "bisect — Array bisection algorithm — Python 3.11.2 documentation"
     assert [h.score for h in documents] == sorted((h.score for h in documents), reverse=True)
 

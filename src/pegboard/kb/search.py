@@ -6,8 +6,9 @@ searched as one collection: the FTS5 index is shared (one set of term statistics
 by the best match over every base searched and the cosine is standardised over every chunk of
 the bases that share an embedding model, so a small base's best chunk does not outrank a large
 base's by being its own maximum. By default the chunks then collapse into documents: a
-document scores as its best chunk, which gives the result its title (document › heading) and its
-snippet; ``chunks=True`` returns the chunks themselves. bench/kb.py measures each step.
+document scores as its best chunk plus 0.3 times its next two (a page that answers in several
+places beats one stray match), and its best chunk gives the result its title (document ›
+heading) and snippet; ``chunks=True`` returns the chunks themselves. bench/kb.py measures each step.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pegboard.kb.vectors import CANDIDATES, dense_ranking
 Mode = Literal["fused", "fts", "vector", "rrf"]
 RRF_K = 60
 DENSE_WEIGHT = 1.0
+SUPPORT = 0.3  # weight of a document's second and third best chunks (bench/kb.py (b))
 SNIPPET_CHARS = 240
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -132,25 +134,35 @@ def _collect(
     *,
     by_document: bool,
 ) -> list[Hit]:
-    """The first ``top_k`` hits of ``ranked``, one per document (the same content in two bases
-    or at two paths is one document) or one per chunk text."""
-    seen: set[str] = set()
-    hits: list[Hit] = []
+    """The ``top_k`` best hits: documents (the same content in two bases or at two paths is
+    one), each scored as its best chunk plus ``SUPPORT`` times its next two, or chunks with
+    distinct texts."""
+    ids = [chunk_id for chunk_id, _ in ranked]
+    rows: dict[int, tuple[str, str, str, str, str]] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        for chunk_id, *row in conn.execute(
+            "SELECT c.id, c.base, c.source, c.title, c.text, d.content_hash FROM chunks c"
+            f" JOIN documents d ON d.id = c.document WHERE c.id IN ({','.join('?' * len(part))})",
+            part,
+        ):
+            rows[int(chunk_id)] = (row[0], row[1], row[2], row[3], row[4])
+    groups: dict[str, list[tuple[int, float]]] = {}
     for chunk_id, score in ranked:
-        if len(hits) >= top_k:
-            break
-        row = conn.execute(
-            "SELECT c.base, c.source, c.title, c.text, d.content_hash FROM chunks c"
-            " JOIN documents d ON d.id = c.document WHERE c.id = ?",
-            (chunk_id,),
-        ).fetchone()
+        row = rows.get(chunk_id)
         if row is None:
             continue
-        base, source, title, text, digest = row
-        key = digest if by_document else " ".join(text.split()).lower()
-        if key in seen:
-            continue
-        seen.add(key)
+        key = row[4] if by_document else " ".join(row[3].split()).lower()
+        groups.setdefault(key, []).append((chunk_id, score))
+    scored = []
+    for members in groups.values():
+        best_id, best = members[0]  # ``ranked`` is best first
+        support = sum(s for _, s in members[1:3]) if by_document else 0.0
+        scored.append((best + SUPPORT * support, best_id))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    hits: list[Hit] = []
+    for score, chunk_id in scored[:top_k]:
+        base, source, title, text, digest = rows[chunk_id]
         hits.append(Hit(base, source, title, text, snippet(text, words), round(score, 6), digest))
     return hits
 
