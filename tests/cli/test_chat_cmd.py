@@ -121,7 +121,10 @@ def test_chat_once_prints_only_the_answer_on_stdout(
 
     assert result.exit_code == 0, result.output
     assert result.stdout == "40 plus 2 is 42.\n"
-    assert f"{GATED} · ok" in result.stderr  # the tool panel goes to stderr
+    # The tool panels go to stderr; the repaired call's shows what ran, marked.
+    assert f"{GATED} · ok · repaired" in result.stderr
+    assert 'args   {"a": 40, "b": 2}' in result.stderr
+    assert '"two"' not in result.stderr
 
 
 def test_chat_once_asks_for_approval_on_a_terminal_once_with_the_repaired_arguments(

@@ -283,8 +283,8 @@ class ModelConfig(_Section):
     text_tool_calls: bool = Field(
         default=True,
         description="Run tool calls the model writes as text (a fenced or bare JSON object "
-        '{"name": ..., "arguments": ...} naming an offered tool, <tool_call> tags) when it '
-        "makes no native call, as small local models do; false: such text is the answer.",
+        "with the name of an offered tool and its arguments, or one in tool_call tags) when "
+        "it makes no native call, as small local models do; false: such text is the answer.",
     )
 
     @field_validator("base_url")
