@@ -290,6 +290,12 @@ class ModelConfig(_Section):
         le=10,
         description="Retries on 429/5xx and dropped connections (backoff, honours Retry-After).",
     )
+    text_tool_calls: bool = Field(
+        default=True,
+        description="Run tool calls the model writes as text (a fenced or bare JSON object "
+        "with the name of an offered tool and its arguments, or one in tool_call tags) when "
+        "it makes no native call, as small local models do; false: such text is the answer.",
+    )
 
     @field_validator("base_url")
     @classmethod
