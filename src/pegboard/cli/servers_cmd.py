@@ -65,7 +65,7 @@ def _status_row(s: ServerStatus, runtime: ToolRuntime) -> dict[str, object]:
         "state": _state(s),
         "tools": s.tool_count,
         "last_refresh": s.fetched_at,
-        "error": s.error,
+        "error": s.error or s.gate_error,
         "error_at": s.at if s.error else None,
         "waiting_for_trust": list(s.pending_trust),
         "launch_changed": s.launch_changed,
@@ -84,9 +84,11 @@ def _trust_lines(s: ServerStatus) -> list[str]:
             f"{s.server_id}: launch definition changed; not started until "
             f"`pegboard tools trust --server {s.server_id}`"
         )
+    if s.gate_error:
+        lines.append(f"{s.server_id}: error: {escape_invisible(s.gate_error)}")
     if s.pending_trust:
         names = ", ".join(escape_invisible(n) for n in s.pending_trust)
-        lines.append(f"{s.server_id}: waiting for trust (definition changed): {names}")
+        lines.append(f"{s.server_id}: waiting for trust (new or changed): {names}")
     if s.flags:
         flagged = "; ".join(f"{escape_invisible(n)}: {', '.join(f)}" for n, f in s.flags)
         lines.append(f"{s.server_id}: possible hidden instructions: {flagged}")

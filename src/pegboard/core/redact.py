@@ -4,7 +4,9 @@
 text, ``redact_url`` hides URL credentials and secret-looking query parameters, and
 ``public_reason`` turns a server's failure reason into a fixed, escaped phrase: stderr and
 server-sent text never reach the model or a status line (people read stderr with
-``pegboard servers logs``).
+``pegboard servers logs``). ``shown`` is the one way text reaches a person who decides on it
+(approval prompts on the terminal and by elicitation, status lines, log records): characters
+that reorder, hide or rewrite what is displayed are written as visible escapes.
 """
 
 from __future__ import annotations
@@ -53,6 +55,28 @@ def redact_url(url: str) -> str:
         pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode([(k, MASK if is_secret_key(k) else v) for k, v in pairs], safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+# What a person must see as an escape to read text as it is: C0 controls but tab and newline
+# (ESC starts terminal sequences, CR overwrites a line), DEL and C1 controls (U+009B is a
+# one-byte CSI), bidi embeddings, overrides, isolates and marks (U+202E turns
+# "\u202etxt.exe" around), zero-width and other invisible characters, line and paragraph
+# separators, and Unicode tag characters (hidden ASCII).
+_UNSHOWABLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2069\ufeff\U000e0000-\U000e007f]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def shown(text: str) -> str:
+    """``text`` as a person should read it: every control, bidi, zero-width or tag character
+    written as ``\\uXXXX`` (``\\U000XXXXX``), so nothing displays reordered or hidden."""
+    return _UNSHOWABLE.sub(_escape, text)
 
 
 _NAME = r"'[\w.-]{1,128}'"
@@ -141,7 +165,7 @@ class _LogRedaction:
             text = record.getMessage()
         except Exception:  # a broken format string is logging's problem, not ours
             return record
-        cleaned = redact_text(text, self.secrets)
+        cleaned = shown(redact_text(text, self.secrets))
         if cleaned != text:
             record.msg, record.args = cleaned, None
         return record
