@@ -110,7 +110,9 @@ class WebFetchConfig(_Section):
         default=5_000_000, gt=0, description="Cap on a response's decoded bytes."
     )
     timeout: float = Field(
-        default=20.0, gt=0, description="Deadline of one fetch, redirects and body included, s."
+        default=20.0,
+        gt=0,
+        description="Deadline of one fetch, redirects, body and conversion included, s.",
     )
 
     @field_validator("allow_networks")
