@@ -7,9 +7,10 @@ Two readings of a page, one function:
   headings as ``#``, lists, tables, optionally links.
 - ``main_content=False`` (``pegboard kb add``: the user's own file, every word of which may be
   what a question is about): the whole document, read in one streaming pass of the standard
-  library's HTML tokenizer (linear however it nests); scripts, styles, ``<nav>`` and ``<footer>`` dropped, headings as ``#``. trafilatura
-  is not used there because on short documents it drops headings or keeps the navigation
-  (its main-content detection needs a page of text; tests/test_htmltext.py shows both).
+  library's HTML tokenizer (linear however it nests); scripts, styles, ``<nav>`` and
+  ``<footer>`` dropped, headings as ``#``. trafilatura is not used there because on short
+  documents it drops headings or keeps the navigation (its main-content detection needs a
+  page of text; tests/test_htmltext.py shows both).
 
 A page in which trafilatura finds no main content (a bare list of links) is read whole, so no
 page comes back empty while it has text. Parsers are imported on the first conversion.

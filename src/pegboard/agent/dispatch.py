@@ -15,7 +15,6 @@ from typing import Any, TypeAlias
 
 import anyio
 
-from pegboard.agent.formats import ProviderFormat, ToolCall
 from pegboard.calls.audit import audited
 from pegboard.calls.execute import error_output
 from pegboard.calls.session import Call, CallSession
@@ -24,6 +23,7 @@ from pegboard.core.output import ToolOutput
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
 from pegboard.errors import InvalidToolArguments, PegboardError, ToolError
+from pegboard.formats import ProviderFormat, ToolCall
 from pegboard.toolsets import ToolList, Toolset
 
 logger = logging.getLogger("pegboard.agent.dispatch")

@@ -21,17 +21,18 @@ from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 from pegboard.agent.dispatch import Dispatcher, RepairHook
-from pegboard.agent.formats import Api, format_for
 from pegboard.calls.approval import ApprovalHandler
 from pegboard.calls.audit import AuditSink
 from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
+from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter
-from pegboard.deferral import Exposition, NamespaceStatus
+from pegboard.deferral import Exposition
 from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.tool_exec import ExecSettings
+from pegboard.formats import Api, format_for
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets import DeferralSettings, RegistryToolset, compose
 

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 from typing import Any, Unpack
 
-from pegboard.agent.formats.calls import ToolCall
-from pegboard.agent.formats.strict import openai_strict_schema, relax_strict_arguments
 from pegboard.calls.approval import may_need_approval
 from pegboard.calls.execute import error_output
 from pegboard.core.entry import ToolEntry
@@ -36,6 +34,8 @@ from pegboard.errors import (
     PegboardError,
     SchemaError,
 )
+from pegboard.formats.calls import ToolCall
+from pegboard.formats.strict import openai_strict_schema, relax_strict_arguments
 from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import BridgedTools, bridged_tools, result_text
 

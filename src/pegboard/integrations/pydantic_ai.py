@@ -20,9 +20,9 @@ import copy
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Unpack
 
-from pegboard.agent.formats.strict import relax_strict_arguments
 from pegboard.calls.execute import error_output
 from pegboard.errors import InvalidToolArguments, OptionalDependencyMissing, PegboardError
+from pegboard.formats.strict import relax_strict_arguments
 from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import result_text
 
