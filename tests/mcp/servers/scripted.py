@@ -12,7 +12,9 @@ the process; a marker file next to --log remembers it), ``extra`` (lists one mor
 ``rug-annotations`` (the first tool gains annotations), ``rename-case`` and
 ``rename-suffix`` (the first tool is renamed: ``danger`` becomes ``Danger`` or ``danger2``;
 calls answer under either name), ``exit`` (exits at once),
-``bad-result`` (tools/call answers a result of the wrong shape), ``stubborn`` (ignores SIGTERM
+``bad-result`` (tools/call answers a result of the wrong shape), ``deep-result`` (tools/call
+answers a result nested 250 levels deep), ``broken-result`` (an answer cut short: not JSON),
+``stubborn`` (ignores SIGTERM
 and outlives its stdin), ``no-tools`` (lists no tool), ``noisy`` (a garbage line, an unknown id
 and a notification before each answer), ``big-result`` (tools/call answers one 50 MiB line),
 ``note-flood`` (5,000 log notifications before each tools/call answer), ``typed`` (lists
@@ -216,6 +218,18 @@ def main() -> None:
             if msg["params"]["name"] == "announce":  # the listing changes: tell the client
                 note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
                 sys.stdout.write(json.dumps(note) + "\n")
+            if "deep-result" in ns.mode:
+                deep = "[" * 250 + "]" * 250
+                sys.stdout.write(
+                    f'{{"jsonrpc": "2.0", "id": {json.dumps(rid)}, "result": {{"content": [], '
+                    f'"structuredContent": {{"a": {deep}}}}}}}\n'
+                )
+                sys.stdout.flush()
+                continue
+            if "broken-result" in ns.mode:
+                sys.stdout.write(f'{{"jsonrpc": "2.0", "id": {json.dumps(rid)}, "result": {{"con\n')
+                sys.stdout.flush()
+                continue
             if "bad-result" in ns.mode:
                 send({"jsonrpc": "2.0", "id": rid, "result": {"content": "not-a-list"}})
                 continue
