@@ -41,6 +41,9 @@ def is_secret_key(name: str) -> bool:
     return bool(_SECRET_PARAM.search(name))
 
 
+_INNER_USERINFO = re.compile(r"(://)[^/?#@]*@")
+
+
 def redact_url(url: str) -> str:
     """``url`` with ``user:password@`` and secret-looking query parameters masked."""
     try:
@@ -50,11 +53,14 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rsplit('@', 1)[1]}"
+    # A URI wrapped in another (pegboard://server/db://user:pw@host) has its userinfo in the
+    # outer path.
+    path = _INNER_USERINFO.sub(rf"\1{MASK}@", parts.path)
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode([(k, MASK if is_secret_key(k) else v) for k, v in pairs], safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return urlunsplit((parts.scheme, netloc, path, query, parts.fragment))
 
 
 # What a person must see as an escape to read text as it is: C0 controls but tab and newline

@@ -5,6 +5,9 @@ synthetic entry named like what the client sees: ``pegboard://S/U`` or ``mcp__S_
 leaves exactly one :class:`~pegboard.calls.audit.CallRecord` through
 :func:`~pegboard.calls.audit.audited`, refusals included. A server gates its content with
 ``approve_content = true`` in its config; the client is asked by elicitation like for tools.
+"Allow for this session" is bound to the listed definition (a prompt's description and
+arguments, a resource's metadata), as a tool's grant is to its definition hash: a server that
+redefines the prompt gets asked again.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any, TypeVar
 import mcp_types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
 
 from pegboard.calls.approval import authorise
 from pegboard.calls.audit import AuditSink, audited
@@ -49,10 +53,14 @@ class ContentGuard:
         session: ServerSession | None,
         request_id: mcp_types.RequestId | None,
         body: Callable[[], Awaitable[T]],
+        *,
+        definition: BaseModel | None = None,
     ) -> T:
         """Run ``body`` (the upstream read/get) if allowed; refusals become an ``MCPError``.
 
-        ``server_id`` None: no allowed server owns ``shown`` (``body`` says so, ungated)."""
+        ``server_id`` None: no allowed server owns ``shown`` (``body`` says so, ungated).
+        ``definition``: the listed prompt or resource, which a session grant is bound to."""
+        listed = definition.model_dump(mode="json", exclude_none=True) if definition else None
         what = "Reading resource" if shown.startswith("pegboard://") else "Getting prompt"
         entry = ToolEntry(
             name=shown,
@@ -60,6 +68,8 @@ class ContentGuard:
             tool=Tool(
                 description=f"{what} {shown} of MCP server {server_id}",
                 needs_approval=server_id is not None and self._gated(server_id),
+                # Enters the entry's definition hash, so a redefinition voids the grant.
+                annotations={"pegboard/listed": listed} if listed is not None else None,
             ),
         )
         can_ask = session is not None and client_can_elicit(session)
