@@ -23,7 +23,7 @@ from pegboard.cli._common import (
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.config import LoadedConfig, write_config
-from pegboard.core.redact import mask, redact_url
+from pegboard.core.redact import mask, redact_args, redact_url
 from pegboard.errors import ConfigError
 from pegboard.mcp.status import ServerStatus
 
@@ -116,8 +116,10 @@ def list_cmd(ctx: typer.Context, wide: WideOpt = False, as_json: JsonOpt = False
     rows = []
     for sid, server in loaded.config.servers.items():
         mcp = server
-        shown = " ".join([mcp.command or "", *mcp.args]).strip() if mcp.command else mcp.url
-        # URL credentials and configured secret values never reach the terminal.
+        # URL credentials, credential-looking arguments and configured secret values never
+        # reach the terminal.
+        argv = [mcp.command or "", *redact_args(mcp.args)]
+        shown = " ".join(argv).strip() if mcp.command else mcp.url
         target = mask(redact_url(shown or "") if mcp.url else shown or "", mcp.secrets)
         rows.append(
             {

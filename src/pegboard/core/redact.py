@@ -36,6 +36,37 @@ def mask(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+# Values that are credentials whatever their name: provider key prefixes, a password in a URL.
+SECRET_VALUE = re.compile(
+    r"^(sk-|ghp_|gho_|github_pat_|xox[abpr]-|AKIA|glpat-)|://[^/@\s]+:[^/@\s]+@"
+)
+
+
+def looks_secret(name: str, value: object) -> bool:
+    """Whether an env variable, header or option holds a credential, by name or by value."""
+    return is_secret_key(name) or (isinstance(value, str) and bool(SECRET_VALUE.search(value)))
+
+
+def redact_args(args: list[str] | tuple[str, ...]) -> list[str]:
+    """A command line with credential-looking literals masked: ``--api-key=sk-...``, the value
+    after ``--token``, a bare ``sk-...`` or ``ghp_...``, a URL's ``user:password@``."""
+    out: list[str] = []
+    hide_next = False
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        flag = arg.startswith("-") and not arg.startswith("---")
+        if hide_next and not arg.startswith("-"):
+            out.append(MASK)
+        elif flag and eq and looks_secret(name.lstrip("-"), value):
+            out.append(f"{name}={MASK}")
+        elif SECRET_VALUE.search(arg):
+            out.append(redact_url(arg) if "://" in arg else MASK)
+        else:
+            out.append(arg)
+        hide_next = flag and not eq and is_secret_key(arg.lstrip("-"))
+    return out
+
+
 def is_secret_key(name: str) -> bool:
     """Whether a header, query parameter or env name looks like it holds a credential."""
     return bool(_SECRET_PARAM.search(name))
