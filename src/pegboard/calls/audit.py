@@ -56,7 +56,10 @@ async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
     """
     arrived, started = time.time(), time.perf_counter()
     outcome = "error"
+    check = getattr(call.session.audit, "check", None)  # on_failure = "refuse" (AuditLog)
     try:
+        if check is not None:
+            check()
         output = await body()
         outcome = "ok"
         return output

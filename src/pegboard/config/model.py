@@ -147,6 +147,17 @@ class MetaConfig(_Section):
     )
 
 
+class AuditConfig(_Section):
+    """``[audit]``: the call log in the data directory (``audit.jsonl``)."""
+
+    on_failure: Literal["warn", "refuse"] = Field(
+        default="warn",
+        description="When the audit log cannot be written: warn (log once, calls go on: a "
+        "full disk must not stop the user's work) or refuse (no call runs until a record "
+        "can be written; for setups where an unaudited call is worse than none).",
+    )
+
+
 class GatewayConfig(_Section):
     """``pegboard serve`` options."""
 
@@ -324,6 +335,7 @@ class PegboardConfig(_Section):
     )
     meta: MetaConfig = Field(default_factory=lambda: MetaConfig())
     gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
+    audit: AuditConfig = Field(default_factory=lambda: AuditConfig())
     auth: AuthConfig = Field(default_factory=lambda: AuthConfig())
     limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
 
