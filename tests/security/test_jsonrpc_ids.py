@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
+from anyio.streams.text import TextReceiveStream
 
 from pegboard.mcp.framing import parse_line, rejection
 from tests.gateway.harness import PEGBOARD, STARTUP_BOUND, gateway_env, write_config
@@ -85,3 +87,34 @@ async def test_the_gateway_answers_each_odd_id_and_keeps_serving(tmp_path: Path)
     expected = [{"jsonrpc": "2.0", "id": echoed, "error": ERROR} for _, echoed in ODD_IDS]
     assert sorted(refused, key=key) == sorted(expected, key=key)
     assert served == {0, 9}  # initialize and the ping after the odd ones
+
+
+async def test_the_http_gateway_answers_an_odd_id_instead_of_accepting_it(tmp_path: Path) -> None:
+    write_config(tmp_path, {})
+    args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}
+    with anyio.fail_after(STARTUP_BOUND):
+        async with await anyio.open_process(args, env=gateway_env(tmp_path)) as process:
+            assert process.stderr is not None
+            buffered = ""
+            async for chunk in TextReceiveStream(process.stderr):
+                buffered += chunk
+                if "pegboard serving MCP on " in buffered:
+                    break
+            url = buffered.split("pegboard serving MCP on ", 1)[1].split()[0]
+            async with httpx2.AsyncClient() as http:
+                init = await http.post(url, json=initialize, headers=headers)
+                session = {"Mcp-Session-Id": init.headers["mcp-session-id"]}
+                odd = {}
+                for raw, _ in ODD_IDS[:4]:
+                    body = f'{{"jsonrpc": "2.0", "id": {raw}, "method": "ping"}}'
+                    answer = await http.post(url, content=body, headers=headers | session)
+                    odd[raw] = (answer.status_code, answer.json())
+                note = {"jsonrpc": "2.0", "method": "notifications/x", "params": {"id": 1.5}}
+                accepted = await http.post(url, json=note, headers=headers | session)
+            process.terminate()
+
+    for raw, echoed in ODD_IDS[:4]:
+        assert odd[raw] == (400, {"jsonrpc": "2.0", "id": echoed, "error": ERROR})
+    assert accepted.status_code == 202  # a real notification (an "id" in params) still is one

@@ -9,7 +9,6 @@ import hmac
 import ipaddress
 import json
 import logging
-import re
 import socket
 import sys
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from mcp.server.runner import serve_loop
 from pegboard.errors import ConfigError
 from pegboard.gateway import early
 from pegboard.gateway.fastpath import FastToolCalls
+from pegboard.gateway.http_guards import HeaderShapeMiddleware, RequestIdMiddleware
 from pegboard.gateway.ready import write_snapshot
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.stdio import pipe_stdio_server
@@ -121,42 +121,6 @@ def rebinding_guard(host: str) -> Any:
     )
 
 
-# A Host is a name or address and an optional numeric port, an Origin a scheme and such a
-# Host. The SDK's "127.0.0.1:*" pattern is a prefix match, so "127.0.0.1:80@evil.com" passed.
-_HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?"
-_HOST_SHAPE = re.compile(_HOST)
-_ORIGIN_SHAPE = re.compile(rf"https?://{_HOST}|null")
-
-
-class HeaderShapeMiddleware:
-    """Refuses (421) a request whose Host or Origin header is not a plain host and port, before
-    the SDK's Host/Origin allow-list sees it."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            headers = dict(scope.get("headers", ()))
-            host = headers.get(b"host", b"").decode("latin-1")
-            origin = headers.get(b"origin")
-            bad = not _HOST_SHAPE.fullmatch(host) or (
-                origin is not None and not _ORIGIN_SHAPE.fullmatch(origin.decode("latin-1"))
-            )
-            if bad:
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 421,
-                        "headers": [(b"content-type", b"text/plain")],
-                    }
-                )
-                body = b"refused: the Host or Origin header is not a plain host and port\n"
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
 class BearerTokenMiddleware:
     """Refuses HTTP requests without ``Authorization: Bearer <token>`` (constant-time check)."""
 
@@ -208,6 +172,7 @@ def http_app(
         app: ASGIApp = gateway.server.streamable_http_app(
             streamable_http_path=MCP_PATH, host=host, transport_security=guard
         )
+        app = RequestIdMiddleware(app)
         if guard is not None:
             app = HeaderShapeMiddleware(app)
         return BearerTokenMiddleware(app, token) if token else app
@@ -226,6 +191,7 @@ def http_app(
         token_verifier=verifier,
         custom_starlette_routes=_root_metadata_route(verifier),
     )
+    app = RequestIdMiddleware(app)
     return HeaderShapeMiddleware(app) if guard is not None else app
 
 
