@@ -5,8 +5,6 @@ from __future__ import annotations
 import anyio
 
 from pegboard.builtin.address_policy import AddressPolicy
-from pegboard.builtin.guarded_http import fetch
-from pegboard.builtin.readable import readable_text
 from pegboard.config.model import WebFetchConfig
 from pegboard.errors import ToolExecutionError
 
@@ -23,6 +21,11 @@ async def web_fetch(
     model knows there is more. Refusals and failures raise model-readable errors. The
     ``[web_fetch] timeout`` covers the fetch and the conversion together.
     """
+    # Lazy: the HTTP client and the HTML reader load on the first fetch, not when the tool
+    # is registered (every CLI read command registers it).
+    from pegboard.builtin.guarded_http import fetch
+    from pegboard.builtin.readable import readable_text
+
     settings = config or WebFetchConfig()
     policy = AddressPolicy.from_cidrs(settings.allow_networks)
     started = anyio.current_time()

@@ -85,6 +85,8 @@ class ServerEntry:
         self.launch_changed = False
         self.flags: dict[str, list[str]] = {}
         self.gate_error: str | None = None  # a force_prompt_tools entry naming no listed tool
+        # Tools listed under a name pegboard refuses (see mcp_tool_name_problem): name, reason.
+        self.refused: tuple[tuple[str, str], ...] = ()
 
     def set_pins(self, pins: dict[str, str]) -> bool:
         """Take the store's pins; True if what is visible changed."""
@@ -114,9 +116,15 @@ class ServerEntry:
     def _set_tools(self, raw: tuple[dict[str, Any], ...]) -> None:
         parsed: dict[str, ToolDefinition] = {}
         kept: list[dict[str, Any]] = []
+        listed: list[dict[str, Any]] = []  # kept and refused: what the cache keeps
+        refused: list[tuple[str, str]] = []
         for item in raw:
-            if (problem := mcp_tool_name_problem(item.get("name"))) is not None:
-                logger.warning("MCP server %s: dropping a tool: %s", self.config.id, problem)
+            name = item.get("name")
+            if (problem := mcp_tool_name_problem(name)) is not None:
+                if isinstance(name, str):  # kept in the cache, so `servers status` shows why
+                    refused.append((name, problem))
+                    listed.append(item)
+                logger.warning("MCP server %s: refusing a tool: %s", self.config.id, problem)
                 continue
             try:
                 tool = cached_definition(item)
@@ -129,7 +137,9 @@ class ServerEntry:
                 continue  # a server listing one name twice: the first definition wins
             parsed[tool.name] = tool
             kept.append(item)
-        self.raw = tuple(kept)
+            listed.append(item)
+        self.raw = tuple(listed)
+        self.refused = tuple(refused)
         self.tools = tuple(parsed.values())
         pinned = {item["name"]: definition_hash(item) for item in kept}
         gates = self.config.force_prompt_tools - self.config.disabled_tools
@@ -225,6 +235,7 @@ class ServerEntry:
             launch_changed=self.launch_changed,
             gate_error=self.gate_error,
             flags=tuple((name, tuple(f)) for name, f in sorted(self.flags.items())),
+            refused=self.refused,
         )
 
     def begin_flight(self) -> Flight:

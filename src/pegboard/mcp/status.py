@@ -24,6 +24,7 @@ class ServerStatus:
     definition; ``launch_changed`` says the whole server waits (its command, args, env, url
     or headers changed). ``gate_error`` says an approval gate (``force_prompt_tools``) names
     no tool the server lists. ``flags`` are poisoning heuristics per tool (they gate nothing).
+    ``refused`` names the tools listed under a name pegboard refuses, with the reason.
     """
 
     server_id: str
@@ -37,6 +38,7 @@ class ServerStatus:
     launch_changed: bool = False
     gate_error: str | None = None
     flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
