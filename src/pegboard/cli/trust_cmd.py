@@ -53,12 +53,13 @@ def trust(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
-    """Accept a changed or new tool definition or server launch definition.
+    """Accept a changed tool definition or server launch definition.
 
     Use it for a tool whose definition changed or that appeared after the server's first
     listing, or a server whose command, url or env changed. pegboard pins each tool's
     definition (description, schemas, annotations) and each server's launch definition when
-    first seen; a change or a new tool is hidden until you trust it here. Review first: `pegboard tools inspect NAME`, `servers list`.
+    first seen; a change or a new tool is hidden until you trust it here. Review first:
+    `pegboard tools inspect NAME`, `servers list`.
     """
     from pegboard.mcp import SqliteCatalogStore
     from pegboard.mcp.trust import trust_server, trust_tool
