@@ -129,7 +129,7 @@ def serve(
             lambda: [s for s in servers if runtime.server_allowed(s)],
             audit=runtime.calls.audit,
         )
-        gateway = Gateway(runtime.surface, content=content)
+        gateway = Gateway(runtime.surface, content=content, store=runtime.catalog.store)
         runtime.catalog.on_content_changed(content.changed)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(content.run, gateway.content_changed)

@@ -27,13 +27,15 @@ from pydantic import BaseModel, ValidationError
 from pegboard.calls.audit import AuditSink
 from pegboard.core.names import mcp_tool_name
 from pegboard.errors import PegboardError
-from pegboard.gateway.content_guard import ContentGuard
+from pegboard.gateway.content_guard import Asking, ContentGuard
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.store import StoredContent
 
 logger = logging.getLogger("pegboard.gateway")
 
 URI_PREFIX = "pegboard://"
+AskingOf = Callable[[Any, Any], Asking | None]
+"""(request context, params) -> how that request's client is asked in rounds, or None."""
 RESOURCE_NOT_FOUND = -32002  # the code the MCP spec gives an unknown resource
 
 
@@ -171,8 +173,10 @@ class UpstreamContent:
         uri: str,
         session: ServerSession | None = None,
         request_id: mcp_types.RequestId | None = None,
-    ) -> mcp_types.ReadResourceResult:
-        """Read ``uri`` from its server, approved and audited (``session``: who asks)."""
+        asking: Asking | None = None,
+    ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
+        """Read ``uri`` from its server, approved and audited (``session``: who asks;
+        ``asking``: how a modern client is asked)."""
         owner = unwrap_uri(uri)
         if owner is None or owner[0] not in self._servers():
             # Unknown: refused, but audited like an unknown tool.
@@ -196,7 +200,7 @@ class UpstreamContent:
             return result.model_copy(update={"contents": contents})
 
         return await self._guard.run(
-            uri, server_id, {}, session, request_id, read, definition=listed
+            uri, server_id, {}, session, request_id, read, asking, definition=listed
         )
 
     async def list_prompts(self) -> list[mcp_types.Prompt]:
@@ -226,8 +230,10 @@ class UpstreamContent:
         arguments: dict[str, str] | None,
         session: ServerSession | None = None,
         request_id: mcp_types.RequestId | None = None,
-    ) -> mcp_types.GetPromptResult:
-        """Get prompt ``name`` from its server, approved and audited (``session``: who asks)."""
+        asking: Asking | None = None,
+    ) -> mcp_types.GetPromptResult | mcp_types.InputRequiredResult:
+        """Get prompt ``name`` from its server, approved and audited (``session``: who asks;
+        ``asking``: how a modern client is asked)."""
         owner = self._prompt_owner(name)
         if owner is None:
             return await self._guard.run(
@@ -239,13 +245,16 @@ class UpstreamContent:
             upstream = await self._catalog.session(server_id)
             return await upstream.get_prompt(upstream_name, arguments)
 
+        args = arguments or {}
         return await self._guard.run(
-            name, server_id, arguments or {}, session, request_id, get, definition=prompt
+            name, server_id, args, session, request_id, get, asking, definition=prompt
         )
 
-    def handlers(self) -> dict[str, Any]:
-        """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts."""
+    def handlers(self, asking: AskingOf | None = None) -> dict[str, Any]:
+        """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts;
+        ``asking`` tells how the client of a request is asked in rounds (None: pushed)."""
         content = self
+        of: AskingOf = asking or (lambda ctx, params: None)
 
         async def list_resources(ctx: Any, params: Any) -> mcp_types.ListResourcesResult:
             return mcp_types.ListResourcesResult(resources=await content.list_resources())
@@ -256,17 +265,18 @@ class UpstreamContent:
 
         async def read_resource(
             ctx: Any, params: mcp_types.ReadResourceRequestParams
-        ) -> mcp_types.ReadResourceResult:
-            return await content.read_resource(str(params.uri), ctx.session, ctx.request_id)
+        ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
+            uri = str(params.uri)
+            return await content.read_resource(uri, ctx.session, ctx.request_id, of(ctx, params))
 
         async def list_prompts(ctx: Any, params: Any) -> mcp_types.ListPromptsResult:
             return mcp_types.ListPromptsResult(prompts=await content.list_prompts())
 
         async def get_prompt(
             ctx: Any, params: mcp_types.GetPromptRequestParams
-        ) -> mcp_types.GetPromptResult:
+        ) -> mcp_types.GetPromptResult | mcp_types.InputRequiredResult:
             return await content.get_prompt(
-                params.name, params.arguments, ctx.session, ctx.request_id
+                params.name, params.arguments, ctx.session, ctx.request_id, of(ctx, params)
             )
 
         return {

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -65,6 +66,15 @@ CREATE TABLE IF NOT EXISTS content (
     fingerprint TEXT NOT NULL,
     items       TEXT NOT NULL,
     PRIMARY KEY (server_id, kind)
+);
+CREATE TABLE IF NOT EXISTS secrets (
+    name       TEXT PRIMARY KEY,
+    value      BLOB NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS spent (
+    token      TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
 )
 """
 # The columns each table must have; a table that differs (an older or foreign layout) is
@@ -83,7 +93,10 @@ _COLUMNS = {
     ],
     "pins": ["server_id", "tool", "hash"],
     "content": ["server_id", "kind", "fingerprint", "items"],
+    "secrets": ["name", "value", "created_at"],
+    "spent": ["token", "expires_at"],
 }
+SECRET_BYTES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +150,10 @@ class CatalogStore(Protocol):
 
     def set_content(self, record: StoredContent) -> None: ...
 
+    def secret(self, name: str) -> bytes: ...
+
+    def spend(self, token: str, expires_at: float) -> bool: ...
+
     def close(self) -> None: ...
 
 
@@ -149,6 +166,21 @@ class MemoryCatalogStore:
         self._records: dict[str, StoredServer] = {}
         self._pins: dict[str, dict[str, str]] = {}
         self._content: dict[tuple[str, str], StoredContent] = {}
+        self._secrets: dict[str, bytes] = {}
+        self._spent: dict[str, float] = {}
+
+    def secret(self, name: str) -> bytes:
+        """The secret called ``name``, made (random) on first use; see the SQLite store."""
+        return self._secrets.setdefault(name, os.urandom(SECRET_BYTES))
+
+    def spend(self, token: str, expires_at: float) -> bool:
+        """True the first time ``token`` is spent (until ``expires_at``), False after."""
+        now = time.time()
+        self._spent = {t: e for t, e in self._spent.items() if e > now}
+        if token in self._spent:
+            return False
+        self._spent[token] = expires_at
+        return True
 
     def content(self, server_id: str, kind: str) -> StoredContent | None:
         return self._content.get((server_id, kind))
@@ -372,6 +404,48 @@ class SqliteCatalogStore:
             for tool, digest in sorted(pins.items())
         ]
         self._write_all(statements)
+
+    # -- shared secrets and spent tokens (the gateway's sealed approval rounds) -------------
+    def secret(self, name: str) -> bytes:
+        """The secret called ``name`` (random, made by whichever process asks first).
+
+        Every process and replica on this store reads the same bytes, so one can verify what
+        another sealed. Never logged or shown.
+        """
+        if self._db is None:
+            return self._memory.secret(name)
+        fresh = os.urandom(SECRET_BYTES)
+        insert = "INSERT OR IGNORE INTO secrets VALUES (?,?,?)"
+        self._write(insert, (name, fresh, time.time()))
+        with self._lock:
+            row = self._db.execute("SELECT value FROM secrets WHERE name = ?", (name,)).fetchone()
+        return bytes(row[0])
+
+    def spend(self, token: str, expires_at: float) -> bool:
+        """Record ``token`` as used until ``expires_at``: True the first time, False for any
+        later attempt (from any process on this store). Expired tokens are forgotten."""
+        if self._db is None:
+            return self._memory.spend(token, expires_at)
+        with self._lock, self._writer_turn():
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.execute("DELETE FROM spent WHERE expires_at <= ?", (time.time(),))
+                    cursor = self._db.execute(
+                        "INSERT OR IGNORE INTO spent VALUES (?,?)", (token, expires_at)
+                    )
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:
+                        with suppress(sqlite3.Error):
+                            self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise CatalogError(
+                    f"could not write the MCP tool catalog {self.path}: {exc}. "
+                    "Check that the disk is writable and not full."
+                ) from exc
+        return cursor.rowcount == 1
 
     @contextmanager
     def _writer_turn(self) -> Iterator[None]:
