@@ -3,9 +3,7 @@
 1. Shadowing by name: server ids ``g`` (prompt ``x__p``) and ``g__x`` (prompt ``p``) both gave
    ``mcp__g__x__p``, so a get went to one of them. Prompt names now follow the tools'
    wire-name scheme: distinct, and each get reaches its own server.
-2. A redefined prompt kept its "allow for this session" grant. The grant is bound to the
-   listed definition: a redefinition asks again.
-3. A resource URI with credentials (``db://u:SECRET@host/x?api_key=...``) went into the audit
+2. A resource URI with credentials (``db://u:SECRET@host/x?api_key=...``) went into the audit
    log raw. The audit stores it redacted.
 """
 
@@ -22,7 +20,7 @@ import mcp_types
 import pytest
 
 from pegboard.calls.audit_log import AUDIT_FILE
-from tests.gateway.harness import GATEWAY_SERVERS, scripted_elicitation, serve_stdio, write_config
+from tests.gateway.harness import GATEWAY_SERVERS, serve_stdio, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -87,37 +85,6 @@ async def test_prompts_of_ids_g_and_g__x_never_share_a_name_and_each_get_reaches
     assert len(set(names)) == 2
     assert "mcp__g__x__p" not in names  # neither may claim the ambiguous plain name
     assert sorted(got.values()) == ["Hello Ada from G", "Hello Ada from GX"]
-
-
-async def test_a_redefined_prompt_is_asked_again_after_allow_for_this_session(
-    tmp_path: Path,
-) -> None:
-    write_config(tmp_path, {"servers": {"a": _content("A", approve_content=True)}})
-    asked: list[str] = []
-    elicit = scripted_elicitation(["allow_always", "allow_always"], asked)
-
-    changes = _Changes()
-    async with serve_stdio(
-        tmp_path,
-        elicitation=elicit,
-        notifications=changes,  # type: ignore[arg-type]
-    ) as client:
-
-        async def listed(text: str) -> bool:
-            return text in str(await client.list_prompts())
-
-        await changes.until(lambda: listed("mcp__a__greet"))
-        first = _text(await client.get_prompt("mcp__a__greet", {"name": "Ada"}))
-        again = _text(await client.get_prompt("mcp__a__greet", {"name": "Ada"}))
-        asked_before = len(asked)
-        await client.call_tool("mcp__a__redefine_prompt", {})
-        await changes.until(lambda: listed("now does something else"))
-        after = _text(await client.get_prompt("mcp__a__greet", {"name": "Ada"}))
-
-    assert (first, again) == ("Hello Ada from A", "Hello Ada from A")
-    assert asked_before == 1  # the grant covered the repeat of the same definition
-    assert after == "Hello again Ada from A"
-    assert len(asked) == 2  # the redefinition voided it
 
 
 async def test_a_resource_uri_with_credentials_is_redacted_in_the_audit(tmp_path: Path) -> None:

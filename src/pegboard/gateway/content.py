@@ -182,14 +182,6 @@ class UpstreamContent:
             # Unknown: refused, but audited like an unknown tool.
             return await self._guard.run(uri, None, {}, session, request_id, _not_found(uri))
         server_id, upstream = owner
-        listed = next(
-            (
-                r
-                for sid, r in self._listed("resources")
-                if sid == server_id and str(r.uri) == upstream
-            ),
-            None,
-        )
 
         async def read() -> mcp_types.ReadResourceResult:
             result = await (await self._catalog.session(server_id)).read_resource(upstream)
@@ -199,9 +191,7 @@ class UpstreamContent:
             ]
             return result.model_copy(update={"contents": contents})
 
-        return await self._guard.run(
-            uri, server_id, {}, session, request_id, read, asking, definition=listed
-        )
+        return await self._guard.run(uri, server_id, {}, session, request_id, read, asking)
 
     async def list_prompts(self) -> list[mcp_types.Prompt]:
         return [
@@ -239,16 +229,14 @@ class UpstreamContent:
             return await self._guard.run(
                 name, None, arguments or {}, session, request_id, _not_found(name)
             )
-        server_id, upstream_name, prompt = owner
+        server_id, upstream_name, _ = owner
 
         async def get() -> mcp_types.GetPromptResult:
             upstream = await self._catalog.session(server_id)
             return await upstream.get_prompt(upstream_name, arguments)
 
         args = arguments or {}
-        return await self._guard.run(
-            name, server_id, args, session, request_id, get, asking, definition=prompt
-        )
+        return await self._guard.run(name, server_id, args, session, request_id, get, asking)
 
     def handlers(self, asking: AskingOf | None = None) -> dict[str, Any]:
         """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts;

@@ -5,9 +5,6 @@ synthetic entry named like what the client sees: ``pegboard://S/U`` or ``mcp__S_
 leaves exactly one :class:`~pegboard.calls.audit.CallRecord` through
 :func:`~pegboard.calls.audit.audited`, refusals included. A server gates its content with
 ``approve_content = true`` in its config; the client is asked by elicitation like for tools.
-"Allow for this session" is bound to the listed definition (a prompt's description and
-arguments, a resource's metadata), as a tool's grant is to its definition hash: a server that
-redefines the prompt gets asked again.
 """
 
 from __future__ import annotations
@@ -19,7 +16,6 @@ from typing import Any, TypeVar
 import mcp_types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel
 
 from pegboard.calls.approval import (
     ApprovalGrants,
@@ -73,16 +69,12 @@ class ContentGuard:
         request_id: mcp_types.RequestId | None,
         body: Callable[[], Awaitable[T]],
         asking: Asking | None = None,
-        *,
-        definition: BaseModel | None = None,
     ) -> T | mcp_types.InputRequiredResult:
         """Run ``body`` (the upstream read/get) if allowed; refusals become an ``MCPError``.
 
         ``server_id`` None: no allowed server owns ``shown`` (``body`` says so, ungated).
         ``asking``: a modern client's round, whose result is returned when the user must be
-        asked first. ``definition``: the listed prompt or resource, which a session grant is
-        bound to."""
-        listed = definition.model_dump(mode="json", exclude_none=True) if definition else None
+        asked first."""
         what = "Reading resource" if shown.startswith("pegboard://") else "Getting prompt"
         entry = ToolEntry(
             name=shown,
@@ -90,8 +82,6 @@ class ContentGuard:
             tool=Tool(
                 description=f"{what} {shown} of MCP server {server_id}",
                 needs_approval=server_id is not None and self._gated(server_id),
-                # Enters the entry's definition hash, so a redefinition voids the grant.
-                annotations={"pegboard/listed": listed} if listed is not None else None,
             ),
         )
         can_ask = session is not None and client_can_elicit(session)
