@@ -81,7 +81,9 @@ class ToolRuntime:
             servers, SqliteCatalogStore(loaded.catalog_path), stderr_dir=loaded.stderr_dir
         )
         # Every session of this runtime (gateway, CLI) records each call in the data directory.
-        self.audit = AuditLog(loaded.data_dir / AUDIT_FILE)
+        self.audit = AuditLog(
+            loaded.data_dir / AUDIT_FILE, on_failure=loaded.config.audit.on_failure
+        )
         self.registry = ToolRegistry()
         self.selected: frozenset[str] = frozenset()
         self.calls = CallSession(audit=self._audit_sink())
@@ -122,12 +124,7 @@ class ToolRuntime:
         extra = self.options.audit
         if extra is None:
             return self.audit
-
-        def both(record: CallRecord) -> None:
-            self.audit(record)
-            extra(record)
-
-        return both
+        return _Tee(self.audit, extra)
 
     def _search_index(self) -> SearchIndex:
         """The registry's shared index with the ranker ``[meta] search`` names, built when a
@@ -295,3 +292,15 @@ class ToolRuntime:
             if self.sandbox is not None:
                 with anyio.CancelScope(shield=True):
                     await self.sandbox.aclose()
+
+
+class _Tee:
+    """The audit log file and another sink; the file's pre-call check still applies."""
+
+    def __init__(self, log: AuditLog, extra: AuditSink) -> None:
+        self.log, self.extra = log, extra
+        self.check = log.check
+
+    def __call__(self, record: CallRecord) -> None:
+        self.log(record)
+        self.extra(record)

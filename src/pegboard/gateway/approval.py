@@ -15,6 +15,7 @@ from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 
 from pegboard.calls.approval import ApprovalGrants, ApprovalRequest, Decision
+from pegboard.core.redact import shown
 from pegboard.core.scope import GateReason
 
 NO_ELICITATION_MESSAGE = (
@@ -77,8 +78,9 @@ def client_can_elicit(session: ServerSession) -> bool:
 
 
 def approval_message(request: ApprovalRequest) -> str:
+    """What the client's user reads (escaped by :func:`~pegboard.core.redact.shown`)."""
     args = json.dumps(dict(request.arguments), ensure_ascii=False, indent=2, sort_keys=True)
-    return (
+    return shown(
         f"Allow the tool {request.tool_name} ({request.namespace_label}) to run?\n"
         f"{request.description}\n\nArguments:\n{args}"
     )
