@@ -371,7 +371,7 @@ class Gateway:
         except ApprovalPending as pending:
             return self.rounds.ask(pending.request)
         except ApprovalRequired as exc:
-            return _error(NO_ELICITATION_MESSAGE.format(name=exc.tool_name or name))
+            return _error(self._refusal(exc.tool_name or name))
         return output_to_call_result(output)
 
     async def call(
@@ -396,13 +396,15 @@ class Gateway:
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
-            gated = exc.tool_name or name
-            fix = REFUSAL_FIX[self.surface.gate_reason(gated)]
-            message = NO_ELICITATION_MESSAGE.format(name=gated, fix=fix)
             if not can_ask:
-                return _error(message)
+                return _error(self._refusal(exc.tool_name or name))
             return _error(str(exc))
         return output_to_call_result(output)
+
+    def _refusal(self, gated: str) -> str:
+        """Why a gated call was refused to a client that cannot be asked, and the fix."""
+        fix = REFUSAL_FIX[self.surface.gate_reason(gated)]
+        return NO_ELICITATION_MESSAGE.format(name=gated, fix=fix)
 
     def _on_surface_changed(self) -> None:
         self._listed.clear()
