@@ -25,6 +25,7 @@ from pegboard.calls.audit import AuditSink, CallRecord
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.session import CallSession
 from pegboard.config import LoadedConfig, PegboardConfig, load_config
+from pegboard.core.events import ToolsChanged
 from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
@@ -221,8 +222,8 @@ class ToolRuntime:
                 logger.warning("approval gate matches no tool: %s", problem)
         self.gate_problems = problems
 
-    def _on_tools_changed(self, server_id: str) -> None:
-        logger.info("tools of MCP server %s changed; re-syncing", server_id)
+    def _on_tools_changed(self, event: ToolsChanged) -> None:
+        logger.info("tools of MCP server %s changed; re-syncing", event.server_id)
         self.resync()
 
     # -- config changes ----------------------------------------------------------------------
@@ -295,7 +296,7 @@ class ToolRuntime:
     async def running(self) -> AsyncIterator[ToolRuntime]:
         """Run the catalog (pre-warm in the background); on exit every child is stopped
         (upstream servers and the tool_exec sandbox's workers)."""
-        unsubscribe = self.catalog.on_tools_changed(self._on_tools_changed)
+        unsubscribe = self.catalog.events.subscribe(ToolsChanged, self._on_tools_changed)
         try:
             async with self.catalog.running(prewarm=self.options.prewarm):
                 yield self

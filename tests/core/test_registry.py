@@ -181,7 +181,7 @@ def test_subscribers_get_each_new_snapshot_and_a_failing_one_is_logged(
     unsubscribe()
     registry.register(entry("d"))
     assert seen == [(1, ["a"]), (2, ["a", "b", "c"]), (3, ["b", "c"])]
-    assert [r.getMessage() for r in caplog.records] == ["registry listener failed"] * 4
+    assert [r.getMessage() for r in caplog.records] == ["RegistryChanged subscriber failed"] * 4
 
 
 def test_a_snapshot_is_unaffected_by_later_writes() -> None:

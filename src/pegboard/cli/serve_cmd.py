@@ -119,7 +119,6 @@ def serve(
             audit=runtime.calls.audit,
         )
         gateway = Gateway(runtime.surface, content=content)
-        runtime.catalog.on_content_changed(content.changed)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(content.run, gateway.content_changed)
             tg.start_soon(_until_signal, tg.cancel_scope)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from pegboard.core.entry import ToolEntry, ToolSource
+from pegboard.core.events import EventBus, RegistryChanged
 from pegboard.core.names import legacy_mcp_tool_name
 from pegboard.core.scope import ToolApplyScope
 
@@ -94,10 +95,12 @@ class ToolRegistry:
     methods, which use the current snapshot) and never see a half-applied change.
     """
 
-    def __init__(self, entries: Iterable[ToolEntry] = ()) -> None:
+    def __init__(
+        self, entries: Iterable[ToolEntry] = (), *, events: EventBus | None = None
+    ) -> None:
         self._lock = threading.Lock()
         self._snapshot = RegistrySnapshot({}, 0)
-        self._listeners: list[RegistryListener] = []
+        self.events = events if events is not None else EventBus()
         self.collisions: list[NameCollision] = []
         self.register_many(entries)
 
@@ -148,20 +151,15 @@ class ToolRegistry:
     # -- change listeners ---------------------------------------------------------------------
     def subscribe(self, listener: RegistryListener) -> Callable[[], None]:
         """Call ``listener(snapshot)`` after every change; returns an unsubscribe function."""
-        self._listeners.append(listener)
 
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def deliver(event: RegistryChanged) -> None:
+            if event.source is self:
+                listener(event.snapshot)
 
-        return unsubscribe
+        return self.events.subscribe(RegistryChanged, deliver)
 
     def _notify(self, snap: RegistrySnapshot) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(snap)
-            except Exception:
-                logger.exception("registry listener failed")
+        self.events.publish(RegistryChanged(self, snap))
 
     # -- reads --------------------------------------------------------------------------------
     def snapshot(self) -> RegistrySnapshot:
