@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
-from pegboard.cli._common import EXIT_USAGE, fail, load, run
+from pegboard.cli._common import EXIT_USAGE, fail, load, run, state
 from pegboard.deferral.defer import DEFAULT_CONTEXT_WINDOW
 from pegboard.errors import ConfigError, PegboardError
+from pegboard.service import Service
 
 if TYPE_CHECKING:
     from pegboard.runtime import ToolRuntime
@@ -69,10 +70,9 @@ def serve(
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
-    from pegboard.gateway.content import UpstreamContent
-    from pegboard.gateway.server import Gateway
+    from pegboard.gateway.compose import gateway_for
     from pegboard.gateway.transports import check_port, is_loopback, serve_http, serve_stdio
-    from pegboard.runtime import RuntimeOptions, ToolRuntime
+    from pegboard.runtime import RuntimeOptions
 
     if context_window is not None and context_window <= 0:
         fail(
@@ -99,26 +99,18 @@ def serve(
             f"{loaded.path} or PEGBOARD_TOKEN) or bind 127.0.0.1",
             EXIT_USAGE,
         )
+    options = RuntimeOptions(
+        profile=profile, context_window=context_window, defer=False if no_defer else None
+    )
     try:
-        runtime = ToolRuntime(
-            loaded,
-            RuntimeOptions(
-                profile=profile, context_window=context_window, defer=False if no_defer else None
-            ),
-        )
+        runtime = state(ctx).runtime_factory(loaded, options)
     except PegboardError as exc:
         fail(str(exc), EXIT_USAGE)
 
     _announce(loaded.path, runtime, "streamable HTTP" if http else "stdio")
 
     async def body() -> None:
-        servers = list(runtime.loaded.config.servers)
-        content = UpstreamContent(
-            runtime.catalog,
-            lambda: [s for s in servers if runtime.server_allowed(s)],
-            audit=runtime.calls.audit,
-        )
-        gateway = Gateway(runtime.surface, content=content)
+        gateway, content = gateway_for(runtime)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(content.run, gateway.content_changed)
             tg.start_soon(_until_signal, tg.cancel_scope)
@@ -144,7 +136,7 @@ def _announce(config_path: object, runtime: ToolRuntime, transport: str) -> None
     """
     servers = runtime.loaded.config.servers
     enabled = sum(1 for server in servers.values() if server.enabled)
-    cached = sum(1 for entry in runtime.registry.get_all() if entry.source is not None)
+    cached = Service.of(runtime).tools.cached_mcp_tools()
     line = (
         f"pegboard serve: MCP over {transport}; {enabled} of {len(servers)} MCP servers "
         f"enabled, {cached} cached tools (config: {config_path})"

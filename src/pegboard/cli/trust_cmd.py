@@ -3,43 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from pegboard.cli._common import EXIT_NOT_FOUND, EXIT_USAGE, fail, load
-from pegboard.config import LoadedConfig
+from pegboard.cli._common import EXIT_NOT_FOUND, EXIT_USAGE, fail, service
 from pegboard.errors import PegboardError
 
-if TYPE_CHECKING:
-    from pegboard.core.entry import ToolEntry
-    from pegboard.mcp.catalog import McpCatalog
 
-
-def _find(loaded: LoadedConfig, name: str, store: object) -> tuple[str, str]:
-    """(server id, tool name) of ``name``: ``<server id>/<tool>`` or a wire name."""
-    from pegboard.core.names import mcp_tool_name
-    from pegboard.mcp.trust import cached_definitions
-
-    for sid, server in loaded.config.servers.items():
-        for tool in cached_definitions(store, server):  # type: ignore[arg-type]
-            if name in (f"{sid}/{tool}", mcp_tool_name(sid, server.name, tool)):
-                return sid, tool
-    fail(
-        f"no cached tool named {name!r}; use a wire name (mcp__srv__tool) or '<server id>/<tool>'"
-        " (see `pegboard servers status` for what waits for trust)",
-        EXIT_NOT_FOUND,
-    )
-
-
-def flag_line(catalog: McpCatalog, entry: ToolEntry) -> str | None:
+def flag_line(flags: list[str]) -> str | None:
     """The one ``tools inspect`` line naming a tool's poisoning flags (None: unflagged)."""
-    if entry.source is None:
+    if not flags:
         return None
-    found = catalog.flags(entry.source.server_id).get(entry.source.tool_name)
-    if not found:
-        return None
-    return f"warning: possible hidden instructions ({', '.join(found)}); a flag approves nothing"
+    return f"warning: possible hidden instructions ({', '.join(flags)}); a flag approves nothing"
 
 
 def trust(
@@ -60,27 +36,25 @@ def trust(
     server's launch definition when first seen; a change hides the tool (or the server)
     until you trust it here. Review first: `pegboard tools inspect NAME`, `servers list`.
     """
-    from pegboard.mcp import SqliteCatalogStore
-    from pegboard.mcp.trust import trust_server, trust_tool
+    from pegboard.runtime import RuntimeOptions  # lazy: the catalog needs the SDK
+    from pegboard.service.servers import UnknownServer
+    from pegboard.service.trust import NotCached
 
     if (name is None) == (server is None):
         fail("give a tool NAME or --server ID (one of them)", EXIT_USAGE)
-    loaded = load(ctx)
-    store = SqliteCatalogStore(loaded.catalog_path)
+    services = service(ctx, RuntimeOptions(prewarm=False))
     try:
         if server is not None:
-            if server not in loaded.config.servers:
-                known = ", ".join(sorted(loaded.config.servers)) or "none"
-                fail(f"unknown server id {server!r}; configured: {known}", EXIT_NOT_FOUND)
-            outcome = trust_server(store, loaded.config.servers[server])
+            outcome = services.trust.trust_server(server)
         else:
             assert name is not None
-            sid, tool = _find(loaded, name, store)
-            outcome = trust_tool(store, loaded.config.servers[sid], tool)
+            outcome = services.trust.trust_tool(name)
+    except (UnknownServer, NotCached) as exc:
+        fail(str(exc), EXIT_NOT_FOUND)
     except PegboardError as exc:
         fail(str(exc))
     finally:
-        store.close()
+        services.close()
     if as_json:
         payload = {"server": outcome.server_id, "tools": outcome.tools, "launch": outcome.launch}
         typer.echo(json.dumps(payload))
