@@ -19,6 +19,7 @@ caller's first read of a part, such as ``runtime.registry``, builds them on dema
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -32,7 +33,7 @@ from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink, CallRecord
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.session import CallSession
-from pegboard.config import LoadedConfig, PegboardConfig
+from pegboard.config import LoadedConfig, PegboardConfig, load_config
 from pegboard.config.source import ConfigSource, FileConfigSource
 from pegboard.core.events import CallFinished, EventBus, ToolsChanged
 from pegboard.core.redact import redact_logs
@@ -40,7 +41,7 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import ConfigError, PegboardError
+from pegboard.errors import ConfigError, PegboardError, UserError
 from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
 from pegboard.mcp.store import CatalogStore, ReplicaStateStore
@@ -443,3 +444,38 @@ class ToolRuntime:
 _PARTS = frozenset(
     {"catalog", "audit", "registry", "calls", "index", "surface", "sandbox", "config_source"}
 )
+
+
+@asynccontextmanager
+async def open_runtime(
+    config: str | os.PathLike[str] | LoadedConfig | None = None,
+    profile: str | None = None,
+    *,
+    components: RuntimeComponents | None = None,
+    prewarm: bool = True,
+) -> AsyncIterator[ToolRuntime]:
+    """The configured MCP servers and built-ins of ``config`` for ``profile``, running
+    inside the block (every child server is stopped when it ends)::
+
+        async with open_runtime(profile="work") as runtime:
+            output = await runtime.surface.call_tool("mcp__time__now", {}, call_id="1",
+                                                     approval=None)
+            params = build_agent_params(runtime.registry, runtime.scope(), model)
+
+    ``config``: a config file path, a :func:`~pegboard.config.load_config` result, or None
+    for ``$PEGBOARD_CONFIG`` / the default path (a missing default file is the empty
+    config; a missing named one is a :class:`~pegboard.errors.UserError`).
+    """
+    if isinstance(config, LoadedConfig):
+        loaded = config
+    else:
+        loaded = load_config(config)
+        if config is not None and not loaded.exists:
+            raise UserError(
+                f"open_runtime: no config file at {os.fspath(config)}; pass an existing path, "
+                "or None for $PEGBOARD_CONFIG or the default config"
+            )
+    options = RuntimeOptions(profile=profile, prewarm=prewarm)
+    runtime = ToolRuntime(loaded, options, components=components)
+    async with runtime.running():
+        yield runtime

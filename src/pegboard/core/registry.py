@@ -12,6 +12,7 @@ from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.events import EventBus, RegistryChanged
 from pegboard.core.names import legacy_mcp_tool_name
 from pegboard.core.scope import ToolApplyScope
+from pegboard.core.tool import Tool
 
 logger = logging.getLogger("pegboard.registry")
 
@@ -96,7 +97,7 @@ class ToolRegistry:
     """
 
     def __init__(
-        self, entries: Iterable[ToolEntry] = (), *, events: EventBus | None = None
+        self, entries: Iterable[ToolEntry | Tool] = (), *, events: EventBus | None = None
     ) -> None:
         self._lock = threading.Lock()
         self._snapshot = RegistrySnapshot({}, 0)
@@ -105,12 +106,14 @@ class ToolRegistry:
         self.register_many(entries)
 
     # -- writes -------------------------------------------------------------------------------
-    def register(self, entry: ToolEntry) -> None:
+    def register(self, entry: ToolEntry | Tool) -> None:
         """Add ``entry``, replacing any entry of the same name."""
         self.register_many([entry])
 
-    def register_many(self, entries: Iterable[ToolEntry]) -> None:
-        batch = list(entries)
+    def register_many(self, entries: Iterable[ToolEntry | Tool]) -> None:
+        """Add ``entries``; a :class:`Tool` stands for ``ToolEntry.of(tool)`` (it carries its
+        name and namespace)."""
+        batch = [e if isinstance(e, ToolEntry) else ToolEntry.of(e) for e in entries]
         if not batch:
             return
         with self._lock:
@@ -213,11 +216,3 @@ class ToolRegistry:
     def resolve_source(self, name: str) -> ToolSource | None:
         """(server id, original tool name) behind an MCP wire name, from the id map."""
         return self._snapshot.source_of(name)
-
-
-_default_registry = ToolRegistry()
-
-
-def default_registry() -> ToolRegistry:
-    """The process-wide registry (tests should construct their own ``ToolRegistry()``)."""
-    return _default_registry

@@ -164,7 +164,7 @@ _EXPORTS = {
     "McpCatalog": "catalog",
     "McpCollision": "sync",
     "McpServerConfig": "config",
-    "McpToolError": "sync",
+    "McpToolError": "pegboard.errors",
     "MemoryCatalogStore": "store",
     "ServerState": "status",
     "ServerStatus": "status",
@@ -193,6 +193,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from pegboard.errors import McpToolError
     from pegboard.mcp.catalog import McpCatalog
     from pegboard.mcp.config import McpServerConfig, parse_mcp_servers
     from pegboard.mcp.results import call_result_to_output
@@ -208,7 +209,6 @@ if TYPE_CHECKING:
     from pegboard.mcp.store_sqlite import SqliteCatalogStore
     from pegboard.mcp.sync import (
         McpCollision,
-        McpToolError,
         SyncReport,
         resolve_assistant_mcp_tool_ids,
         sync_mcp_tools_to_registry,
