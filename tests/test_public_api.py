@@ -60,7 +60,7 @@ def test_every_error_class_is_exported_and_the_tree_has_one_root() -> None:
 
 
 def test_dead_names_are_gone() -> None:
-    for name in ("Assistant", "default_registry", "CallSession"):
+    for name in ("Assistant", "default_registry"):
         assert name not in pegboard.__all__
     assert not hasattr(pegboard.ToolApplyScope(), "has_file_attachments")
 

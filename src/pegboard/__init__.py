@@ -33,6 +33,7 @@ _EXPORTS = {
     "ApprovalRequired": "pegboard.errors",
     "AssistantSettings": "pegboard.core",
     "CallRecord": "pegboard.calls",
+    "CallSession": "pegboard.calls",
     "CallbackApprovalHandler": "pegboard.calls",
     "CatalogError": "pegboard.errors",
     "ConfigError": "pegboard.errors",
@@ -85,6 +86,7 @@ __all__ = [
     "ApprovalRequired",
     "AssistantSettings",
     "CallRecord",
+    "CallSession",
     "CallbackApprovalHandler",
     "CatalogError",
     "ConfigError",
@@ -150,6 +152,7 @@ if TYPE_CHECKING:
         ApprovalRequest,
         CallbackApprovalHandler,
         CallRecord,
+        CallSession,
         Decision,
     )
     from pegboard.core import (
