@@ -252,7 +252,8 @@ async def test_leaving_the_catalog_cancels_a_hanging_prewarm_and_reaps_its_child
 
 def refreshing(catalog: McpCatalog, server_id: str) -> bool:
     """Whether a refresh of ``server_id`` is in flight (the catalog has no public view of it)."""
-    return catalog._entries[server_id].flight is not None
+    entry = catalog.cache.get(server_id)
+    return entry is not None and entry.flight is not None
 
 
 @pytest.mark.parametrize("failed_in", ["this process", "the previous process"])
