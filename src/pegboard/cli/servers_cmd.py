@@ -73,11 +73,13 @@ def _status_row(s: ServerStatus, excluded: list[McpCollision]) -> dict[str, obje
         "excluded": [
             c.as_json() for c in excluded if any(x.server_id == s.server_id for x in c.sources)
         ],
+        "refused": [{"tool": name, "reason": why} for name, why in s.refused],
     }
 
 
 def _trust_lines(s: ServerStatus) -> list[str]:
     """What waits for `pegboard tools trust`, and poisoning flags (tool names escaped)."""
+    from pegboard.core.names import escape_tool_name
     from pegboard.mcp.poison import escape_invisible
 
     lines = []
@@ -92,6 +94,8 @@ def _trust_lines(s: ServerStatus) -> list[str]:
     if s.flags:
         flagged = "; ".join(f"{escape_invisible(n)}: {', '.join(f)}" for n, f in s.flags)
         lines.append(f"{s.server_id}: possible hidden instructions: {flagged}")
+    for name, why in s.refused:
+        lines.append(f"{s.server_id}: refused tool {escape_tool_name(name)}: {why}")
     return lines
 
 
