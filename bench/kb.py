@@ -1,108 +1,55 @@
 """Knowledge-base search quality and speed: one command, printed tables.
 
-    .venv/bin/python bench/kb.py [--mb 50] [--queries 50]
+    .venv/bin/python bench/kb.py [--mb 50] [--queries 50] [--pydoc DIR] [--keep DIR]
 
 (a) Paraphrase set: 40 short notes (bench/kb_notes/*.md) and 40 questions that ask for them in
     other words (bench/kb_notes/questions.tsv, "can I bring my dog to the office" for the pet
-    policy). hit@1 / hit@3 of the note the question is about, per embedding model, for FTS5
+    policy), as Markdown and as intranet HTML pages (nav bar, "related pages" sidebar and footer
+    naming other notes around the note's <main>). hit@1 / hit@3 per embedding model for FTS5
     alone, vectors alone, reciprocal-rank fusion and standardised-score fusion (the default).
-    The same notes saved as intranet HTML pages (nav bar, "related pages" sidebar and footer
-    naming other notes around the note, as a saved web page has) go through the HTML reader.
-(b) Speed: a generated Markdown corpus (~50 MB, one short section per chunk, ~100,000 chunks)
-    ingested with ``pegboard.kb.ingest`` (MB/s, chunks/s); then the p50 of a search over it,
-    fused (the kb_search path), vectors alone and plain FTS5 (a bare ``MATCH ... ORDER BY bm25``
-    query on the same file) side by side.
+(b) Public documentation: the Python 3.11 library reference as Debian's python3-doc installs it
+    (``apt-get install python3-doc``; 317 HTML pages, 28 MB) and 33 questions worded unlike the
+    pages (bench/kb_pydoc/questions.tsv): ingestion time per model, hit@1 / hit@3 per ranking,
+    then LanceDB (vector search, and its hybrid search) on the very same chunks and vectors,
+    quality and query time side by side. ``--keep DIR`` keeps these stores for the next run
+    (unchanged pages are not embedded again).
+(c) Both bases searched at once: one collection (the default) vs each base normalised alone.
+(d) Speed (wall-clock p50 and, the machine's 2 cores being shared, this process's CPU time
+    per query): a generated Markdown corpus (~50 MB, one short section per chunk, ~100,000
+    chunks) ingested with the static table (MB/s, chunks/s) and a slice of it
+    (``--encoder-mb``) with the sentence encoder; then the p50 of a search over the 100,000
+    chunks per model, fused (the kb_search path), vectors alone, plain FTS5 and LanceDB's flat
+    vector search side by side. The encoder's 100,000-chunk store holds the vectors of the
+    slice's chunks over again (its brute-force scan costs the same whatever the values;
+    embedding 100,000 chunks would take an hour on this machine's shared cores).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 
+from kb_quality import paraphrase, pooled, pydoc, pydoc_with_baseline, row
 from pegboard.kb import ingest, search_base
-from pegboard.kb.embedding import MINILM, WORDLLAMA
+from pegboard.kb.embedding import MINILM, MINILM_L6, WORDLLAMA, load_embedder
 from pegboard.kb.search import Mode
 from pegboard.search.dense import dictionary
 from pegboard.search.wordllama import semantic_available
 
-NOTES = Path(__file__).resolve().parent / "kb_notes"
-MODES: tuple[tuple[str, Mode], ...] = (
-    ("FTS5 (BM25) alone", "fts"),
-    ("vectors alone", "vector"),
-    ("fused: reciprocal rank (k 60)", "rrf"),
-    ("fused: BM25/max + z(cosine) (default)", "fused"),
-)
-
-
-def html_pages(root: Path) -> Path:
-    """Every note as an intranet HTML page: the note in <main>, boilerplate naming others."""
-    from html import escape
-
-    notes = sorted(NOTES.glob("*.md"))
-    titles = [n.read_text().splitlines()[0].lstrip("# ") for n in notes]
-    pages = root / "html"
-    pages.mkdir()
-    for i, note in enumerate(notes):
-        lines = note.read_text().splitlines()
-        nav = "".join(f'<li><a href="/{t}">{escape(t)}</a></li>' for t in titles[:8])
-        related = [titles[(i + k) % len(titles)] for k in (1, 2, 3)]
-        aside = "".join(f'<li><a href="/{t}">{escape(t)} policy page</a></li>' for t in related)
-        body = "".join(
-            f"<h1>{escape(line[2:])}</h1>" if line.startswith("# ") else f"<p>{escape(line)}</p>"
-            for line in lines
-            if line.strip()
-        )
-        pages.joinpath(note.with_suffix(".html").name).write_text(
-            f"<!doctype html><html><head><title>{escape(titles[i])} - Staff handbook</title>"
-            f"</head><body><header><nav><ul>{nav}</ul></nav></header>"
-            f"<main><article>{body}</article></main>"
-            f"<aside><h2>Related pages</h2><ul>{aside}</ul></aside>"
-            "<footer><p>Staff handbook, maintained by People Operations. Questions about a "
-            "policy go to your manager or the help desk.</p></footer></body></html>"
-        )
-    return pages
-
-
-def paraphrase(tmp: Path) -> None:
-    questions = [
-        line.split("\t")
-        for line in (NOTES / "questions.tsv").read_text().splitlines()[1:]
-        if line.strip()
-    ]
-    models = [MINILM] + ([WORDLLAMA] if semantic_available() else [])
-    print(
-        f"\n(a) paraphrase set: {len(questions)} questions over "
-        f"{len(list(NOTES.glob('*.md')))} notes, as Markdown and as HTML pages\n"
-    )
-    print("| notes | embedder | ranking | hit@1 | hit@3 |")
-    print("| --- | --- | --- | ---: | ---: |")
-    html = html_pages(tmp)
-    for model, folder, suffix in [(m, NOTES, ".md") for m in models] + [(MINILM, html, ".html")]:
-        db = tmp / f"para-{model}-{suffix[1:]}.sqlite3"
-        ingest(db, "notes", [folder], model=model)
-        for label, mode in MODES:
-            if mode == "fts" and model != models[0]:
-                continue  # FTS does not depend on the embedder
-            at1 = at3 = 0
-            for question, md in questions:
-                note = Path(md).with_suffix(suffix).name
-                hits = search_base(db, "notes", question, top_k=3, mode=mode)
-                names = [Path(h.source).name for h in hits]
-                at1 += names[:1] == [note]
-                at3 += note in names
-            shown = "-" if mode == "fts" else model
-            n = len(questions)
-            kind = suffix[1:]
-            print(f"| {kind} | {shown} | {label} | {at1}/{n} = {at1 / n:.2f} | {at3 / n:.2f} |")
+PYDOC = Path("/usr/share/doc/python3.11/html/library")
 
 
 def generate(root: Path, megabytes: float, seed: int = 7) -> int:
@@ -114,7 +61,7 @@ def generate(root: Path, megabytes: float, seed: int = 7) -> int:
     target, written, index = int(megabytes * 1_000_000), 0, 0
     while written < target:
         drawn = words[np.searchsorted(cdf, rng.random(200 * 63))].reshape(200, 63)
-        sections = [f"\n## {' '.join(row[:3])}\n\n{' '.join(row[3:])}.\n" for row in drawn.tolist()]
+        sections = [f"\n## {' '.join(r[:3])}\n\n{' '.join(r[3:])}.\n" for r in drawn.tolist()]
         text = f"# Document {index}\n" + "".join(sections)
         (root / f"doc{index:05}.md").write_text(text)
         written += len(text.encode())
@@ -122,38 +69,54 @@ def generate(root: Path, megabytes: float, seed: int = 7) -> int:
     return written
 
 
-def speed(tmp: Path, megabytes: float, n_queries: int) -> None:
+def speed(tmp: Path, megabytes: float, n_queries: int, encoder_mb: float) -> None:
     corpus = tmp / "corpus"
     corpus.mkdir()
     size = generate(corpus, megabytes)
+    files = sorted(corpus.glob("*.md"))
     db = tmp / "speed.sqlite3"
     started = time.perf_counter()
-    report = ingest(db, "big", [corpus])
+    report = ingest(db, "big", [corpus], model=MINILM)
     elapsed = time.perf_counter() - started
-    model = sqlite3.connect(db).execute("SELECT model FROM bases").fetchone()[0]
-    print(
-        f"\n(b) ingestion: {size / 1e6:.1f} MB in {len(report.indexed)} Markdown files, "
-        f"model {model}\n"
-    )
-    print("| what | value |")
-    print("| --- | ---: |")
-    print(f"| chunks | {report.chunks:,} |")
-    print(f"| time (s) | {elapsed:.1f} |")
-    print(f"| MB/s | {size / 1e6 / elapsed:.2f} |")
-    print(f"| chunks/s | {report.chunks / elapsed:,.0f} |")
+    slice_dir = tmp / "slice"
+    slice_dir.mkdir()
+    for file in files[: max(1, round(encoder_mb * 10))]:  # the files are ~100 KB each
+        shutil.copy(file, slice_dir / file.name)
+    slice_size = sum(f.stat().st_size for f in slice_dir.iterdir())
+    slice_db = tmp / "slice.sqlite3"
+    started = time.perf_counter()
+    sliced = ingest(slice_db, "big", [slice_dir], model=MINILM_L6)
+    slice_time = time.perf_counter() - started
+    print(f"\n(d) ingestion: generated Markdown, {size / 1e6:.1f} MB in {len(files)} files\n")
+    print("| embedder | MB | chunks | time (s) | MB/s | chunks/s |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for model, mb, chunks, secs in (
+        (MINILM, size / 1e6, report.chunks, elapsed),
+        (MINILM_L6, slice_size / 1e6, sliced.chunks, slice_time),
+    ):
+        print(
+            row(
+                model,
+                f"{mb:.1f}",
+                f"{chunks:,}",
+                f"{secs:.1f}",
+                f"{mb / secs:.3f}",
+                f"{chunks / secs:,.0f}",
+            )
+        )
     started = time.perf_counter()
     again = ingest(db, "big", [corpus])
     print(
-        f"| re-add, nothing changed (s) | {time.perf_counter() - started:.2f} "
-        f"({len(again.unchanged)} unchanged) |"
+        f"| re-add, nothing changed | | | {time.perf_counter() - started:.2f} "
+        f"({len(again.unchanged)} unchanged) | | |"
     )
+    encoder_db = tmp / "speed-l6.sqlite3"
+    shutil.copy(db, encoder_db)
+    _tile_vectors(encoder_db, slice_db)
 
     rng = np.random.default_rng(11)
     vocab = sorted(w for w in dictionary() if len(w) > 3)
     queries = [" ".join(rng.choice(vocab, 4)) for _ in range(n_queries)]
-    started = time.perf_counter()
-    search_base(db, "big", queries[0], top_k=10)
-    cold = (time.perf_counter() - started) * 1000
     conn = sqlite3.connect(db)
     plain_sql = (
         "SELECT rowid, bm25(chunks_fts) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
@@ -163,51 +126,104 @@ def speed(tmp: Path, megabytes: float, n_queries: int) -> None:
     def plain_fts(q: str) -> None:
         conn.execute(plain_sql, (" OR ".join(q.split()),)).fetchall()
 
-    rows = [
-        (
-            "kb search, fused (FTS5 + vectors, the kb_search path)",
-            lambda q: search_base(db, "big", q, top_k=10),
-        ),
-        (
-            "kb search, vectors alone (numpy brute force)",
-            lambda q: search_base(db, "big", q, top_k=10, mode="vector"),
-        ),
-        ("kb search, FTS5 alone", lambda q: search_base(db, "big", q, top_k=10, mode="fts")),
+    rows: list[tuple[str, Callable[[str], object]]] = []
+    for model, store in ((MINILM, db), (MINILM_L6, encoder_db)):
+        rows += [
+            (f"{model}: kb search, fused (the kb_search path)", _searcher(store, "fused")),
+            (f"{model}: kb search, vectors alone", _searcher(store, "vector")),
+        ]
+        rows.append((f"{model}: baseline LanceDB flat vector search", _lance(store, tmp, model)))
+    rows += [
+        ("kb search, FTS5 alone", _searcher(db, "fts")),
         ("baseline: plain FTS5 MATCH ... ORDER BY bm25 LIMIT 10", plain_fts),
+        (f"{MINILM_L6}: encoding the query alone", lambda q: load_embedder(MINILM_L6).embed([q])),
     ]
     print(f"\nsearch over {report.chunks:,} chunks, {n_queries} queries of 4 words, top 10\n")
-    print("| search | p50 (ms) | p90 (ms) |")
-    print("| --- | ---: | ---: |")
+    print("| search | p50 (ms) | p90 (ms) | CPU p50 (ms) |")
+    print("| --- | ---: | ---: | ---: |")
     for label, fn in rows:
-        fn(queries[-1])  # warm this path's SQLite pages and caches
-        times = []
+        started = time.perf_counter()
+        fn(queries[-1])  # warm this path's SQLite pages, caches and matrix
+        first = (time.perf_counter() - started) * 1000
+        times, cpu = [], []
         for q in queries:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             fn(q)
             times.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)
         times.sort()
-        print(f"| {label} | {statistics.median(times):.1f} | {times[int(len(times) * 0.9)]:.1f} |")
-    print(f"| first fused search of the process (loads the vector matrix) | {cold:.0f} | |")
-    print(f"\nsqlite-vec: {_sqlite_vec()}")
+        p50, p90 = statistics.median(times), times[int(len(times) * 0.9)]
+        print(row(label, f"{p50:.1f}", f"{p90:.1f}", f"{statistics.median(cpu):.1f}"))
+        if "fused" in label:
+            what = f"{label.split(':')[0]}: first search of the process (loads the matrix)"
+            print(row(what, f"{first:.0f}", "", ""))
 
 
-def _sqlite_vec() -> str:
-    conn = sqlite3.connect(":memory:")
-    if not hasattr(conn, "enable_load_extension"):
-        return "not usable: this Python's sqlite3 was built without loadable extensions"
-    return "loadable here (not measured)"
+def _searcher(db: Path, mode: Mode) -> Callable[[str], object]:
+    return lambda q: search_base(db, "big", q, top_k=10, mode=mode)
+
+
+def _tile_vectors(target: Path, source: Path) -> None:
+    """Give every chunk of ``target`` a vector of ``source`` (in turn) and its model."""
+    src = sqlite3.connect(source)
+    (model,) = src.execute("SELECT model FROM bases").fetchone()
+    vectors = [r[0] for r in src.execute("SELECT vector FROM chunks ORDER BY id")]
+    with sqlite3.connect(target) as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+        conn.executemany(
+            "UPDATE chunks SET vector = ? WHERE id = ?",
+            [(vectors[i % len(vectors)], chunk_id) for i, chunk_id in enumerate(ids)],
+        )
+        conn.execute("UPDATE bases SET model = ?, generation = generation + 1", (model,))
+
+
+def _lance(db: Path, tmp: Path, model: str) -> Callable[[str], object]:
+    try:
+        import lancedb
+        import pyarrow as pa
+    except ImportError:
+        return lambda q: None
+    rows = sqlite3.connect(db).execute("SELECT id, vector FROM chunks ORDER BY id").fetchall()
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    table = pa.table(
+        {
+            "id": pa.array([r[0] for r in rows]),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1]),
+        }
+    )
+    lance = lancedb.connect(tmp / f"lance-speed-{model}").create_table("chunks", data=table)
+    embedder = load_embedder(model)
+
+    def run(q: str) -> object:
+        vector = embedder.embed_query(q, lambda w: 1.0)
+        return lance.search(vector).distance_type("cosine").limit(10).select(["id"]).to_arrow()
+
+    return run
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=50.0, help="size of the generated corpus")
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--pydoc", type=Path, default=PYDOC, help="python3-doc's library/")
+    parser.add_argument("--keep", type=Path, help="keep the documentation stores here")
+    parser.add_argument("--encoder-mb", type=float, default=1.0, help="the encoder's slice")
     parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        paraphrase(Path(tmp))
+    models = [MINILM_L6, MINILM] + ([WORDLLAMA] if semantic_available() else [])
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        paraphrase(tmp, models)
+        if args.pydoc.is_dir():
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+            stores = pydoc(tmp, args.pydoc, args.keep, models[:2])
+            pydoc_with_baseline(stores, tmp)
+            pooled(tmp / f"para-{MINILM_L6}-md.sqlite3", stores[MINILM_L6], tmp)
+        else:
+            print(f"\n(b) skipped: no {args.pydoc}; apt-get install python3-doc")
         if not args.skip_speed:
-            speed(Path(tmp), args.mb, args.queries)
+            speed(tmp, args.mb, args.queries, args.encoder_mb)
 
 
 if __name__ == "__main__":

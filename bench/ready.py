@@ -8,11 +8,12 @@ a median over ``--repeats`` spawns (or requests), the rows alternating spawn by 
 on a shared machine hits all alike. Raw JSON-RPC lines on pipes; times are wall seconds.
 
 Table 1, ready: spawn to the ``initialize`` answer and to the ``tools/list`` answer (sent
-right after ``notifications/initialized``), beside the wall time of ``python -c "import
-mcp.types"`` and ``python -c "import pegboard"`` (spawn to exit), a bare SDK server with one
-tool, and the 527-tool upstream itself. ``pegboard serve`` rows: with the ready snapshot of the
-previous start (warm: every start but a config change's first), and with that row's snapshot
-deleted before each spawn (first start).
+right after ``notifications/initialized``); for a *modern client* (MCP 2026-07-28, no
+handshake) spawn to the ``server/discover`` answer and to its ``tools/list`` answer. Beside
+them the wall time of ``python -c "import mcp.types"`` and ``python -c "import pegboard"``
+(spawn to exit), a bare SDK server with one tool, and the 527-tool upstream itself.
+``pegboard serve`` rows: with the ready snapshot of the previous start (warm: every start but
+a config change's first), and with that row's snapshot deleted before each spawn (first start).
 
 Table 2, the CLI: ``pegboard --help``, ``tools list --json``, ``tools search weather``, spawn to
 exit, beside the same two imports.
@@ -47,6 +48,14 @@ INIT = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
     "clientInfo": {"name": "b", "version": "0"},
+}
+# A 2026-07-28 client's envelope: no handshake, ``server/discover`` first, then tools/list.
+MODERN = {
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "b", "version": "0"},
+    }
 }
 BARE = '''
 from mcp.server import MCPServer
@@ -96,12 +105,20 @@ class Peer:
         self.send(jsonrpc_line(self._next, method, params))
         return self.answer(self._next)
 
-    def ready(self) -> tuple[float, float, int]:
-        """Seconds to the initialize answer and to the tools/list answer; tools listed."""
-        self.send(jsonrpc_line(1, "initialize", INIT))
+    def ready(self, modern: bool = False) -> tuple[float, float, int]:
+        """Seconds to the first answer (``initialize``, or a modern client's
+        ``server/discover``) and to the tools/list answer; tools listed."""
+        if modern:
+            self.send(jsonrpc_line(1, "server/discover", MODERN))
+        else:
+            self.send(jsonrpc_line(1, "initialize", INIT))
         self.answer(1)
         init = time.perf_counter() - self.started
-        self.send(jsonrpc_line(None, "notifications/initialized") + jsonrpc_line(2, "tools/list"))
+        if modern:
+            self.send(jsonrpc_line(2, "tools/list", MODERN))
+        else:
+            initialized = jsonrpc_line(None, "notifications/initialized")
+            self.send(initialized + jsonrpc_line(2, "tools/list"))
         listed = self.answer(2)
         return init, time.perf_counter() - self.started, len(listed["result"]["tools"])
 
@@ -152,34 +169,60 @@ def ready_table(
     tmp: Path, env: dict[str, str], upstream: list[str], repeats: int
 ) -> dict[str, Any]:
     py = sys.executable
-    spawned: dict[str, tuple[list[str], Callable[[], None] | None]] = {
-        "bare SDK server, 1 tool": ([py, str(tmp / "bare.py")], None),
-        f"upstream itself, {TOTAL_TOOLS} tools": (upstream, None),
-        "pegboard serve (deferred), warm snapshot": ([PEGBOARD, "serve"], None),
-        "pegboard serve --no-defer, warm snapshot": ([PEGBOARD, "serve", "--no-defer"], None),
+
+    def first() -> None:
+        _snapshot_of(["serve", "--no-defer"], env).unlink(missing_ok=True)
+
+    # label -> (argv, what to do before each spawn, whether the client is a modern one)
+    spawned: dict[str, tuple[list[str], Callable[[], None] | None, bool]] = {
+        "bare SDK server, 1 tool": ([py, str(tmp / "bare.py")], None, False),
+        "bare SDK server, 1 tool, modern client": ([py, str(tmp / "bare.py")], None, True),
+        f"upstream itself, {TOTAL_TOOLS} tools": (upstream, None, False),
+        "pegboard serve (deferred), warm snapshot": ([PEGBOARD, "serve"], None, False),
+        "pegboard serve (deferred), warm snapshot, modern client": (
+            [PEGBOARD, "serve"],
+            None,
+            True,
+        ),
+        "pegboard serve --no-defer, warm snapshot": (
+            [PEGBOARD, "serve", "--no-defer"],
+            None,
+            False,
+        ),
+        "pegboard serve --no-defer, warm snapshot, modern client": (
+            [PEGBOARD, "serve", "--no-defer"],
+            None,
+            True,
+        ),
         "pegboard serve --no-defer, first start (no snapshot)": (
             [PEGBOARD, "serve", "--no-defer"],
-            lambda: _snapshot_of(["serve", "--no-defer"], env).unlink(missing_ok=True),
+            first,
+            False,
+        ),
+        "pegboard serve --no-defer, first start (no snapshot), modern client": (
+            [PEGBOARD, "serve", "--no-defer"],
+            first,
+            True,
         ),
     }
     imports = {
         'python -c "import mcp.types"': [py, "-c", "import mcp.types"],
         'python -c "import pegboard"': [py, "-c", "import pegboard"],
     }
-    for argv, _ in spawned.values():  # warm-up: page cache, and the snapshots of the rows
+    for argv, _, modern in spawned.values():  # warm-up: page cache, the rows' snapshots
         peer = Peer(argv, env)
-        peer.ready()
+        peer.ready(modern)
         peer.close()
     runs: dict[str, list[tuple[float, float, int]]] = {k: [] for k in [*imports, *spawned]}
     for _ in range(repeats):
         for label, argv in imports.items():
             took = _exit_time(argv, env)
             runs[label].append((took, took, 0))
-        for label, (argv, before) in spawned.items():
+        for label, (argv, before, modern) in spawned.items():
             if before:
                 before()
             peer = Peer(argv, env)
-            runs[label].append(peer.ready())
+            runs[label].append(peer.ready(modern))
             peer.close()
     return {
         label: (_median([r[0] for r in found]), _median([r[1] for r in found]), found[0][2])
@@ -254,7 +297,8 @@ def main(ns: argparse.Namespace) -> None:
         rows.append(f"{label} | {head} | x{listed / base:.2f}")
     _table(
         f"ready: spawn to answers, median of {ns.repeats} (s); x: tools/list over the import",
-        "process | initialize answered | tools/list answered | tools | x import mcp.types",
+        "process | first answer (initialize; modern: discover) | tools/list answered | tools "
+        "| x import mcp.types",
         rows,
     )
     cli_base = cli['python -c "import mcp.types"']

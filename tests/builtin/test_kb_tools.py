@@ -211,3 +211,33 @@ def test_the_entry_point_is_declared_for_the_pegboard_tools_group() -> None:
 
     assert point.value == "pegboard.builtin.kb_tools:kb_entries"
     assert point.load() is kb_entries
+
+
+PYDOC = Path(__file__).resolve().parents[1] / "fixtures" / "pydoc" / "library"
+
+
+@pytest.mark.anyio
+async def test_kb_search_gives_one_result_per_document_and_passages_when_asked(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    ingest(data / "kb.sqlite3", "py", [PYDOC], model="minilm-static")
+    entry = _entries(data)["kb_search"]
+    question = "keep a list in sorted order without sorting it again after each insertion"
+
+    documents = await _call(entry, _scope("py"), query=question, top_k=3)
+    passages = await _call(entry, _scope("py"), query=question, top_k=3, chunks=True)
+
+    names = [Path(r["source"]).name for r in documents.structured["results"]]
+    assert names[0] == "bisect.html"
+    assert len(names) == len(set(names))
+    assert [Path(r["source"]).name for r in passages.structured["results"]][:2] == [
+        "bisect.html",
+        "bisect.html",
+    ]
+    assert documents.structured["results"][0]["title"].startswith("bisect — Array bisection")
+    assert entry.tool.input_schema["properties"]["chunks"] == {
+        "default": False,
+        "description": "Return passages instead of documents (a document may give several).",
+        "type": "boolean",
+    }

@@ -38,7 +38,9 @@ class Seen:
     def on_text(self, delta: str) -> None:
         self.text.append(delta)
 
-    def on_tool_result(self, call: ToolCall, output: ToolOutput) -> None:
+    def on_tool_result(
+        self, call: ToolCall, output: ToolOutput, *, repaired: bool = False, from_text: bool = False
+    ) -> None:
         self.results.append((call.name, output.as_text()))
 
 

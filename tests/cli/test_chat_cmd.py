@@ -86,6 +86,7 @@ def test_chat_once_searches_inspects_repairs_a_gated_call_and_answers(
         "model_calls": 1,
         "model_fixes": 1,
         "capped": 0,
+        "text_calls": 0,
     }
     messages = transcript["messages"]
     assert [m["role"] for m in messages] == [
@@ -120,7 +121,10 @@ def test_chat_once_prints_only_the_answer_on_stdout(
 
     assert result.exit_code == 0, result.output
     assert result.stdout == "40 plus 2 is 42.\n"
-    assert f"{GATED} · ok" in result.stderr  # the tool panel goes to stderr
+    # The tool panels go to stderr; the repaired call's shows what ran, marked.
+    assert f"{GATED} · ok · repaired" in result.stderr
+    assert 'args   {"a": 40, "b": 2}' in result.stderr
+    assert '"two"' not in result.stderr
 
 
 def test_chat_once_asks_for_approval_on_a_terminal_once_with_the_repaired_arguments(
@@ -279,3 +283,43 @@ def test_the_interactive_session_has_commands_and_ctrl_c_cancels_only_the_turn(
         ("assistant", "Hello there."),
         ("user", "again"),
     ]
+
+
+TEXT_CALL = (
+    "I will add them.\n"
+    f'<tool_call>{{"name": "{GATED}", "arguments": {{"a": 40, "b": 2}}}}</tool_call>'
+)
+
+
+def test_chat_once_runs_a_tool_call_the_model_wrote_as_text(
+    invoke: Invoke, config_path: Path, model_server: ScriptedModel
+) -> None:
+    _config(config_path, _openai(model_server))
+    model_server.add(Turn(text=TEXT_CALL), Turn(text="It is 42."))
+
+    result = invoke("chat", "--once", "What is 40 plus 2?", "--yes", "--json")
+
+    assert result.exit_code == 0, result.output
+    transcript = json.loads(result.stdout)
+    assert transcript["answer"] == "It is 42."
+    assert transcript["repair"]["text_calls"] == 1
+    call, answer = transcript["messages"][1], transcript["messages"][2]
+    assert call["content"] == "I will add them."
+    assert [(c["name"], json.loads(c["arguments"])) for c in call["tool_calls"]] == [
+        (GATED, {"a": 40, "b": 2})
+    ]
+    assert (answer["role"], answer["content"]) == ("tool", "42")
+    assert f"{GATED} · ok · from text" in result.stderr  # the panel
+
+
+def test_text_tool_calls_false_in_the_models_table_keeps_such_text_the_answer(
+    invoke: Invoke, config_path: Path, model_server: ScriptedModel
+) -> None:
+    _config(config_path, _openai(model_server) | {"text_tool_calls": False})
+    model_server.add(Turn(text=TEXT_CALL))
+
+    result = invoke("chat", "--once", "What is 40 plus 2?", "--yes")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == TEXT_CALL + "\n"
+    assert len(model_server.requests) == 1

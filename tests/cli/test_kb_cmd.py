@@ -2,7 +2,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli.conftest import Invoke, as_json
+from tests.cli.conftest import Invoke, as_json, write
+
+PYDOC = Path(__file__).resolve().parents[1] / "fixtures" / "pydoc"
 
 
 def test_kb_add_then_search_json_finds_the_note_asked_for_in_other_words(
@@ -51,7 +53,10 @@ def test_kb_add_with_nothing_readable_fails_and_a_bad_name_is_a_usage_error(
     assert bad.exit_code == 2
     assert "invalid knowledge-base name 'no/slash'" in bad.stderr
     assert model.exit_code == 2
-    assert "unknown embedding model 'bert'; use one of minilm-static, wordllama" in model.stderr
+    assert (
+        "unknown embedding model 'bert'; use one of minilm-l6, minilm-static, wordllama"
+        in model.stderr
+    )
 
 
 def test_kb_list_json_and_remove_of_a_path_and_of_a_base(invoke: Invoke, notes: Path) -> None:
@@ -63,7 +68,9 @@ def test_kb_list_json_and_remove_of_a_path_and_of_a_base(invoke: Invoke, notes: 
     removed_base = invoke("kb", "remove", "notes")
     after_base = invoke("kb", "list")
 
-    assert listed == [{"name": "notes", "documents": 2, "chunks": 2, "model": "minilm-static"}]
+    assert listed == [
+        {"name": "notes", "documents": 2, "chunks": 2, "model": "minilm-l6", "excludes": []}
+    ]
     assert removed_path.stdout == f"removed 1 document(s) under {notes / 'pets.md'} from notes\n"
     assert after_path[0]["documents"] == 1
     assert removed_base.stdout == "removed knowledge base notes (1 document(s))\n"
@@ -105,3 +112,66 @@ def test_importing_the_kb_modules_loads_no_parser() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
     assert out.stdout == "[]\n"
+
+
+def test_kb_add_exclude_is_remembered_shown_by_kb_list_and_joined_by_the_config(
+    invoke: Invoke, config_path: Path
+) -> None:
+    first = invoke("kb", "add", "py", str(PYDOC), "--model", "minilm-static", "-x", "_sources")
+    again = invoke("kb", "add", "py", str(PYDOC))
+    write(config_path, {"kb": {"py": {"exclude": ["keyword.html"]}}})
+    configured = invoke("kb", "add", "py", str(PYDOC))
+    listed = invoke("kb", "list")
+    listed_json = as_json(invoke("kb", "list", "--json"))
+
+    assert first.stdout == (
+        "py: 4 file(s) indexed (24 chunks), 0 unchanged, 0 skipped\nexcluded: _sources\n"
+    )
+    assert (
+        again.stdout
+        == "py: 0 file(s) indexed (0 chunks), 4 unchanged, 0 skipped\nexcluded: _sources\n"
+    )
+    assert configured.stdout == (
+        "py: 0 file(s) indexed (0 chunks), 3 unchanged, 0 skipped, 1 removed (excluded)\n"
+        "excluded: _sources, keyword.html\n"
+    )
+    assert listed_json == [
+        {
+            "name": "py",
+            "documents": 3,
+            "chunks": listed_json[0]["chunks"],
+            "model": "minilm-static",
+            "excludes": ["_sources", "keyword.html"],
+        }
+    ]
+    assert "_sources keyword.html" in listed.stdout
+
+
+def test_kb_add_forget_excludes_reads_the_excluded_files_again_and_bad_globs_exit_2(
+    invoke: Invoke, config_path: Path
+) -> None:
+    invoke("kb", "add", "py", str(PYDOC), "--model", "minilm-static", "-x", "_sources")
+
+    forgotten = invoke("kb", "add", "py", str(PYDOC), "--forget-excludes")
+    bad = invoke("kb", "add", "py", str(PYDOC), "--exclude", "/etc")
+    write(config_path, {"kb": {"py": {"exclude": [""]}}})
+    bad_config = invoke("kb", "add", "py", str(PYDOC))
+
+    assert forgotten.stdout == "py: 2 file(s) indexed (10 chunks), 4 unchanged, 0 skipped\n"
+    assert bad.exit_code == 2
+    assert "error: invalid exclude pattern '/etc': patterns are relative" in bad.stderr
+    assert bad_config.exit_code == 2
+    assert "error: invalid exclude pattern ''" in bad_config.stderr
+
+
+def test_kb_search_chunks_shows_several_passages_of_one_page(invoke: Invoke) -> None:
+    invoke("kb", "add", "py", str(PYDOC / "library"), "--model", "minilm-static")
+    question = "keep a list in sorted order without sorting it again after each insertion"
+
+    documents = as_json(invoke("kb", "search", "py", question, "--json", "-k", "3"))
+    passages = as_json(invoke("kb", "search", "py", question, "--json", "-k", "3", "--chunks"))
+
+    names = [Path(r["source"]).name for r in documents]
+    assert names[0] == "bisect.html"
+    assert len(set(names)) == len(names)
+    assert [Path(r["source"]).name for r in passages][:2] == ["bisect.html", "bisect.html"]

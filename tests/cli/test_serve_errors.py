@@ -111,7 +111,7 @@ async def test_a_signal_stops_http_serving_with_exit_0_and_nothing_on_stderr(
             # comes: the case that printed CancelledError tracebacks.
             async with (
                 httpx2.AsyncClient() as http,
-                Client(streamable_http_client(url, http_client=http)) as client,
+                Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
             ):
                 await client.list_tools()
                 process.send_signal(signum)

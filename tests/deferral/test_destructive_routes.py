@@ -75,12 +75,23 @@ async def test_a_deferred_destructive_tool_is_asked_for_when_called_by_its_wire_
     invoked = await params.dispatcher.call(
         ToolCall("c1", "tool_invoke", {"name": "mcp__s1__drop", "params": {"query": "all"}})
     )
-    assert invoked.is_error
-    assert invoked.as_text() == (
-        "Tool mcp__s1__drop requires user approval; call it directly instead of via "
-        "tool_invoke, so the user can approve it."
-    )
-    assert (asked, calls) == ([], [])
+    # Two correct answers, never a run without a yes: tool_invoke asks as a direct call does
+    # (where the route can ask), or it refuses and says how to get the user asked.
+    if asked:
+        assert invoked.as_text() == "dropped"
+        assert [(r.tool_name, dict(r.arguments), r.via) for r in asked] == [
+            ("mcp__s1__drop", {"query": "all"}, "tool_invoke")
+        ]
+        assert calls == [("c1::mcp__s1__drop", {"query": "all"}, "mcp__s1__drop")]
+        asked.clear()
+        calls.clear()
+    else:
+        assert invoked.is_error
+        assert invoked.as_text() == (
+            "Tool mcp__s1__drop requires user approval; call it directly instead of via "
+            "tool_invoke, so the user can approve it."
+        )
+        assert calls == []
 
     direct = await params.dispatcher.call(ToolCall("c2", "mcp__s1__drop", {"query": "all"}))
     assert direct.as_text() == "dropped"

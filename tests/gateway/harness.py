@@ -104,8 +104,11 @@ async def serve_stdio(
     *serve_args: str,
     notifications: Notifications | None = None,
     elicitation: Callable[..., Any] | None = None,
-    mode: str = "auto",
+    mode: str = "legacy",
 ) -> AsyncIterator[Client]:
+    """An SDK client of ``pegboard serve`` on stdio; ``mode`` as the SDK's ``Client`` takes
+    it (``legacy``: the handshake era every older test was written for; ``auto``, or
+    ``"2026-07-28"``: the modern era, whose list changes come through ``listen``)."""
     params = StdioServerParameters(
         command=PEGBOARD, args=["serve", *serve_args], env=gateway_env(tmp_path)
     )

@@ -114,3 +114,33 @@ async def test_an_ungated_read_and_get_run_without_asking_and_are_audited(
         ("gateway", "pegboard://a/note://todo", "not_required", "ok"),
         ("gateway", "mcp__a__greet", "not_required", "ok"),
     ]
+
+
+async def test_a_modern_client_is_asked_about_a_read_and_a_get_in_rounds_each_round_audited(
+    tmp_path: Path,
+) -> None:
+    write_config(tmp_path, {"servers": {"a": _content("A", approve_content=True)}})
+    asked: list[str] = []
+    elicit = scripted_elicitation(["allow_once", "deny", "allow_always"], asked)
+
+    async with serve_stdio(tmp_path, mode="2026-07-28", elicitation=elicit) as client:
+        read = await client.read_resource(README)
+        with pytest.raises(Exception, match=f"The user denied the call to {README}"):
+            await client.read_resource(README)
+        got = await client.get_prompt("mcp__a__greet", {"name": "Ada"})
+        again = await client.get_prompt("mcp__a__greet", {"name": "Ada"})  # allowed a while
+
+    assert _texts(read) == ["readme of A"]
+    assert got == again
+    assert len(asked) == 3
+    assert asked[0].startswith(f"Allow the tool {README} (mcp:a) to run?")
+    pending = "ApprovalPending"  # the first round of each: the user is asked, nothing ran
+    assert _records(tmp_path) == [
+        ("gateway", README, "required_no_handler", pending),
+        ("gateway", README, "allow_once", "ok"),
+        ("gateway", README, "required_no_handler", pending),
+        ("gateway", README, "denied", "ApprovalDenied"),
+        ("gateway", "mcp__a__greet", "required_no_handler", pending),
+        ("gateway", "mcp__a__greet", "allow_always", "ok"),
+        ("gateway", "mcp__a__greet", "granted_earlier", "ok"),
+    ]

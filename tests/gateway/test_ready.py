@@ -11,6 +11,7 @@ import anyio
 import pytest
 from anyio.abc import Process
 
+import pegboard
 from tests.gateway.harness import (
     PEGBOARD,
     STARTUP_BOUND,
@@ -145,3 +146,93 @@ async def test_every_request_with_an_id_gets_an_answer(tmp_path: Path) -> None:
     # Nested arguments that are valid JSON are a call like any other (of an unknown tool here).
     assert by_id["d"]["result"]["isError"] is True
     assert by_id["d"]["result"]["content"][0]["text"].startswith("Tool not found: x")
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+}
+
+
+async def _modern_start(
+    tmp_path: Path, *, listen: bool = False
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """Start the gateway as a 2026-07-28 client does: discover, list (no handshake), then
+    (``listen``) open a listen stream and read until a change event, then a call."""
+    meta = {"_meta": MODERN_META}
+    with anyio.fail_after(STARTUP_BOUND):
+        async with await anyio.open_process(
+            [PEGBOARD, "serve", "--no-defer"], env=gateway_env(tmp_path)
+        ) as process:
+            wire = Lines(process)
+            await wire.send(
+                {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": meta}
+            )
+            discover = await wire.next()
+            await wire.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": meta})
+            listed = await wire.next()
+            more = []
+            if listen:
+                wanted = {"notifications": {"toolsListChanged": True}} | meta
+                message = {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen"}
+                await wire.send(message | {"params": wanted})
+                while "tools/list_changed" not in str(more):
+                    more.append(await wire.next())
+            call = {"name": "mcp__sdk__echo", "arguments": {"text": "hi"}} | meta
+            await wire.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+            while (answer := await wire.next()).get("id") != 3:
+                more.append(answer)
+            assert answer["result"]["content"] == [{"type": "text", "text": "hi"}]
+            assert process.stdin is not None
+            await process.stdin.aclose()
+    return discover, listed, more
+
+
+async def test_a_modern_client_is_answered_from_the_snapshot_as_the_live_server_did(
+    tmp_path: Path,
+) -> None:
+    write_config(tmp_path, {"servers": {"sdk": sdk_server()}})
+    await run_cli(tmp_path, "servers", "refresh")
+
+    first = await _modern_start(tmp_path)
+    snapshot = json.loads(_snapshot(tmp_path).read_text())
+    second = await _modern_start(tmp_path)
+
+    assert second == first
+    discover = first[0]["result"]
+    assert discover["supportedVersions"][0] == "2026-07-28"
+    assert discover == snapshot["discover"]["2026-07-28"]
+    assert (discover["resultType"], discover["_meta"]["io.modelcontextprotocol/serverInfo"]) == (
+        "complete",
+        {"name": "pegboard", "title": "pegboard", "version": pegboard.__version__},
+    )
+    listed = first[1]["result"]
+    assert listed == snapshot["tools"]["2026-07-28"]
+    assert (listed["ttlMs"], listed["cacheScope"], listed["resultType"]) == (
+        2000,
+        "private",
+        "complete",
+    )
+    names = [t["name"] for t in listed["tools"]]
+    assert names == sorted(names)
+    assert "mcp__sdk__echo" in names
+
+
+async def test_a_stale_snapshot_listed_to_a_modern_client_is_corrected_once_it_listens(
+    tmp_path: Path,
+) -> None:
+    write_config(tmp_path, {"servers": {"sdk": sdk_server()}})
+    await run_cli(tmp_path, "servers", "refresh")
+    await _modern_start(tmp_path)
+    path = _snapshot(tmp_path)
+    stale = json.loads(path.read_text())
+    stale["tools"]["2026-07-28"]["tools"] = [{"name": "gone", "inputSchema": {"type": "object"}}]
+    path.write_text(json.dumps(stale))
+
+    _, listed, more = await _modern_start(tmp_path, listen=True)
+
+    assert [t["name"] for t in listed["result"]["tools"]] == ["gone"]
+    assert more[0]["method"] == "notifications/subscriptions/acknowledged"
+    [changed] = [m for m in more if m.get("method") == "notifications/tools/list_changed"]
+    assert changed["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": 9}

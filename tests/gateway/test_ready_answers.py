@@ -5,9 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import mcp_types
 import pytest
 
-from pegboard.gateway.ready import ReadyAnswers, read_snapshot, snapshot_path, write_snapshot
+from pegboard.gateway.ready import (
+    CLIENT_CAPABILITIES_KEY,
+    PROTOCOL_VERSION_KEY,
+    ReadyAnswers,
+    read_snapshot,
+    snapshot_path,
+    write_snapshot,
+)
 
 SNAPSHOT = {
     "versions": ["2025-03-26", "2025-06-18"],
@@ -83,3 +91,61 @@ def test_an_unknown_version_gets_the_latest_and_odd_requests_go_to_the_full_serv
     assert _ask(answers, {"method": "ping"}) is None
     assert _ask(answers, {"id": 3, "method": "tools/call"}) is None
     assert _ask(answers, {"id": 4, "method": "ping"}) == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+MODERN_SNAPSHOT = SNAPSHOT | {
+    "tools": {**SNAPSHOT["tools"], "2026-07-28": {"tools": [{"name": "m"}], "ttlMs": 2000}},  # type: ignore[dict-item]
+    "modern": ["2026-07-28"],
+    "discover": {"2026-07-28": {"supportedVersions": ["2026-07-28"], "resultType": "complete"}},
+}
+
+
+def _modern(version: object = "2026-07-28", **extra: object) -> dict[str, object]:
+    return {
+        "_meta": {
+            PROTOCOL_VERSION_KEY: version,
+            CLIENT_CAPABILITIES_KEY: {},
+        },
+        **extra,
+    }
+
+
+def test_the_envelope_keys_are_the_sdks() -> None:
+    assert (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) == (
+        mcp_types.PROTOCOL_VERSION_META_KEY,
+        mcp_types.CLIENT_CAPABILITIES_META_KEY,
+    )
+
+
+def test_a_modern_client_gets_discover_and_its_tools_list_without_a_handshake() -> None:
+    answers = ReadyAnswers(MODERN_SNAPSHOT)
+    discover = _ask(answers, {"id": 1, "method": "server/discover", "params": _modern()})
+    listed = _ask(answers, {"id": 2, "method": "tools/list", "params": _modern()})
+
+    assert discover == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": MODERN_SNAPSHOT["discover"]["2026-07-28"],
+    }  # type: ignore[index]
+    assert listed == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "result": {"tools": [{"name": "m"}], "ttlMs": 2000},
+    }
+    assert (answers.listed_version, answers.version) == ("2026-07-28", None)
+
+
+def test_odd_modern_requests_and_old_snapshots_go_to_the_full_server() -> None:
+    answers = ReadyAnswers(MODERN_SNAPSHOT)
+    half = {"_meta": {PROTOCOL_VERSION_KEY: "2026-07-28"}}  # no capabilities: the SDK says so
+    assert _ask(answers, {"id": 1, "method": "server/discover", "params": half}) is None
+    assert _ask(answers, {"id": 1, "method": "server/discover", "params": _modern("2099")}) is None
+    assert _ask(answers, {"id": 1, "method": "tools/list", "params": _modern(cursor="x")}) is None
+    assert _ask(answers, {"id": 1, "method": "ping", "params": _modern()}) is None
+    assert _ask(answers, {"id": 1, "method": "tools/call", "params": _modern()}) is None
+    # A snapshot written before modern answers existed answers the handshake only.
+    old = ReadyAnswers(SNAPSHOT)
+    assert _ask(old, {"id": 1, "method": "server/discover", "params": _modern()}) is None
+    # After a handshake, a modern request is the SDK's to refuse.
+    _ask(answers, {"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26"}})
+    assert _ask(answers, {"id": 2, "method": "tools/list", "params": _modern()}) is None

@@ -66,10 +66,14 @@ async def test_http_serving_needs_the_token_notifies_every_client_and_stops_chil
             async with (
                 httpx2.AsyncClient(headers=headers) as http,
                 Client(
-                    streamable_http_client(url, http_client=http), message_handler=changes
+                    streamable_http_client(url, http_client=http),
+                    mode="legacy",
+                    message_handler=changes,
                 ) as client,
                 Client(
-                    streamable_http_client(url, http_client=http), message_handler=other_changes
+                    streamable_http_client(url, http_client=http),
+                    mode="legacy",
+                    message_handler=other_changes,
                 ) as other,
             ):
                 await wait_for_tools(client, changes, "mcp__toolbox__echo", "mcp__victim__pid")

@@ -65,15 +65,18 @@ async def test_without_deferral_serve_builds_no_index(tmp_path: Path) -> None:
 
 
 class _Counting:
-    """An index that records being built (its first ``len``)."""
+    """An index that records its warm-up (the search run after the build)."""
 
     def __init__(self) -> None:
         self.built = anyio.Event()
         self.token = anyio.lowlevel.current_token()
 
     def __len__(self) -> int:
-        anyio.from_thread.run_sync(self.built.set, token=self.token)
         return 0
+
+    def search(self, queries: list[str], *, limit: int = 8) -> list[object]:
+        anyio.from_thread.run_sync(self.built.set, token=self.token)
+        return []
 
 
 async def test_the_build_waits_for_the_first_answer_and_for_a_search_to_be_offered() -> None:

@@ -49,7 +49,7 @@ def test_ingest_stores_documents_chunks_and_counts_and_search_finds_a_paraphrase
     ]
     assert (report.chunks, report.skipped) == (3, [])
     assert progress == [(0, 3), (1, 3), (2, 3), (3, 3)]
-    assert list_bases(db) == [BaseInfo("notes", "minilm-static", 3, 3)]
+    assert list_bases(db) == [BaseInfo("notes", "minilm-l6", 3, 3)]
     hits = search_base(db, "notes", "can I bring my dog to the office", top_k=3)
     assert (hits[0].source, hits[0].title) == (str(notes / "pets.md"), "Pet policy")
     assert hits[0].snippet == (

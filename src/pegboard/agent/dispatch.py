@@ -22,11 +22,23 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
+from pegboard.deferral.definitions import TOOL_INVOKE
 from pegboard.errors import InvalidToolArguments, PegboardError, ToolError
 from pegboard.formats import ProviderFormat, ToolCall
 from pegboard.toolsets import ToolList, Toolset
 
 logger = logging.getLogger("pegboard.agent.dispatch")
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatched:
+    """One call's outcome: the call as it ran (with repaired arguments when ``repaired``;
+    the model's own call otherwise) and its output."""
+
+    call: ToolCall
+    output: ToolOutput
+    repaired: bool = False
+
 
 RepairHook: TypeAlias = Callable[[ToolEntry, ToolCall, ToolError], Awaitable[dict[str, Any] | None]]
 """Called once for a call whose arguments are unusable; returns fixed arguments or None."""
@@ -83,6 +95,12 @@ class Dispatcher:
 
     async def call(self, call: ToolCall, *, messages: Sequence[Any] = ()) -> ToolOutput:
         """Run one call; failures come back as error outputs."""
+        return (await self.dispatch(call, messages=messages)).output
+
+    async def dispatch(self, call: ToolCall, *, messages: Sequence[Any] = ()) -> Dispatched:
+        """Run one call, repairing its arguments once if they fail validation (a deferred
+        tool's own arguments too, when it is called through ``tool_invoke``); says which
+        call ran. Failures come back as error outputs."""
         ctx = ToolContext(
             call_id=call.id,
             session_id=self.session.session_id,
@@ -90,15 +108,15 @@ class Dispatcher:
             scope=self.scope,
         )
         try:
-            return await self._call(call, ctx)
+            return Dispatched(call, await self._call(call, ctx))
         except PegboardError as exc:
             fixed = await self._repair(call, exc)
             if fixed is None:
-                return error_output(exc, self.tools.lookup)
+                return Dispatched(call, error_output(exc, self.tools.lookup))
             try:
-                return await self._call(ToolCall(call.id, call.name, fixed), ctx)
+                return Dispatched(fixed, await self._call(fixed, ctx), repaired=True)
             except PegboardError as again:
-                return error_output(again, self.tools.lookup)
+                return Dispatched(fixed, error_output(again, self.tools.lookup), repaired=True)
 
     async def _call(self, call: ToolCall, ctx: ToolContext) -> ToolOutput:
         entry = self.tools.get(call.name)
@@ -113,14 +131,35 @@ class Dispatcher:
             return await audited(routed, unparsable)
         return await self.toolset.call_tool(routed, self.tools)
 
-    async def _repair(self, call: ToolCall, exc: PegboardError) -> dict[str, Any] | None:
+    async def _repair(self, call: ToolCall, exc: PegboardError) -> ToolCall | None:
+        """``call`` with repaired arguments, or None (no repair hook, not an argument error,
+        or the repair failed)."""
         entry = self.tools.get(call.name)
         if self.repair is None or entry is None or not isinstance(exc, InvalidToolArguments):
             return None
-        if exc.tool_name != entry.name:
-            return None  # the inner call of tool_invoke: the model retries with the stub
+        target = (entry, call) if exc.tool_name == entry.name else self._invoked(call, exc)
+        if target is None:
+            return None
         try:
-            return await self.repair(entry, call, exc)
+            fixed = await self.repair(target[0], target[1], exc)
         except Exception:
             logger.exception("repair of a call to %s failed; the model gets the error", entry.name)
             return None
+        if fixed is None:
+            return None
+        if target[1] is call:
+            return ToolCall(call.id, call.name, fixed)
+        return ToolCall(call.id, call.name, {**call.arguments, "params": fixed})
+
+    def _invoked(
+        self, call: ToolCall, exc: InvalidToolArguments
+    ) -> tuple[ToolEntry, ToolCall] | None:
+        """The inner call of a ``tool_invoke`` whose params failed the deferred tool's
+        schema: that tool's entry and its params as a call of their own."""
+        if call.name != TOOL_INVOKE or call.arguments.get("name") != exc.tool_name:
+            return None
+        inner = self.tools.get(exc.tool_name or "")
+        if inner is None:
+            return None
+        params = call.arguments.get("params")
+        return inner, ToolCall.parse(f"{call.id}::{inner.name}", inner.name, params)

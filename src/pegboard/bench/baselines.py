@@ -21,6 +21,8 @@ from typing import Protocol
 from pegboard.core.entry import ToolEntry
 from pegboard.search.interface import SearchIndex
 
+ENCODER_WEIGHT = 0.15  # as each static model weighs in the default ranker
+
 
 class Method(Protocol):
     """A ranking method under test: built once over the catalog, then asked per query."""
@@ -148,6 +150,14 @@ def available_methods() -> dict[str, Callable[[], Method]]:
     def builtin_model_only() -> ToolIndex:
         return ToolIndex(dense=dense_signals(semantic=False), fusion=DENSE_FUSION)
 
+    def with_encoder() -> ToolIndex:
+        # Tried for tool_search (issue 28): the sentence encoder as one more dense signal.
+        from pegboard.search.encoder import shared_encoder
+        from pegboard.search.index import DenseSignal
+
+        encoder = DenseSignal(shared_encoder(), ENCODER_WEIGHT)
+        return ToolIndex(dense=[*dense_signals(), encoder], fusion=DENSE_FUSION)
+
     methods: dict[str, Callable[[], Method]] = {
         # Cold builds: no on-disk vector cache, so build times compare like with like.
         "pegboard": lambda: IndexMethod("pegboard", lambda: default_index(cache=False)),
@@ -155,6 +165,7 @@ def available_methods() -> dict[str, Callable[[], Method]]:
         "pegboard-lexical": lambda: IndexMethod(
             "pegboard-lexical", lambda: default_index(dense=False)
         ),
+        "pegboard+minilm-l6": lambda: IndexMethod("pegboard+minilm-l6", with_encoder),
     }
     methods["bm25"] = BM25Baseline
     methods["substring"] = SubstringBaseline

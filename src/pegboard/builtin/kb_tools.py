@@ -53,16 +53,19 @@ def _search_tool(db: Path) -> Tool:
         ctx: ToolContext,
         knowledge_base_ids: list[str] | None = None,
         top_k: Annotated[int, Field(ge=1, le=50)] = 5,
+        chunks: bool = False,
     ) -> ToolOutput:
-        """Search the user's knowledge bases (their notes and documents) by meaning: passages
-        with their source, best first; ask in plain words, the notes need not share them.
+        """Search the user's knowledge bases (their notes and documents) by meaning: one result
+        per document, best first, with the passage that matched; ask in plain words, the notes
+        need not share them.
 
         Args:
             query: What to find, as a question or a few words.
             knowledge_base_ids: Only these bases (default: every base of this profile).
-            top_k: How many passages to return.
+            top_k: How many results to return.
+            chunks: Return passages instead of documents (a document may give several).
         """
-        return search_bases(db, query, _scope_ids(ctx), knowledge_base_ids, top_k)
+        return search_bases(db, query, _scope_ids(ctx), knowledge_base_ids, top_k, chunks=chunks)
 
     return Tool.from_function(kb_search, annotations=READ_ONLY)
 
@@ -73,9 +76,11 @@ def search_bases(
     scope: tuple[str, ...],
     requested: list[str] | None,
     top_k: int,
+    *,
+    chunks: bool = False,
 ) -> ToolOutput:
-    """kb_search's body: scope filter, per-base search, merge, dedupe by content, rank."""
-    from pegboard.kb.api import list_bases, search_base
+    """kb_search's body: scope filter, the bases searched as one collection, deduplicated."""
+    from pegboard.kb import api
 
     warnings: list[str] = []
     if requested:
@@ -88,28 +93,26 @@ def search_bases(
         names = list(scope)
     else:
         try:
-            names = [b.name for b in list_bases(db)]
+            names = [b.name for b in api.list_bases(db)]
         except KnowledgeBaseError as exc:
             return _with_warnings([], [str(exc)], [])
-    best: dict[str, dict[str, Any]] = {}
-    for name in names:
-        try:
-            hits = search_base(db, name, query, top_k=top_k)
-        except KnowledgeBaseError as exc:
-            warnings.append(f"knowledge base {name!r} could not be searched: {exc}")
-            continue
-        for hit in hits:
-            key = " ".join(hit.text.split()).lower()
-            if key not in best or hit.score > best[key]["score"]:
-                best[key] = {
-                    "knowledge_base": name,
-                    "source": hit.source,
-                    "title": hit.title,
-                    "snippet": hit.snippet,
-                    "score": hit.score,
-                }
-    ranked = sorted(best.values(), key=lambda r: (-r["score"], r["knowledge_base"], r["source"]))
-    results = [{"id": i, **r} for i, r in enumerate(ranked[:top_k], start=1)]
+    try:
+        hits, failed = api.search_bases(db, names, query, top_k=top_k, chunks=chunks)
+    except KnowledgeBaseError as exc:
+        hits, failed = [], {name: str(exc) for name in names}
+    for name, reason in failed.items():
+        warnings.append(f"knowledge base {name!r} could not be searched: {reason}")
+    results = [
+        {
+            "id": i,
+            "knowledge_base": hit.base,
+            "source": hit.source,
+            "title": hit.title,
+            "snippet": hit.snippet,
+            "score": hit.score,
+        }
+        for i, hit in enumerate(hits, start=1)
+    ]
     return _with_warnings(results, warnings, names)
 
 

@@ -84,6 +84,17 @@ class ApprovalRequest:
         return (self.tool_name, self.definition_hash, arguments_fingerprint(self.arguments))
 
 
+class ApprovalPending(ApprovalRequired):
+    """Raised by a handler that cannot decide now but asks in a later round (the gateway's
+    input-required rounds for 2026-07-28 clients): nothing ran, the human is being asked."""
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__(
+            f"Tool {request.tool_name} awaits the user's approval", tool_name=request.tool_name
+        )
+        self.request = request
+
+
 @runtime_checkable
 class ApprovalHandler(Protocol):
     """Asks someone (a CLI prompt, MCP elicitation, a callback) to approve one call."""
@@ -175,8 +186,10 @@ async def authorise(
         )
     try:
         decision = await handler.request_approval(request)
-    except ApprovalDenied:
-        raise  # the handler's own refusal (e.g. with the user's reason): keep its message
+    except (ApprovalDenied, ApprovalRequired):
+        # the handler's own refusal (e.g. with the user's reason): keep its message; or its
+        # "ask in another round" (the gateway's input-required rounds): nothing was decided
+        raise
     except Exception as exc:
         raise ApprovalDenied(
             f"Approval of {entry.name} failed ({exc!r}); the call was not run.",

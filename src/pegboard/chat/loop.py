@@ -27,6 +27,7 @@ from pegboard.core.status import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.formats.calls import ToolCall
 from pegboard.llm.repair import Repairer, create_repair
+from pegboard.llm.text_calls import extract_text_calls
 from pegboard.llm.types import Completed, Message, ModelClient, TextDelta, Usage
 from pegboard.search.interface import SearchIndex
 
@@ -46,7 +47,12 @@ class LoopObserver(Protocol):
 
     def on_text(self, delta: str) -> None: ...
 
-    def on_tool_result(self, call: ToolCall, output: ToolOutput) -> None: ...
+    def on_tool_result(
+        self, call: ToolCall, output: ToolOutput, *, repaired: bool = False, from_text: bool = False
+    ) -> None:
+        """``call`` as it ran (``repaired``: its arguments were fixed first; ``from_text``:
+        the model wrote it as text) and its result."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +74,8 @@ class AgentLoop:
     the shared search index of ``tool_search``); ``fallback_window`` sizes deferral when the
     model's context window is unknown; ``tool_exec`` offers it beside the meta-tools. Gated
     calls ask ``approval_handler``; invalid arguments go to :attr:`repairer` (at most its cap
-    of model repairs per round).
+    of model repairs per round). ``text_tool_calls``: an answer without native calls whose
+    text holds calls of offered tools (:mod:`pegboard.llm.text_calls`) runs them as calls.
     """
 
     client: ModelClient
@@ -79,6 +86,7 @@ class AgentLoop:
     approval_handler: ApprovalHandler | None = None
     fallback_window: int | None = None
     tool_exec: bool | ExecSettings = False
+    text_tool_calls: bool = True
     system_prompt: str = SYSTEM_PROMPT
     max_rounds: int = DEFAULT_MAX_ROUNDS
     session: AgentSession = field(default_factory=AgentSession)
@@ -99,6 +107,7 @@ class AgentLoop:
         *,
         approval_handler: ApprovalHandler | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
+        text_tool_calls: bool = True,
     ) -> AgentLoop:
         """The loop over ``runtime``'s profile: its registry, scope, statuses, index, audit."""
         return cls(
@@ -110,6 +119,7 @@ class AgentLoop:
             approval_handler=approval_handler,
             fallback_window=runtime.context_window,
             tool_exec=runtime.surface.tool_exec or False,
+            text_tool_calls=text_tool_calls,
             max_rounds=max_rounds,
             session=AgentSession(audit=runtime.calls.audit),
         )
@@ -157,14 +167,30 @@ class AgentLoop:
                 self.usage.input_tokens + response.usage.input_tokens,
                 self.usage.output_tokens + response.usage.output_tokens,
             )
-            added.append(response.message)
-            if not response.tool_calls:
+            message = response.message
+            if not message.tool_calls and self.text_tool_calls:
+                message = self._calls_in_text(message, params, len(self.messages) + len(added))
+            added.append(message)
+            if not message.tool_calls:
                 return self._commit(TurnResult(response.text, tuple(added), round_no))
-            outputs = await self._run_calls(params, response.tool_calls, conversation, observer)
+            from_text = message is not response.message
+            outputs = await self._run_calls(
+                params, message.tool_calls, conversation, observer, from_text=from_text
+            )
             added += [
-                Message.tool(c.id, o) for c, o in zip(response.tool_calls, outputs, strict=True)
+                Message.tool(c.id, o) for c, o in zip(message.tool_calls, outputs, strict=True)
             ]
         return self._commit(TurnResult("", tuple(added), self.max_rounds, capped=True))
+
+    def _calls_in_text(self, message: Message, params: AgentParams, position: int) -> Message:
+        """``message`` as the tool calls its text holds (the prose left as its content), or
+        itself when it holds none. ``position`` makes the calls' ids unique."""
+        offered = {e.name for e in params.entries}
+        found = extract_text_calls(message.content, offered, id_prefix=f"text_{position}")
+        if not found.calls:
+            return message
+        self.repairer.note_text_calls(len(found.calls))
+        return Message.assistant(found.text, found.calls)
 
     def _commit(self, result: TurnResult) -> TurnResult:
         self.messages += result.messages
@@ -176,14 +202,19 @@ class AgentLoop:
         calls: tuple[ToolCall, ...],
         conversation: list[Message],
         observer: LoopObserver | None,
+        *,
+        from_text: bool = False,
     ) -> list[ToolOutput]:
         """Run one round's calls concurrently; each is reported as soon as it finishes."""
         outputs = [ToolOutput.error("not run")] * len(calls)
 
         async def one(i: int, call: ToolCall) -> None:
-            outputs[i] = await params.dispatcher.call(call, messages=conversation)
+            done = await params.dispatcher.dispatch(call, messages=conversation)
+            outputs[i] = done.output
             if observer is not None:
-                observer.on_tool_result(call, outputs[i])
+                observer.on_tool_result(
+                    done.call, done.output, repaired=done.repaired, from_text=from_text
+                )
 
         async with anyio.create_task_group() as group:
             for i, call in enumerate(calls):

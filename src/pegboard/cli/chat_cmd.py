@@ -75,7 +75,10 @@ def chat(
         fail(str(exc), EXIT_USAGE)
     from pegboard.chat.loop import AgentLoop  # lazy: the loop pulls in the search layer
 
-    agent = AgentLoop.from_runtime(runtime, client, approval_handler=cli_approval(yes))
+    text_calls = loaded.config.model(model_id)[1].text_tool_calls
+    agent = AgentLoop.from_runtime(
+        runtime, client, approval_handler=cli_approval(yes), text_tool_calls=text_calls
+    )
     if once is not None:
         _once(agent, runtime, model_id, once, as_json=as_json)
     else:

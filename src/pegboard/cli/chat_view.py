@@ -54,7 +54,9 @@ class ChatView:
             self.text_stream.flush()
         self._mid_line = False
 
-    def on_tool_result(self, call: ToolCall, output: ToolOutput) -> None:
+    def on_tool_result(
+        self, call: ToolCall, output: ToolOutput, *, repaired: bool = False, from_text: bool = False
+    ) -> None:
         from rich.console import Group  # lazy: rich costs start-up time
         from rich.panel import Panel
         from rich.text import Text
@@ -65,7 +67,8 @@ class ChatView:
             Text.assemble(("args   ", "bold"), _clip(_arguments(call))),
             Text.assemble(("result ", "bold"), _clip(output.as_text())),
         )
-        title = Text(f"{call.name} · {status}")
+        marks = [status, *(["repaired"] if repaired else []), *(["from text"] if from_text else [])]
+        title = Text(" · ".join([call.name, *marks]))
         self.console.print(
             Panel(
                 body,

@@ -7,7 +7,7 @@ command that needs it, so ``pegboard --help`` stays fast.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -15,6 +15,9 @@ from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_j
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.errors import KnowledgeBaseError
+
+if TYPE_CHECKING:
+    from pegboard.kb import BaseInfo
 
 app = typer.Typer(
     cls=PlainGroup,
@@ -46,22 +49,44 @@ def add(
     paths: Annotated[list[str], typer.Argument(help="Files or directories (recursive).")],
     model: Annotated[
         str | None,
-        typer.Option(help="Embedding model of a new base: minilm-static or wordllama."),
+        typer.Option(
+            help="Embedding model of a new base: minilm-l6 (the default), minilm-static "
+            "(the fast static table) or wordllama."
+        ),
     ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            "-x",
+            help="Leave out files matching this glob, relative to the folder ('_sources', "
+            "'*.txt'); repeatable, remembered for later adds.",
+        ),
+    ] = None,
+    forget_excludes: Annotated[
+        bool, typer.Option("--forget-excludes", help="Drop the excludes remembered before.")
+    ] = False,
 ) -> None:
     """Add files to a knowledge base, creating it if needed.
 
-    Reads Markdown, text, HTML and PDF files; unchanged files are not re-read.
+    Reads Markdown, text, HTML and PDF files; unchanged files are not re-read. Excludes
+    given before, and those of [kb.NAME] in the config, apply too; indexed files they now
+    match are taken out.
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from pegboard.kb import check_base_name, ingest
+    from pegboard.kb import check_base_name, ingest, kb_path
     from pegboard.kb.embedding import MODELS
+    from pegboard.kb.excludes import check_patterns
 
-    db = _store(ctx)
+    loaded = load(ctx)
+    db = kb_path(loaded.data_dir)
+    settings = loaded.config.kb.get(name)
     try:
         check_base_name(name)
+        check_patterns(exclude or ())
+        check_patterns(settings.exclude if settings else ())
     except KnowledgeBaseError as exc:
         fail(str(exc), EXIT_USAGE)
     if model is not None and model not in MODELS:
@@ -81,34 +106,58 @@ def add(
             bar.update(task, completed=done, total=total, file=Path(current).name)
 
         try:
-            report = ingest(db, name, paths, model=model, progress=progress)
+            report = ingest(
+                db,
+                name,
+                paths,
+                model=model,
+                progress=progress,
+                exclude=exclude or (),
+                config_exclude=settings.exclude if settings else (),
+                forget_excludes=forget_excludes,
+            )
         except KnowledgeBaseError as exc:
             fail(str(exc))
     for skipped in report.skipped:
         err.print(
             f"warning: skipped {skipped.reason}", markup=False, highlight=False, soft_wrap=True
         )
+    removed = f", {len(report.removed)} removed (excluded)" if report.removed else ""
     typer.echo(
         f"{name}: {len(report.indexed)} file(s) indexed ({report.chunks} chunks), "
-        f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped"
+        f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped{removed}"
     )
-    if not report.indexed and not report.unchanged:
+    if report.excludes:
+        typer.echo(f"excluded: {', '.join(report.excludes)}")
+    if not report.indexed and not report.unchanged and not report.removed:
         fail("nothing was added: no readable Markdown, text, HTML or PDF file under the paths")
 
 
 @app.command("list", cls=PlainCommand)
 def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """Show the knowledge bases with their document and chunk counts."""
+    """Show the knowledge bases: document and chunk counts, model, excludes."""
     from pegboard.kb import list_bases
 
+    loaded = load(ctx)
     try:
         bases = list_bases(_store(ctx))
     except KnowledgeBaseError as exc:
         fail(str(exc))
+
+    def excludes(base: BaseInfo) -> list[str]:
+        configured = loaded.config.kb.get(base.name)
+        return list(dict.fromkeys((*base.excludes, *(configured.exclude if configured else ()))))
+
     if as_json:
         echo_json(
             [
-                {"name": b.name, "documents": b.documents, "chunks": b.chunks, "model": b.model}
+                {
+                    "name": b.name,
+                    "documents": b.documents,
+                    "chunks": b.chunks,
+                    "model": b.model,
+                    "excludes": excludes(b),
+                }
                 for b in bases
             ]
         )
@@ -117,7 +166,11 @@ def list_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         typer.echo("no knowledge bases yet; create one with `pegboard kb add NAME PATH...`")
         return
     columns = [Column(c, key=True) for c in ("name", "documents", "chunks", "model")]
-    rows = [[b.name, str(b.documents), str(b.chunks), b.model] for b in bases]
+    columns.append(Column("excludes"))
+    rows = [
+        [b.name, str(b.documents), str(b.chunks), b.model, " ".join(excludes(b)) or "-"]
+        for b in bases
+    ]
     print_table(f"{len(bases)} knowledge bases", columns, rows)
 
 
@@ -129,9 +182,12 @@ def search_cmd(
     top_k: Annotated[
         int, typer.Option("--top-k", "-k", min=1, max=100, help="Results to show.")
     ] = 5,
+    chunks: Annotated[
+        bool, typer.Option("--chunks", help="Show passages, several per document if they match.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Find the passages of a base that answer QUERY.
+    """Find the documents of a base that answer QUERY (one result each, its best passage).
 
     Ranked by meaning and by words, fused.
     """
@@ -140,7 +196,7 @@ def search_cmd(
     db = _store(ctx)
     _require(db, name)
     try:
-        hits = search_base(db, name, query, top_k=top_k)
+        hits = search_base(db, name, query, top_k=top_k, chunks=chunks)
     except KnowledgeBaseError as exc:
         fail(str(exc), EXIT_USAGE if not query.strip() else EXIT_FAILED)
     if as_json:

@@ -247,6 +247,16 @@ class LimitsConfig(_Section):
     )
 
 
+class KnowledgeBaseConfig(_Section):
+    """Settings of one knowledge base (``[kb.<name>]``), applied by every ``pegboard kb add``."""
+
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Globs of files to leave out, relative to the folder added ('_sources', "
+        "'*.txt', 'drafts/*.md'; without a '/' they match any part of the path).",
+    )
+
+
 class ModelConfig(_Section):
     """A chat model endpoint (``pegboard chat``, tool-call repair). The API key is read from
     the environment variable named by ``api_key_env``; it never goes in this file."""
@@ -279,6 +289,12 @@ class ModelConfig(_Section):
         ge=0,
         le=10,
         description="Retries on 429/5xx and dropped connections (backoff, honours Retry-After).",
+    )
+    text_tool_calls: bool = Field(
+        default=True,
+        description="Run tool calls the model writes as text (a fenced or bare JSON object "
+        "with the name of an offered tool and its arguments, or one in tool_call tags) when "
+        "it makes no native call, as small local models do; false: such text is the answer.",
     )
 
     @field_validator("base_url")
@@ -324,6 +340,9 @@ class PegboardConfig(_Section):
     gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
     auth: AuthConfig = Field(default_factory=lambda: AuthConfig())
     limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
+    kb: dict[str, KnowledgeBaseConfig] = Field(
+        default_factory=dict, description="Knowledge bases (`pegboard kb add`), by name."
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -10,6 +10,7 @@ from pydantic import AliasChoices, BaseModel
 
 from pegboard.config.model import (
     GatewayConfig,
+    KnowledgeBaseConfig,
     MetaConfig,
     ModelConfig,
     PegboardConfig,
@@ -28,8 +29,9 @@ _TABLES: tuple[tuple[str, type[BaseModel]], ...] = (
     ("[models.<id>]", ModelConfig),
     ("[meta]", MetaConfig),
     ("[gateway]", GatewayConfig),
+    ("[kb.<name>]", KnowledgeBaseConfig),
 )
-_NESTED = {"servers", "profiles", "web_search", "web_fetch", "models", "meta", "gateway"}
+_NESTED = {"servers", "profiles", "web_search", "web_fetch", "models", "meta", "gateway", "kb"}
 
 
 def _type_name(annotation: Any) -> str:

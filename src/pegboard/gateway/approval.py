@@ -22,19 +22,26 @@ NO_ELICITATION_MESSAGE = (
     "with elicitation support, or remove the tool from force_prompt_tools in pegboard's config."
 )
 
-_SCHEMA: mcp_types.ElicitRequestedSchema = {
-    "type": "object",
-    "properties": {
-        "decision": {
-            "type": "string",
-            "title": "Decision",
-            "enum": ["allow_once", "allow_always", "deny"],
-            "enumNames": ["Allow once", "Allow for this session", "Deny"],
-            "default": "deny",
-        }
-    },
-    "required": ["decision"],
-}
+
+def decision_schema(allow_always_label: str) -> mcp_types.ElicitRequestedSchema:
+    """The approval form: allow once, allow always (``allow_always_label`` says for how long
+    on this route), or deny."""
+    return {
+        "type": "object",
+        "properties": {
+            "decision": {
+                "type": "string",
+                "title": "Decision",
+                "enum": ["allow_once", "allow_always", "deny"],
+                "enumNames": ["Allow once", allow_always_label, "Deny"],
+                "default": "deny",
+            }
+        },
+        "required": ["decision"],
+    }
+
+
+_SCHEMA = decision_schema("Allow for this session")
 
 
 def connection_of(session: ServerSession) -> Connection:

@@ -16,4 +16,4 @@ def gateway_for(runtime: ToolRuntime) -> tuple[Gateway, UpstreamContent]:
         lambda: [s for s in servers if runtime.server_allowed(s)],
         audit=runtime.calls.audit,
     )
-    return Gateway(runtime.surface, content=content), content
+    return Gateway(runtime.surface, content=content, store=runtime.catalog.store), content

@@ -25,13 +25,15 @@ from pydantic import BaseModel, ValidationError
 
 from pegboard.calls.audit import AuditSink
 from pegboard.core.events import ContentChanged
-from pegboard.gateway.content_guard import ContentGuard
+from pegboard.gateway.content_guard import Asking, ContentGuard
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.store import StoredContent
 
 logger = logging.getLogger("pegboard.gateway")
 
 URI_PREFIX = "pegboard://"
+AskingOf = Callable[[Any, Any], Asking | None]
+"""(request context, params) -> how that request's client is asked in rounds, or None."""
 RESOURCE_NOT_FOUND = -32002  # the code the MCP spec gives an unknown resource
 
 
@@ -151,8 +153,10 @@ class UpstreamContent:
         uri: str,
         session: ServerSession | None = None,
         request_id: mcp_types.RequestId | None = None,
-    ) -> mcp_types.ReadResourceResult:
-        """Read ``uri`` from its server, approved and audited (``session``: who asks)."""
+        asking: Asking | None = None,
+    ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
+        """Read ``uri`` from its server, approved and audited (``session``: who asks;
+        ``asking``: how a modern client is asked)."""
         owner = unwrap_uri(uri)
         if owner is None or owner[0] not in self._servers():
             # Unknown: refused, but audited like an unknown tool.
@@ -167,7 +171,7 @@ class UpstreamContent:
             ]
             return result.model_copy(update={"contents": contents})
 
-        return await self._guard.run(uri, server_id, {}, session, request_id, read)
+        return await self._guard.run(uri, server_id, {}, session, request_id, read, asking)
 
     async def list_prompts(self) -> list[mcp_types.Prompt]:
         return [
@@ -191,8 +195,10 @@ class UpstreamContent:
         arguments: dict[str, str] | None,
         session: ServerSession | None = None,
         request_id: mcp_types.RequestId | None = None,
-    ) -> mcp_types.GetPromptResult:
-        """Get prompt ``name`` from its server, approved and audited (``session``: who asks)."""
+        asking: Asking | None = None,
+    ) -> mcp_types.GetPromptResult | mcp_types.InputRequiredResult:
+        """Get prompt ``name`` from its server, approved and audited (``session``: who asks;
+        ``asking``: how a modern client is asked)."""
         owner = self._prompt_owner(name)
         if owner is None:
             return await self._guard.run(
@@ -203,11 +209,14 @@ class UpstreamContent:
         async def get() -> mcp_types.GetPromptResult:
             return await (await self._catalog.session(server_id)).get_prompt(upstream, arguments)
 
-        return await self._guard.run(name, server_id, arguments or {}, session, request_id, get)
+        args = arguments or {}
+        return await self._guard.run(name, server_id, args, session, request_id, get, asking)
 
-    def handlers(self) -> dict[str, Any]:
-        """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts."""
+    def handlers(self, asking: AskingOf | None = None) -> dict[str, Any]:
+        """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts;
+        ``asking`` tells how the client of a request is asked in rounds (None: pushed)."""
         content = self
+        of: AskingOf = asking or (lambda ctx, params: None)
 
         async def list_resources(ctx: Any, params: Any) -> mcp_types.ListResourcesResult:
             return mcp_types.ListResourcesResult(resources=await content.list_resources())
@@ -218,17 +227,18 @@ class UpstreamContent:
 
         async def read_resource(
             ctx: Any, params: mcp_types.ReadResourceRequestParams
-        ) -> mcp_types.ReadResourceResult:
-            return await content.read_resource(str(params.uri), ctx.session, ctx.request_id)
+        ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
+            uri = str(params.uri)
+            return await content.read_resource(uri, ctx.session, ctx.request_id, of(ctx, params))
 
         async def list_prompts(ctx: Any, params: Any) -> mcp_types.ListPromptsResult:
             return mcp_types.ListPromptsResult(prompts=await content.list_prompts())
 
         async def get_prompt(
             ctx: Any, params: mcp_types.GetPromptRequestParams
-        ) -> mcp_types.GetPromptResult:
+        ) -> mcp_types.GetPromptResult | mcp_types.InputRequiredResult:
             return await content.get_prompt(
-                params.name, params.arguments, ctx.session, ctx.request_id
+                params.name, params.arguments, ctx.session, ctx.request_id, of(ctx, params)
             )
 
         return {

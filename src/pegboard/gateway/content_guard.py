@@ -10,13 +10,20 @@ leaves exactly one :class:`~pegboard.calls.audit.CallRecord` through
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import mcp_types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
-from pegboard.calls.approval import authorise
+from pegboard.calls.approval import (
+    ApprovalGrants,
+    ApprovalHandler,
+    ApprovalPending,
+    ApprovalRequest,
+    authorise,
+)
 from pegboard.calls.audit import AuditSink, audited
 from pegboard.calls.session import Call, CallSession
 from pegboard.core.entry import ToolEntry
@@ -34,6 +41,18 @@ NO_ELICITATION_CONTENT = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """How a 2026-07-28 client is asked (it has no session to push an elicitation on): the
+    handler of this request's round (None: the client cannot be asked), the grants and audit
+    session id of its principal and client, and ``ask``, which makes the round's result."""
+
+    handler: ApprovalHandler | None
+    grants: ApprovalGrants
+    session_id: str
+    ask: Callable[[ApprovalRequest], mcp_types.InputRequiredResult]
+
+
 class ContentGuard:
     """Authorises and audits one read or get of an upstream's content."""
 
@@ -49,10 +68,13 @@ class ContentGuard:
         session: ServerSession | None,
         request_id: mcp_types.RequestId | None,
         body: Callable[[], Awaitable[T]],
-    ) -> T:
+        asking: Asking | None = None,
+    ) -> T | mcp_types.InputRequiredResult:
         """Run ``body`` (the upstream read/get) if allowed; refusals become an ``MCPError``.
 
-        ``server_id`` None: no allowed server owns ``shown`` (``body`` says so, ungated)."""
+        ``server_id`` None: no allowed server owns ``shown`` (``body`` says so, ungated).
+        ``asking``: a modern client's round, whose result is returned when the user must be
+        asked first."""
         what = "Reading resource" if shown.startswith("pegboard://") else "Getting prompt"
         entry = ToolEntry(
             name=shown,
@@ -63,8 +85,14 @@ class ContentGuard:
             ),
         )
         can_ask = session is not None and client_can_elicit(session)
-        handler = ElicitationApproval(session, request_id) if session and can_ask else None
-        grants, session_id = connection_grants(session) if session else (None, None)
+        handler: ApprovalHandler | None = None
+        grants: ApprovalGrants | None = None
+        session_id: str | None = None
+        if asking is not None:
+            handler, grants, session_id = asking.handler, asking.grants, asking.session_id
+        elif session is not None:
+            handler = ElicitationApproval(session, request_id) if can_ask else None
+            grants, session_id = connection_grants(session)
         ctx = ToolContext(call_id=f"mcp-{request_id}", session_id=session_id)
         call_session = CallSession(handler, audit=self._audit, session_id=session_id)
         if grants is not None:
@@ -79,6 +107,9 @@ class ContentGuard:
 
         try:
             return await audited(call, authorised)
+        except ApprovalPending as pending:
+            assert asking is not None  # only a round's handler asks for another round
+            return asking.ask(pending.request)
         except ApprovalRequired as exc:
             message = NO_ELICITATION_CONTENT.format(name=shown, server=server_id)
             raise MCPError(code=mcp_types.INVALID_REQUEST, message=message) from exc

@@ -2,7 +2,9 @@
 
 ``tools/list`` and ``ping`` are answered from :meth:`Gateway.tools_list_json` (serialized once
 per change of the exposed tools) as soon as the protocol version is known, from the SDK's
-session or from the early reader's handshake (:mod:`pegboard.gateway.early`).
+session or from the early reader's handshake (:mod:`pegboard.gateway.early`); a modern
+(2026-07-28) client's ``tools/list`` names its version in its ``_meta``. Every other modern
+request goes to the SDK (approval rounds, ``subscriptions/listen``).
 
 Proxying a call through the SDK's server dispatcher (JSON-RPC model validation twice, a
 middleware chain, an OpenTelemetry span, a request clock, a task per request) costs more CPU
@@ -31,9 +33,10 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 from mcp_types.methods import serialize_server_result
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pegboard.gateway.approval import client_can_elicit, connection_of
-from pegboard.gateway.ready import response
+from pegboard.gateway.ready import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, response
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.stdio import Outgoing
 
@@ -115,9 +118,13 @@ class FastToolCalls:
         request_id, params = message.get("id"), message.get("params")
         if isinstance(request_id, bool) or not isinstance(request_id, int | str):
             return None
-        if message.get("method") == "ping" and isinstance(params, dict | None):
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
+            version = self._modern_version(meta)
+        elif message.get("method") == "ping" and isinstance(params, dict | None):
             return response(request_id, {})
-        version = self._protocol_version()
+        else:
+            version = self._protocol_version()
         if message.get("method") != "tools/list" or version is None:
             return None
         if params is not None and (not isinstance(params, dict) or set(params) - {"_meta"}):
@@ -127,6 +134,15 @@ class FastToolCalls:
             json.dumps(request_id).encode(),
             result,
         )
+
+    def _modern_version(self, meta: dict[str, Any]) -> str | None:
+        """The version of a complete 2026-07-28 envelope, on a connection of that era."""
+        version = meta[PROTOCOL_VERSION_KEY]
+        if self._version is not None or self._gateway.stdio_session is not None:
+            return None  # a handshake-era connection: the SDK refuses modern requests on it
+        if version not in MODERN_PROTOCOL_VERSIONS or CLIENT_CAPABILITIES_KEY not in meta:
+            return None
+        return str(version)
 
     def _protocol_version(self) -> str | None:
         session = self._gateway.stdio_session

@@ -8,9 +8,14 @@ config file, whenever that changes; the next start with the same command line an
 answers from it at once (see :mod:`pegboard.gateway.early`). This module is stdlib only:
 importing it must not import pydantic, the SDK or the rest of pegboard.
 
+A modern (2026-07-28) client sends no handshake: its first request is ``server/discover``
+and every request carries its protocol version in ``_meta``; it is answered from the same
+snapshot, so its first answer comes as early as a handshake client's.
+
 A snapshot is JSON: ``versions`` (the handshake protocol versions the server accepts, oldest
-first), ``init`` (the ``initialize`` result without ``protocolVersion``) and ``tools``
-(protocol version -> the ``tools/list`` result for that version).
+first), ``init`` (the ``initialize`` result without ``protocolVersion``), ``tools``
+(protocol version, of either era -> the ``tools/list`` result for that version), ``modern``
+(the modern versions) and ``discover`` (modern version -> the ``server/discover`` result).
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
+# The envelope keys of a 2026-07-28 request's ``_meta`` (mcp_types' constants; not imported).
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CONFIG_ENV = "PEGBOARD_CONFIG"  # the same names as pegboard.config.load (not imported: pydantic)
 DATA_DIR_ENV = "PEGBOARD_DATA_DIR"
 _GLOBAL_VALUE_OPTIONS = ("--config", "-c")
@@ -114,21 +122,26 @@ def error_response(request_id: Any, code: int, message: str) -> bytes:
 
 
 class ReadyAnswers:
-    """Answers ``initialize``, ``ping`` and ``tools/list`` of one stdio client from a snapshot.
+    """Answers ``initialize``, ``ping`` and ``tools/list`` of one stdio client from a snapshot,
+    and a modern client's ``server/discover`` and ``tools/list``.
 
     Remembers the protocol version it negotiated, for ``tools/list`` and for the full server.
     """
 
     def __init__(self, snapshot: dict[str, Any]) -> None:
         self.snapshot = snapshot
-        self.version: str | None = None
+        self.version: str | None = None  # negotiated by a handshake
         self.listed: Any = None  # the tools/list result the client got, if any
+        self.listed_version: str | None = None  # ... and the version it was listed for
 
     def answer(self, message: dict[str, Any]) -> bytes | None:
         """The response line for ``message``, or None if the full server must answer it."""
         method, request_id, params = message.get("method"), message.get("id"), message.get("params")
         if isinstance(request_id, bool) or not isinstance(request_id, int | str):
             return None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
+            return self._modern(method, request_id, params, meta)
         if method == "ping":
             return response(request_id, {})
         if method == "initialize" and self.version is None and isinstance(params, dict):
@@ -138,9 +151,29 @@ class ReadyAnswers:
             return response(request_id, {"protocolVersion": self.version, **self.snapshot["init"]})
         plain = params is None or (isinstance(params, dict) and not params.get("cursor"))
         if method == "tools/list" and self.version is not None and plain:
-            listed = self.snapshot["tools"].get(self.version)
-            if listed is None:
-                return None
-            self.listed = listed
-            return response(request_id, listed)
+            return self._list(request_id, self.version)
+        return None
+
+    def _list(self, request_id: int | str, version: str) -> bytes | None:
+        listed = self.snapshot["tools"].get(version)
+        if listed is None:
+            return None
+        self.listed, self.listed_version = listed, version
+        return response(request_id, listed)
+
+    def _modern(
+        self, method: Any, request_id: int | str, params: Any, meta: dict[str, Any]
+    ) -> bytes | None:
+        """A 2026-07-28 request (its envelope complete): ``server/discover``, ``tools/list``."""
+        version = meta[PROTOCOL_VERSION_KEY]
+        modern = self.snapshot.get("modern")
+        known = isinstance(version, str) and isinstance(modern, list) and version in modern
+        if self.version is not None or not known or CLIENT_CAPABILITIES_KEY not in meta:
+            return None  # a handshake client's, an unknown version's, or a half envelope
+        if method == "server/discover":
+            discover = self.snapshot.get("discover")
+            found = discover.get(version) if isinstance(discover, dict) else None
+            return None if found is None else response(request_id, found)
+        if method == "tools/list" and not params.get("cursor"):
+            return self._list(request_id, version)
         return None

@@ -1,14 +1,20 @@
-"""The low-level MCP server of ``pegboard serve``.
+"""The low-level MCP server of ``pegboard serve``, for both protocol eras.
 
 The SDK's low-level :class:`~mcp.server.lowlevel.Server` is used (not ``MCPServer``) because
-the tool list and the instructions change while the server runs. The gateway speaks the
-handshake protocol era: its ``server/discover`` advertises only handshake versions, so clients
-fall back to ``initialize``, where ``notifications/tools/list_changed`` and elicitation reach
-them on the connection (the 2026 era would need ``subscriptions/listen`` for both).
+the tool list and the instructions change while the server runs. One server serves both eras
+(the SDK routes each connection, or each HTTP request, by what the client sends):
+
+- **2026-07-28** (modern, sessionless): ``server/discover`` advertises it first; every request
+  carries its own version and capabilities in ``_meta``. Approval is asked in input-required
+  rounds with a sealed ``requestState`` (:mod:`pegboard.gateway.rounds`); list changes reach a
+  client through ``subscriptions/listen``; list results carry cache hints (:data:`LIST_HINT`).
+- **handshake era** (2024-11-05 to 2025-11-25): ``initialize``, then
+  ``notifications/tools/list_changed`` and pushed elicitation on the connection, as before.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import weakref
@@ -18,16 +24,30 @@ from typing import Any
 import anyio
 import mcp_types
 from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server.caching import CacheHint
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    ToolsListChanged,
+)
 from mcp_types.methods import serialize_server_result
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from mcp_types.version import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+)
 from opentelemetry import trace
 
 import pegboard
+from pegboard.calls.approval import ApprovalPending
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
@@ -37,12 +57,31 @@ from pegboard.gateway.approval import (
     connection_of,
 )
 from pegboard.gateway.content import UpstreamContent
+from pegboard.gateway.content_guard import Asking
+from pegboard.gateway.rounds import (
+    STATE_TTL_S,
+    RoundApproval,
+    Rounds,
+    SecretStore,
+    client_of,
+    principal_of,
+    state_boundary,
+)
 from pegboard.gateway.surface import ToolSurface
 from pegboard.mcp.results import output_to_call_result
+from pegboard.mcp.store import MemoryCatalogStore
 
 logger = logging.getLogger("pegboard.gateway")
 
 _NOTIFY = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
+VERSIONS = (*reversed(MODERN_PROTOCOL_VERSIONS), *reversed(HANDSHAKE_PROTOCOL_VERSIONS))
+"""What ``server/discover`` advertises, newest first."""
+LIST_HINT = CacheHint(ttl_ms=2000, scope="private")
+"""Cache hint of every list result (and discover) on the modern era: fresh for 2 s (a change
+also reaches listeners at once), and private, since what is listed depends on the profile
+served and, behind one gateway, on who asks."""
+_HINTED = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
 
 
 class Pending:
@@ -71,11 +110,26 @@ async def _announce_each(
             logger.exception("could not announce a %s change", what)
 
 
+class _Bus(InMemorySubscriptionBus):
+    """The in-process listen bus, which also tells when a first listener subscribed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listening = anyio.Event()
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        unsubscribe = super().subscribe(listener)
+        self.listening.set()
+        return unsubscribe
+
+
 class ClientHub:
-    """The connected clients, so a change can be announced to each of them."""
+    """The connected clients, so a change can be announced to each of them: handshake-era
+    connections by a notification on the connection, modern listeners through the bus."""
 
     def __init__(self) -> None:
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.bus = _Bus()
 
     def add(self, session: ServerSession) -> None:
         self._connections.add(connection_of(session))
@@ -84,12 +138,15 @@ class ClientHub:
         return len(self._connections)
 
     async def announce_tools_changed(self) -> None:
+        await self.bus.publish(ToolsListChanged())
         for connection in list(self._connections):
             if connection.initialized.is_set():
                 await connection.send_tool_list_changed()
 
     async def announce_content_changed(self) -> None:
         """An upstream's resources or prompts changed (which of them, it does not say)."""
+        await self.bus.publish(ResourcesListChanged())
+        await self.bus.publish(PromptsListChanged())
         for connection in list(self._connections):
             if connection.initialized.is_set():
                 await connection.send_resource_list_changed()
@@ -126,10 +183,16 @@ class Gateway:
         *,
         name: str = "pegboard",
         content: UpstreamContent | None = None,
+        store: SecretStore | None = None,
+        state_ttl: float = STATE_TTL_S,
     ) -> None:
+        """``store`` keeps the key that seals approval rounds and their spent nonces (the
+        catalog's store; a memory store, private to this process, when None); a round's
+        ``requestState`` is good for ``state_ttl`` seconds."""
         self.surface = surface
         self.content = content
         self.hub = ClientHub()
+        self.rounds = Rounds(store if store is not None else MemoryCatalogStore(), state_ttl)
         self._changed = Pending()
         self._content_changed = Pending()
         self._session: ServerSession | None = None
@@ -144,7 +207,9 @@ class Gateway:
             title="pegboard",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
-            **(content.handlers() if content is not None else {}),
+            on_subscriptions_listen=ListenHandler(self.hub.bus),
+            cache_hints=dict.fromkeys(_HINTED, LIST_HINT),
+            **(content.handlers(self._asking) if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
         if not _tracing_configured():  # the SDK's span middleware would only cost CPU
@@ -152,14 +217,16 @@ class Gateway:
                 m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)
             ]
         self.server.middleware.append(self._track_clients)
+        self.server.middleware.append(state_boundary(self.rounds.store, state_ttl))
         self._unsubscribe = surface.subscribe(self._on_surface_changed)
 
     async def _track_clients(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         # initialize too: its answer may have come from the early reader, the client then
-        # sends nothing else through the SDK before it needs tools/list_changed.
-        if ctx.method != "server/discover":
+        # sends nothing else through the SDK before it needs tools/list_changed. Modern
+        # requests have no connection to announce on (they listen).
+        if ctx.method != "server/discover" and ctx.protocol_version not in MODERN:
             self.hub.add(ctx.session)
             self._session = ctx.session
             self.client_seen.set()
@@ -168,11 +235,25 @@ class Gateway:
     async def _discover(
         self, ctx: ServerRequestContext[Any], params: mcp_types.RequestParams | None
     ) -> mcp_types.DiscoverResult:
+        return self._discover_result(ctx.protocol_version)
+
+    def _discover_result(self, version: str) -> mcp_types.DiscoverResult:
         return mcp_types.DiscoverResult(
-            supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS),
-            capabilities=self.server.get_capabilities(_NOTIFY),
+            supported_versions=list(VERSIONS),
+            capabilities=self._capabilities(version),
             instructions=self.surface.instructions(),
+            ttl_ms=LIST_HINT.ttl_ms,
+            cache_scope=LIST_HINT.scope,
         )
+
+    def _capabilities(self, version: str) -> mcp_types.ServerCapabilities:
+        caps = self.server.get_capabilities(_NOTIFY, protocol_version=version)
+        if caps.resources is not None and version in MODERN:
+            # listen carries list changes only: no per-resource updates to subscribe to
+            caps = caps.model_copy(
+                update={"resources": caps.resources.model_copy(update={"subscribe": None})}
+            )
+        return caps
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
@@ -190,8 +271,20 @@ class Gateway:
 
     def _tools_list_result(self, version: str) -> dict[str, Any]:
         # The SDK's per-version sieve drops fields the version does not know (once per change).
-        tools = self.surface.list_tools_json()
-        return serialize_server_result("tools/list", version, {"tools": tools})
+        result: dict[str, Any] = {"tools": self.surface.list_tools_json()}
+        return self._shaped("tools/list", version, result)
+
+    def _shaped(self, method: str, version: str, result: dict[str, Any]) -> dict[str, Any]:
+        """``result`` as the SDK's runner shapes it for ``version`` (cache hint, sieve, and on
+        the modern era ``resultType`` and the ``serverInfo`` stamp), for answers written
+        without the SDK's dispatcher."""
+        if version in MODERN:
+            hint = {"ttlMs": LIST_HINT.ttl_ms, "cacheScope": LIST_HINT.scope}
+            result = {"resultType": "complete", **hint, **result}
+        shaped = serialize_server_result(method, version, result)
+        if version in MODERN:
+            shaped["_meta"] = {mcp_types.SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        return shaped
 
     def ready_snapshot(self) -> dict[str, Any]:
         """What the early reader of the next start answers with (:mod:`pegboard.gateway.ready`)."""
@@ -211,8 +304,23 @@ class Gateway:
         )
         init.pop("protocolVersion", None)
         versions = list(HANDSHAKE_PROTOCOL_VERSIONS)
-        tools = {v: json.loads(self.tools_list_json(v)) for v in versions}
-        return {"versions": versions, "init": init, "tools": tools}
+        modern = list(MODERN_PROTOCOL_VERSIONS)
+        tools = {v: json.loads(self.tools_list_json(v)) for v in (*versions, *modern)}
+        discover = {
+            v: self._shaped(
+                "server/discover",
+                v,
+                self._discover_result(v).model_dump(by_alias=True, mode="json", exclude_none=True),
+            )
+            for v in modern
+        }
+        return {
+            "versions": versions,
+            "init": init,
+            "tools": tools,
+            "modern": modern,
+            "discover": discover,
+        }
 
     @property
     def stdio_session(self) -> ServerSession | None:
@@ -221,8 +329,49 @@ class Gateway:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
-    ) -> mcp_types.CallToolResult:
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        if ctx.protocol_version in MODERN:
+            return await self.call_modern(ctx, params)
         return await self.call(ctx.session, ctx.request_id, params.name, params.arguments or {})
+
+    def _asking(
+        self, ctx: ServerRequestContext[Any], params: mcp_types.InputResponseRequestParams
+    ) -> Asking | None:
+        """How the client of a resource read or prompt get is asked: in rounds when modern."""
+        if ctx.protocol_version not in MODERN:
+            return None
+        answer = self.rounds.answer(params)  # a replayed state is refused here
+        principal, client = principal_of(ctx), client_of(ctx)
+        return Asking(
+            RoundApproval(answer) if client_can_elicit(ctx.session) else None,
+            self.rounds.grants(principal, client),
+            _sessionless_id(principal, client),
+            self.rounds.ask,
+        )
+
+    async def call_modern(
+        self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        """One ``tools/call`` of a 2026-07-28 client: a gated call is asked in an
+        input-required round (:mod:`pegboard.gateway.rounds`), answered on the retry."""
+        name, arguments = params.name, params.arguments or {}
+        can_ask = client_can_elicit(ctx.session)
+        answer = self.rounds.answer(params)  # a replayed state is refused here
+        principal, client = principal_of(ctx), client_of(ctx)
+        try:
+            output = await self.surface.call_tool(
+                name,
+                arguments,
+                call_id=f"mcp-{ctx.request_id}",
+                approval=RoundApproval(answer) if can_ask else None,
+                grants=self.rounds.grants(principal, client),
+                session_id=_sessionless_id(principal, client),
+            )
+        except ApprovalPending as pending:
+            return self.rounds.ask(pending.request)
+        except ApprovalRequired as exc:
+            return _error(NO_ELICITATION_MESSAGE.format(name=exc.tool_name or name))
+        return output_to_call_result(output)
 
     async def call(
         self,
@@ -265,6 +414,12 @@ class Gateway:
         await connection_of(self._session).initialized.wait()
         self._on_surface_changed()
 
+    async def announce_when_listening(self) -> None:
+        """Announce a change once a modern client listens (its list came from a stale
+        snapshot before the full server ran)."""
+        await self.hub.bus.listening.wait()
+        self._on_surface_changed()
+
     async def announce_changes(self) -> None:
         """Forever: tell every client when the surface, or an upstream's resources or
         prompts, changed (run it in a task group)."""
@@ -279,6 +434,11 @@ class Gateway:
 
     def close(self) -> None:
         self._unsubscribe()
+
+
+def _sessionless_id(principal: str, client: str) -> str:
+    """The audit's session id of a modern client: stable for one principal and client."""
+    return "modern-" + hashlib.sha256(f"{principal}\0{client}".encode()).hexdigest()[:16]
 
 
 def _tracing_configured() -> bool:

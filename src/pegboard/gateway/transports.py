@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-from mcp.server.runner import serve_loop
+from mcp.server.runner import serve_dual_era_loop
 
 from pegboard.errors import ConfigError
 from pegboard.gateway import early
@@ -48,21 +48,25 @@ async def serve_stdio(gateway: Gateway) -> None:
     answers = handoff.answers if handoff else None
     version = answers.version if answers else None
     listed = answers.listed if answers else None
-    stale = version is not None and listed is not None and listed != _live(gateway, version)
+    listed_as = answers.listed_version if answers else None
+    stale = listed_as is not None and listed != _live(gateway, listed_as)
     async with (
         server.lifespan(server) as state,
         pipe_stdio_server(FastToolCalls(gateway, version), handoff) as (read, write),
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(gateway.announce_changes)
-        if stale:
+        if stale and listed_as == version:
             tg.start_soon(gateway.announce_when_initialized)
+        elif stale:  # a modern client listed from the snapshot: tell it once it listens
+            tg.start_soon(gateway.announce_when_listening)
         target = early.snapshot_target()
         if target is not None:
             tg.start_soon(_keep_snapshot, gateway, target)
-        # init_options=None: the initialize result is built at handshake time, so it
-        # carries the instructions of that moment.
-        await serve_loop(server, read, write, lifespan_state=state)
+        # Both eras: the client's first request decides (initialize: handshake era; a
+        # request with the 2026-07-28 envelope: modern). init_options=None: the initialize
+        # result is built at handshake time, so it carries the instructions of that moment.
+        await serve_dual_era_loop(server, read, write, lifespan_state=state)
         tg.cancel_scope.cancel()
 
 

@@ -50,5 +50,7 @@ async def warm_search_index(
 def _build(index: SearchIndex) -> None:
     try:
         len(index)  # a LazyRegistryIndex builds on first use
+        # One search too: the first query pays lazily built parts (tens of ms at 527 tools).
+        index.search(["warm up"], limit=1)
     except Exception as exc:  # the first search builds it, as before
         logger.warning("could not build the search index in the background: %s", exc)

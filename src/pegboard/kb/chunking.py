@@ -26,10 +26,12 @@ def chunk(doc: Extracted, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
     out: list[Chunk] = []
     for section in doc.sections:
         heading = section.heading.strip()
-        title = f"{doc.title} › {heading}" if heading and heading != doc.title else doc.title
+        # A page's own first heading is usually its title (a site's <title> adds " — Site").
+        same = heading == doc.title or doc.title.startswith(heading + " ")
+        title = f"{doc.title} › {heading}" if heading and not same else doc.title
         for text in _pack(_pieces(section.text, max_chars), max_chars):
             out.append(Chunk(len(out), title, text))
-        if not section.text.strip() and heading and heading != doc.title:
+        if not section.text.strip() and heading and not same:
             out.append(Chunk(len(out), title, heading))  # a heading alone is still findable
     return out
 

@@ -1,7 +1,8 @@
 """Which embedding model turns chunks and questions into vectors (loaded lazily).
 
-Both choices are static embeddings that ship with their weights (nothing downloaded): the
-distilled MiniLM table inside pegboard, and WordLlama from the ``semantic`` extra. A base
+Three choices, all shipping their weights (nothing downloaded): the all-MiniLM-L6-v2
+sentence encoder run in numpy (the default), the static table distilled from it, both inside
+pegboard, and WordLlama's static table from the ``semantic`` extra. A base
 records the model it was built with, and is always searched with that one.
 """
 
@@ -15,19 +16,22 @@ if TYPE_CHECKING:
     from pegboard.search.dense import Embedder
 
 MINILM = "minilm-static"
+MINILM_L6 = "minilm-l6"
 WORDLLAMA = "wordllama"
-MODELS = (MINILM, WORDLLAMA)
+MODELS = (MINILM_L6, MINILM, WORDLLAMA)
 
 
 def default_model() -> str:
-    """The MiniLM table that ships inside pegboard.
+    """The sentence encoder (all-MiniLM-L6-v2 in numpy, shipped inside pegboard).
 
-    On bench/kb.py's paraphrase set both models put the right note first for 31 of 40
-    questions when fused with BM25 (WordLlama: 29 vs 28 with vectors alone, hit@3 0.90 vs
-    0.85), so the default is the one every install has: a base built with it can be searched
-    wherever pegboard runs. ``pegboard kb add --model wordllama`` picks the other.
+    bench/kb.py: on the paraphrase notes it puts the right note first for 36 of 40 questions
+    (the static table 31, WordLlama 31); on the Python library reference (python3-doc, 33
+    paraphrased questions) 15 of 33 first and 26 of 33 in the top three (static table: 6 and
+    13). A query costs ~10 ms more CPU (28 ms p50 fused at 100k chunks). Ingestion is the
+    price: a few KB of text per second per core where the static table reads MB, so
+    ``pegboard kb add --model minilm-static`` stays for very large folders.
     """
-    return MINILM
+    return MINILM_L6
 
 
 def load_embedder(model: str) -> Embedder:
@@ -36,6 +40,10 @@ def load_embedder(model: str) -> Embedder:
         from pegboard.search.dense import shared_embedder
 
         return shared_embedder()
+    if model == MINILM_L6:
+        from pegboard.search.encoder import shared_encoder
+
+        return shared_encoder()
     if model == WORDLLAMA:
         from pegboard.search.wordllama import semantic_available, shared_wordllama
 

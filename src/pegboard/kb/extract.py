@@ -21,6 +21,11 @@ MAX_TEXT_CHARS = 16_000_000
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _DECLARES_ENTITIES = re.compile(rb"<!DOCTYPE[^>]*\[|<!ENTITY", re.IGNORECASE)
+_MAIN_OPEN = re.compile(
+    r"<(main)\b[^>]*>|<([a-z][a-z0-9]*)\b[^>]*?\srole\s*=\s*[\"']?main\b[^>]*>", re.IGNORECASE
+)
+_HEAD = re.compile(r"<head\b.*?</head\s*>", re.IGNORECASE | re.DOTALL)
+_HEADING_MARKS = " \t¶#§🔗"  # permalink marks documentation generators put after headings
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +70,7 @@ def markdown(text: str, fallback_title: str) -> Extracted:
             lines.append(line)
             continue
         sections.append(Section(heading, "\n".join(lines)))
-        heading, lines = match.group(2).strip(), []
+        heading, lines = match.group(2).strip().rstrip(_HEADING_MARKS), []
         if not title and len(match.group(1)) == 1:
             title = heading
     sections.append(Section(heading, "\n".join(lines)))
@@ -78,9 +83,36 @@ def _html(data: bytes, text: str, path: Path) -> Extracted:
         _refuse_xml_entities(data, path)
     from pegboard.htmltext import html_to_markdown  # lazy: only ingestion parses HTML
 
-    page = html_to_markdown(text, main_content=False)
+    page = html_to_markdown(main_region(text), main_content=False)
     doc = markdown(page.markdown, path.stem)
     return Extracted(page.title or doc.title, doc.sections)
+
+
+def main_region(html: str) -> str:
+    """The page's ``<head>`` and its main region (``<main>`` or ``role="main"``) when it
+    declares one, else the whole page.
+
+    A page that names its main content (Sphinx, MkDocs and most site generators do, saved web
+    pages often) keeps around it navigation, a table of contents and "next topic" links that
+    name other pages: indexed, they make every page match every other page's name. Tags are
+    matched with a regex over the raw text (no second parse); an unclosed region runs to the
+    end of the page.
+    """
+    opened = _MAIN_OPEN.search(html)
+    if opened is None:
+        return html
+    tag = (opened.group(1) or opened.group(2)).lower()
+    depth, end = 1, len(html)
+    for found in re.finditer(rf"<(/?){tag}\b[^>]*?(/?)>", html[opened.end() :], re.IGNORECASE):
+        if found.group(1):
+            depth -= 1
+        elif not found.group(2):
+            depth += 1
+        if depth == 0:
+            end = opened.end() + found.end()
+            break
+    head = _HEAD.search(html, 0, opened.start())
+    return (head.group(0) if head else "") + html[opened.start() : end]
 
 
 def _refuse_xml_entities(data: bytes, path: Path) -> None:

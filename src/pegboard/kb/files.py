@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from pegboard.errors import FileTooLarge, PathNotAllowed
+from pegboard.kb.excludes import excluded
 
 SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text", ".html", ".htm", ".xhtml", ".pdf"})
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -46,9 +47,13 @@ class Skipped:
 
 
 def discover(
-    paths: Iterable[str | os.PathLike[str]], *, max_files: int = MAX_FILES
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    max_files: int = MAX_FILES,
+    exclude: Sequence[str] = (),
 ) -> tuple[list[Candidate], list[Skipped]]:
-    """The readable-looking files under ``paths`` (directories walked recursively, sorted).
+    """The readable-looking files under ``paths`` (directories walked recursively, sorted),
+    less those the ``exclude`` patterns name (:mod:`pegboard.kb.excludes`).
 
     Unknown suffixes are skipped only inside directories: a file named explicitly is tried.
     """
@@ -56,7 +61,7 @@ def discover(
     skipped: list[Skipped] = []
     seen: set[str] = set()
     for raw in paths:
-        for item in _expand(raw, skipped):
+        for item in _expand(raw, skipped, exclude):
             key = os.path.realpath(item.path)
             if key in seen:
                 continue
@@ -70,7 +75,9 @@ def discover(
     return found, skipped
 
 
-def _expand(raw: str | os.PathLike[str], skipped: list[Skipped]) -> Iterator[Candidate]:
+def _expand(
+    raw: str | os.PathLike[str], skipped: list[Skipped], exclude: Sequence[str]
+) -> Iterator[Candidate]:
     text = os.fspath(raw)
     if "\0" in text:
         skipped.append(Skipped(repr(text), f"{text!r}: the path contains a NUL byte"))
@@ -83,10 +90,13 @@ def _expand(raw: str | os.PathLike[str], skipped: list[Skipped]) -> Iterator[Can
         skipped.append(Skipped(text, f"{text}: {_os_reason(exc, 'cannot be resolved')}"))
         return
     if not is_dir:
-        yield Candidate(path, root)
+        if not excluded(path.name, exclude):
+            yield Candidate(path, root)
         return
     for dirpath, dirnames, filenames in os.walk(path, followlinks=False, onerror=None):
-        dirnames.sort()
+        here = Path(dirpath).relative_to(path).as_posix()
+        prefix = "" if here == "." else here + "/"
+        dirnames[:] = sorted(n for n in dirnames if not excluded(prefix + n, exclude))
         for name in list(dirnames):
             sub = Path(dirpath, name)
             if sub.is_symlink() and not _inside(sub, root):
@@ -95,7 +105,7 @@ def _expand(raw: str | os.PathLike[str], skipped: list[Skipped]) -> Iterator[Can
                 )
         for name in sorted(filenames):
             file = Path(dirpath, name)
-            if file.suffix.lower() in SUFFIXES:
+            if file.suffix.lower() in SUFFIXES and not excluded(prefix + name, exclude):
                 yield Candidate(file, root)
 
 

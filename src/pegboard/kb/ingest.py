@@ -11,20 +11,18 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pegboard.errors import KnowledgeBaseError
+from pegboard.kb import store
 from pegboard.kb.chunking import chunk
 from pegboard.kb.embedding import default_model, load_embedder
+from pegboard.kb.excludes import check_patterns, excluded
 from pegboard.kb.extract import extract
 from pegboard.kb.files import Candidate, Skipped, discover, read_regular
 from pegboard.kb.store import NewChunk, connect, document_hash, replace_document
-
-if TYPE_CHECKING:
-    from pegboard.search.dense import Embedder
 
 _BASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 Progress = Callable[[int, int, str], None]  # (files done, files in all, current file)
@@ -39,6 +37,8 @@ class IngestReport:
     skipped: list[Skipped] = field(default_factory=list)
     chunks: int = 0
     bytes: int = 0
+    removed: list[str] = field(default_factory=list)  # now excluded, so taken out
+    excludes: tuple[str, ...] = ()  # the patterns applied
 
 
 def check_base_name(name: str) -> str:
@@ -58,20 +58,33 @@ def ingest(
     *,
     model: str | None = None,
     progress: Progress | None = None,
+    exclude: Sequence[str] = (),
+    config_exclude: Sequence[str] = (),
+    forget_excludes: bool = False,
 ) -> IngestReport:
-    """Add or refresh the files under ``paths`` in ``base`` (created on first success)."""
+    """Add or refresh the files under ``paths`` in ``base`` (created on first success).
+
+    ``exclude`` patterns are remembered for the base (added to those given before, which
+    ``forget_excludes`` drops first); ``config_exclude`` ones (from the config file) apply
+    without being stored. Files the patterns name are not read, and those already in the base
+    under a folder given are removed from it.
+    """
     check_base_name(base)
-    candidates, skipped = discover(paths)
-    report = IngestReport(skipped=list(skipped))
+    given = check_patterns(exclude)
+    paths = list(paths)
     with connect(db_path, create=True) as conn:
         row = conn.execute("SELECT model FROM bases WHERE name = ?", (base,)).fetchone()
+        remembered = () if row is None or forget_excludes else store.excludes(conn, base)
+        kept = check_patterns((*remembered, *given))
+        patterns = check_patterns((*kept, *config_exclude))
+        candidates, skipped = discover(paths, exclude=patterns)
+        report = IngestReport(skipped=list(skipped), excludes=patterns)
         chosen = str(row[0]) if row is not None else (model or default_model())
-        embedder = load_embedder(chosen)
         for done, candidate in enumerate(candidates):
             if progress is not None:
                 progress(done, len(candidates), str(candidate.path))
             try:
-                _one(conn, base, chosen, candidate, embedder, report)
+                _one(conn, base, chosen, candidate, report)
             except KnowledgeBaseError as exc:
                 report.skipped.append(Skipped(str(candidate.path), str(exc)))
             except sqlite3.Error as exc:
@@ -80,7 +93,32 @@ def ingest(
                 )
         if progress is not None:
             progress(len(candidates), len(candidates), "")
+        if conn.execute("SELECT 1 FROM bases WHERE name = ?", (base,)).fetchone() is not None:
+            store.set_excludes(conn, base, kept)
+            report.removed = _drop_excluded(conn, base, paths, patterns)
     return report
+
+
+def _drop_excluded(
+    conn: sqlite3.Connection,
+    base: str,
+    paths: list[str | os.PathLike[str]],
+    patterns: Sequence[str],
+) -> list[str]:
+    """Remove the documents of ``base`` under a folder of ``paths`` that ``patterns`` exclude."""
+    if not patterns:
+        return []
+    roots = [os.path.realpath(os.path.expanduser(os.fspath(p))) for p in paths]
+    roots = [r for r in roots if os.path.isdir(r)]
+    removed: list[str] = []
+    for source in sorted(store.sources(conn, base)):
+        for root in roots:
+            if source.startswith(root.rstrip("/") + "/"):
+                if excluded(os.path.relpath(source, root).replace(os.sep, "/"), patterns):
+                    store.remove(conn, base, source)
+                    removed.append(source)
+                break
+    return removed
 
 
 def _one(
@@ -88,7 +126,6 @@ def _one(
     base: str,
     model: str,
     candidate: Candidate,
-    embedder: Embedder,
     report: IngestReport,
 ) -> None:
     import numpy as np
@@ -101,7 +138,7 @@ def _one(
         return
     doc = extract(data, candidate.path)
     pieces = chunk(doc)
-    vectors = embedder.embed([f"{c.title}\n{c.text}" for c in pieces])
+    vectors = load_embedder(model).embed([f"{c.title}\n{c.text}" for c in pieces])
     rows = np.ascontiguousarray(vectors, dtype=np.float32)
     replace_document(
         conn,

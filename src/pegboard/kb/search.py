@@ -1,33 +1,39 @@
-"""Searching one base: FTS5 BM25 and cosine over the chunk vectors, fused into one ranking.
+"""Searching bases: FTS5 BM25 and cosine over the chunk vectors, fused, then one hit per document.
 
 Vectors are scored in :mod:`pegboard.kb.vectors`. Fusion is standardised-score fusion, as in
-tool_search: BM25 scaled to [0, 1] by the best match plus the cosine's z-score over the base.
-On bench/kb.py's paraphrase set it found the right note first for 31 of 40 questions with
-either embedder, reciprocal-rank fusion (``"rrf"``) for 25-27, vectors alone for 28-29 and
-FTS5 alone for 19.
+tool_search: BM25 scaled to [0, 1] by the best match plus the cosine's z-score. Several bases are
+searched as one collection: the FTS5 index is shared (one set of term statistics), BM25 is scaled
+by the best match over every base searched and the cosine is standardised over every chunk of
+the bases that share an embedding model, so a small base's best chunk does not outrank a large
+base's by being its own maximum. By default the chunks then collapse into documents: a
+document scores as its best chunk plus 0.3 times its next two (a page that answers in several
+places beats one stray match), and its best chunk gives the result its title (document ›
+heading) and snippet; ``chunks=True`` returns the chunks themselves. bench/kb.py measures each step.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pegboard.kb.store import base_model
-from pegboard.kb.vectors import CANDIDATES, DenseRanking, dense_ranking
+from pegboard.kb.vectors import CANDIDATES, dense_ranking
 
 Mode = Literal["fused", "fts", "vector", "rrf"]
 RRF_K = 60
 DENSE_WEIGHT = 1.0
+SUPPORT = 0.3  # weight of a document's second and third best chunks (bench/kb.py (b))
 SNIPPET_CHARS = 240
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One chunk found in one base."""
+    """One document (its best chunk) or one chunk found in one base."""
 
     base: str
     source: str
@@ -35,56 +41,67 @@ class Hit:
     text: str
     snippet: str
     score: float
+    content_hash: str = ""
 
 
 def search(
     conn: sqlite3.Connection,
     db_path: Path,
-    base: str,
+    bases: Sequence[str],
     query: str,
     *,
     top_k: int = 5,
     mode: Mode = "fused",
+    chunks: bool = False,
 ) -> list[Hit]:
-    """The ``top_k`` best chunks of ``base`` for ``query``, best first."""
+    """The ``top_k`` best documents (or chunks) of ``bases`` for ``query``, best first."""
     from pegboard.search.text import STOPWORDS  # lazy: the ranking package loads numpy
 
-    model, generation = base_model(conn, base)
+    states = {base: base_model(conn, base) for base in dict.fromkeys(bases)}
     words = [w for w in (m.lower() for m in _WORD.findall(query)) if w not in STOPWORDS]
-    lexical = _fts(conn, base, words) if mode != "vector" else []
-    dense = DenseRanking([], 0.0, 0.0)
+    lexical = _fts(conn, list(states), words) if mode != "vector" else []
+    dense: list[tuple[int, float]] = []
     if mode != "fts":
-        dense = dense_ranking(conn, db_path, base, generation, model, query)
+        by_model: dict[str, dict[str, int]] = {}
+        for base, (model, generation) in states.items():
+            by_model.setdefault(model, {})[base] = generation
+        for model, generations in sorted(by_model.items()):
+            dense.extend(dense_ranking(conn, db_path, generations, model, query))
+        dense.sort(key=lambda item: (-item[1], item[0]))
     if mode == "fts":
         ranked = lexical
     elif mode == "vector":
-        ranked = dense.ranked
+        ranked = dense
     elif mode == "rrf":
-        ranked = _rrf(lexical, dense.ranked)
+        ranked = _rrf(lexical, dense)
     else:
-        ranked = _z_fusion(lexical, dense)
-    return _hits(conn, base, ranked[:top_k], words)
+        ranked = _fuse(lexical, dense)
+    return _collect(conn, ranked, words, top_k, by_document=not chunks)
 
 
-def _fts(conn: sqlite3.Connection, base: str, words: list[str]) -> list[tuple[int, float]]:
-    if not words:
+def _fts(conn: sqlite3.Connection, bases: list[str], words: list[str]) -> list[tuple[int, float]]:
+    if not words or not bases:
         return []
     match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
-    (others,) = conn.execute("SELECT count(*) FROM bases WHERE name != ?", (base,)).fetchone()
+    (others,) = conn.execute(
+        f"SELECT count(*) FROM bases WHERE name NOT IN ({','.join('?' * len(bases))})", bases
+    ).fetchone()
     if others:  # every match's row is read to check its base (~9x slower at 39k chunks)
         sql = (
             "SELECT f.rowid, -bm25(chunks_fts, 2.0, 1.0) AS s FROM chunks_fts f"
-            " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? AND c.base = ?"
-            " ORDER BY s DESC LIMIT ?"
+            " JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?"
+            f" AND c.base IN ({','.join('?' * len(bases))}) ORDER BY s DESC LIMIT ?"
         )
-        params: tuple[object, ...] = (match, base, CANDIDATES)
+        params: tuple[object, ...] = (match, *bases, CANDIDATES)
     else:
         sql = (
             "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0) AS s FROM chunks_fts"
             " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
         )
         params = (match, CANDIDATES)
-    return [(int(i), float(s)) for i, s in conn.execute(sql, params).fetchall()]
+    rows = conn.execute(sql, params).fetchall()
+    peak = max((float(s) for _, s in rows), default=0.0)
+    return [(int(i), float(s) / peak if peak > 0 else 0.0) for i, s in rows]
 
 
 def _rrf(*rankings: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -95,34 +112,58 @@ def _rrf(*rankings: list[tuple[int, float]]) -> list[tuple[int, float]]:
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def _z_fusion(lexical: list[tuple[int, float]], dense: DenseRanking) -> list[tuple[int, float]]:
-    """BM25 scaled to [0, 1] by its best, plus the cosine's z-score over the base (at least 0).
+def _fuse(
+    lexical: list[tuple[int, float]], dense: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """BM25 scaled to [0, 1] by its best plus ``DENSE_WEIGHT`` times the cosine's z-score.
 
-    Raw cosines of static embeddings sit in a narrow, query-dependent band; standardising them
-    makes one weight mean the same for every query and every base.
+    Raw cosines sit in a narrow, query-dependent band; standardising them makes one weight mean
+    the same for every query and every base.
     """
-    scores: dict[int, float] = {}
-    peak = max((s for _, s in lexical), default=0.0)
-    for chunk_id, s in lexical:
-        scores[chunk_id] = s / peak if peak > 0 else 0.0
-    if dense.spread > 0:
-        for chunk_id, s in dense.ranked:
-            z = max((s - dense.mean) / dense.spread, 0.0)
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + DENSE_WEIGHT * z
+    scores = dict(lexical)
+    for chunk_id, z in dense:
+        scores[chunk_id] = scores.get(chunk_id, 0.0) + DENSE_WEIGHT * z
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def _hits(
-    conn: sqlite3.Connection, base: str, ranked: list[tuple[int, float]], words: list[str]
+def _collect(
+    conn: sqlite3.Connection,
+    ranked: list[tuple[int, float]],
+    words: list[str],
+    top_k: int,
+    *,
+    by_document: bool,
 ) -> list[Hit]:
-    hits: list[Hit] = []
+    """The ``top_k`` best hits: documents (the same content in two bases or at two paths is
+    one), each scored as its best chunk plus ``SUPPORT`` times its next two, or chunks with
+    distinct texts."""
+    ids = [chunk_id for chunk_id, _ in ranked]
+    rows: dict[int, tuple[str, str, str, str, str]] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        for chunk_id, *row in conn.execute(
+            "SELECT c.id, c.base, c.source, c.title, c.text, d.content_hash FROM chunks c"
+            f" JOIN documents d ON d.id = c.document WHERE c.id IN ({','.join('?' * len(part))})",
+            part,
+        ):
+            rows[int(chunk_id)] = (row[0], row[1], row[2], row[3], row[4])
+    groups: dict[str, list[tuple[int, float]]] = {}
     for chunk_id, score in ranked:
-        row = conn.execute(
-            "SELECT source, title, text FROM chunks WHERE id = ?", (chunk_id,)
-        ).fetchone()
-        if row is not None:
-            source, title, text = row
-            hits.append(Hit(base, source, title, text, snippet(text, words), round(score, 6)))
+        row = rows.get(chunk_id)
+        if row is None:
+            continue
+        key = row[4] if by_document else " ".join(row[3].split()).lower()
+        groups.setdefault(key, []).append((chunk_id, score))
+    scored = []
+    for members in groups.values():
+        best_id, best = members[0]  # ``ranked`` is best first
+        support = sum(s for _, s in members[1:3]) if by_document else 0.0
+        scored.append((best + SUPPORT * support, best_id))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    hits: list[Hit] = []
+    for score, chunk_id in scored[:top_k]:
+        base, source, title, text, digest = rows[chunk_id]
+        hits.append(Hit(base, source, title, text, snippet(text, words), round(score, 6), digest))
     return hits
 
 

@@ -1,6 +1,7 @@
 """The knowledge-base store: one SQLite file per data directory holding every base.
 
-Tables: ``bases`` (name, embedding model, a generation bumped by every write), ``documents``
+Tables: ``bases`` (name, embedding model, a generation bumped by every write), ``base_excludes``
+(the exclude patterns ``kb add`` remembers per base), ``documents``
 (source path, content hash, title), ``chunks`` (source, title, position, text and the chunk's
 float32 vector as a blob), ``chunks_fts`` (FTS5 over title and text, kept in step with
 ``chunks`` by triggers) and ``chunks_vocab`` (the FTS5 term statistics, for query weights).
@@ -31,6 +32,8 @@ CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY, document INTEGER NOT NULL REFERENCES documents(id),
     base TEXT NOT NULL, source TEXT NOT NULL, title TEXT NOT NULL, position INTEGER NOT NULL,
     text TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS base_excludes(
+    base TEXT NOT NULL, pattern TEXT NOT NULL, PRIMARY KEY(base, pattern));
 CREATE INDEX IF NOT EXISTS chunks_base ON chunks(base, id);
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
@@ -52,6 +55,7 @@ class BaseInfo:
     model: str
     documents: int
     chunks: int
+    excludes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +161,8 @@ def remove(conn: sqlite3.Connection, base: str, source_prefix: str | None = None
         if source_prefix is None:
             count = _delete_documents(conn, base, "1", ())
             conn.execute("DELETE FROM bases WHERE name = ?", (base,))
+            if _has_excludes_table(conn):
+                conn.execute("DELETE FROM base_excludes WHERE base = ?", (base,))
         else:
             under = source_prefix.rstrip("/") + "/"
             count = _delete_documents(
@@ -199,7 +205,44 @@ def list_bases(conn: sqlite3.Connection) -> list[BaseInfo]:
         " (SELECT count(*) FROM chunks c WHERE c.base = b.name)"
         " FROM bases b ORDER BY b.name"
     ).fetchall()
-    return [BaseInfo(str(n), str(m), int(d), int(c)) for n, m, d, c in rows]
+    return [BaseInfo(str(n), str(m), int(d), int(c), excludes(conn, n)) for n, m, d, c in rows]
+
+
+def excludes(conn: sqlite3.Connection, base: str) -> tuple[str, ...]:
+    """The exclude patterns remembered for ``base``, in the order they were first given."""
+    if not _has_excludes_table(conn):  # a store written before excludes existed
+        return ()
+    rows = conn.execute(
+        "SELECT pattern FROM base_excludes WHERE base = ? ORDER BY rowid", (base,)
+    ).fetchall()
+    return tuple(str(r[0]) for r in rows)
+
+
+def set_excludes(conn: sqlite3.Connection, base: str, patterns: Sequence[str]) -> None:
+    """Remember exactly ``patterns`` for ``base`` (which must exist)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("DELETE FROM base_excludes WHERE base = ?", (base,))
+        conn.executemany(
+            "INSERT INTO base_excludes(base, pattern) VALUES (?, ?)", [(base, p) for p in patterns]
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def sources(conn: sqlite3.Connection, base: str) -> list[str]:
+    """Every document source of ``base``."""
+    rows = conn.execute("SELECT source FROM documents WHERE base = ?", (base,)).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def _has_excludes_table(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'base_excludes'"
+    ).fetchone()
+    return row is not None
 
 
 def base_model(conn: sqlite3.Connection, base: str) -> tuple[str, int]:

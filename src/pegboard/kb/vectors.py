@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,37 +24,41 @@ if TYPE_CHECKING:
 
     from pegboard.search.dense import WordWeight
 
-CANDIDATES = 50  # best chunks by cosine handed to fusion
+CANDIDATES = 100  # best chunks by each signal handed to fusion
 _matrices: dict[tuple[str, str], tuple[int, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
 _lock = threading.Lock()
 
 
-@dataclass(frozen=True, slots=True)
-class DenseRanking:
-    """The best candidates by cosine, and the mean and spread of the cosine over the base."""
-
-    ranked: list[tuple[int, float]]  # (chunk id, cosine), best first
-    mean: float
-    spread: float
-
-
 def dense_ranking(
-    conn: sqlite3.Connection, db_path: Path, base: str, generation: int, model: str, query: str
-) -> DenseRanking:
+    conn: sqlite3.Connection,
+    db_path: Path,
+    generations: Mapping[str, int],
+    model: str,
+    query: str,
+) -> list[tuple[int, float]]:
+    """The best ``CANDIDATES`` chunks of the bases ``generations`` names (all built with
+    ``model``) by cosine, each as (chunk id, z-score of its cosine over all their chunks)."""
     import numpy as np
 
-    ids, matrix = _matrix(conn, db_path, base, generation)
-    if not len(ids):
-        return DenseRanking([], 0.0, 0.0)
+    parts = [_matrix(conn, db_path, base, gen) for base, gen in sorted(generations.items())]
+    parts = [(ids, matrix) for ids, matrix in parts if len(ids)]
+    if not parts:
+        return []
     vector = load_embedder(model).embed_query(query, _idf_weight(conn, db_path))
     if not np.any(vector):
-        return DenseRanking([], 0.0, 0.0)
-    cosine = matrix @ vector
+        return []
+    ids = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
+    cosine = (
+        parts[0][1] @ vector
+        if len(parts) == 1
+        else np.concatenate([matrix @ vector for _, matrix in parts])
+    )
+    mean, spread = float(cosine.mean()), float(cosine.std())
+    spread = spread if spread > 0 else float("inf")  # one chunk, or all alike: no z-score
     top = min(CANDIDATES, len(ids))
     best = np.argpartition(-cosine, top - 1)[:top]
     best = best[np.argsort(-cosine[best], kind="stable")]
-    ranked = [(int(ids[i]), float(cosine[i])) for i in best]
-    return DenseRanking(ranked, float(cosine.mean()), float(cosine.std()))
+    return [(int(ids[i]), max((float(cosine[i]) - mean) / spread, 0.0)) for i in best]
 
 
 def _matrix(

@@ -52,10 +52,11 @@ class RepairStats:
     model_calls: int = 0
     model_fixes: int = 0  # fixed by the model's answer
     capped: int = 0  # not sent to the model: the turn's cap was reached
+    text_calls: int = 0  # tool calls read from the text of an answer (llm.text_calls)
 
     @property
     def successes(self) -> int:
-        return self.free_fixes + self.model_fixes
+        return self.free_fixes + self.model_fixes + self.text_calls
 
 
 class Repairer:
@@ -77,6 +78,11 @@ class Repairer:
         self.max_model_repairs_per_turn = max_model_repairs_per_turn
         self.stats = RepairStats()
         self._turn_model_calls = 0
+
+    def note_text_calls(self, count: int) -> None:
+        """Count ``count`` tool calls read from an answer's text as repaired calls."""
+        self.stats.attempts += count
+        self.stats.text_calls += count
 
     def new_turn(self) -> None:
         """Start a new model turn: the per-turn cap counts from zero again."""

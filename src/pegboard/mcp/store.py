@@ -15,6 +15,7 @@ server's state, last error and backoff. A second backend (PostgreSQL) implements
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ SharedTable: TypeAlias = Literal["tools", "pins", "content"]
 SHARED_TABLES: tuple[SharedTable, ...] = ("tools", "pins", "content")
 # How many change-feed rows a store keeps at least (older ones may be pruned).
 FEED_KEEP = 1000
+SECRET_BYTES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,10 @@ class CatalogStore(Protocol):
         """Writes after feed position ``since``, oldest first."""
         ...
 
+    def secret(self, name: str) -> bytes: ...
+
+    def spend(self, token: str, expires_at: float) -> bool: ...
+
     def close(self) -> None: ...
 
 
@@ -155,6 +161,21 @@ class MemoryCatalogStore:
         self._pins: dict[str, dict[str, str]] = {}
         self._content: dict[tuple[str, str], StoredContent] = {}
         self._feed = ChangeFeed()
+        self._secrets: dict[str, bytes] = {}
+        self._spent: dict[str, float] = {}
+
+    def secret(self, name: str) -> bytes:
+        """The secret called ``name``, made (random) on first use; see the SQLite store."""
+        return self._secrets.setdefault(name, os.urandom(SECRET_BYTES))
+
+    def spend(self, token: str, expires_at: float) -> bool:
+        """True the first time ``token`` is spent (until ``expires_at``), False after."""
+        now = time.time()
+        self._spent = {t: e for t, e in self._spent.items() if e > now}
+        if token in self._spent:
+            return False
+        self._spent[token] = expires_at
+        return True
 
     # -- shared -------------------------------------------------------------------------------
     def load_all(self) -> dict[str, StoredServer]:

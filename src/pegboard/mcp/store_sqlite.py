@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -32,6 +33,7 @@ from typing import Any
 from pegboard.errors import CatalogError
 from pegboard.mcp.store import (
     FEED_KEEP,
+    SECRET_BYTES,
     Change,
     MemoryCatalogStore,
     SharedTable,
@@ -80,6 +82,15 @@ CREATE TABLE IF NOT EXISTS content (
     items       TEXT NOT NULL,
     PRIMARY KEY (server_id, kind)
 );
+CREATE TABLE IF NOT EXISTS secrets (
+    name       TEXT PRIMARY KEY,
+    value      BLOB NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS spent (
+    token      TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS changes (
     seq       INTEGER PRIMARY KEY AUTOINCREMENT,
     tbl       TEXT NOT NULL,
@@ -95,6 +106,8 @@ _COLUMNS = {
     "pins": ["server_id", "tool", "hash"],
     "content": ["server_id", "kind", "fingerprint", "items"],
     "changes": ["seq", "tbl", "server_id", "at"],
+    "secrets": ["name", "value", "created_at"],
+    "spent": ["token", "expires_at"],
 }
 _Statements = list[tuple[str, tuple[Any, ...]]]
 
@@ -319,6 +332,49 @@ class SqliteCatalogStore:
                 "SELECT seq, tbl, server_id, at FROM changes WHERE seq > ? ORDER BY seq", (since,)
             ).fetchall()
         return [Change(int(seq), tbl, str(sid), float(at)) for seq, tbl, sid, at in rows]
+
+    # -- shared secrets and spent tokens (the gateway's sealed approval rounds) -------------
+    def secret(self, name: str) -> bytes:
+        """The secret called ``name`` (random, made by whichever process asks first).
+
+        Every process and replica on this store reads the same bytes, so one can verify what
+        another sealed. Never logged or shown.
+        """
+        if self._db is None:
+            return self._memory.secret(name)
+        fresh = os.urandom(SECRET_BYTES)
+        self._write_all(
+            [("INSERT OR IGNORE INTO secrets VALUES (?,?,?)", (name, fresh, time.time()))]
+        )
+        with self._lock:
+            row = self._db.execute("SELECT value FROM secrets WHERE name = ?", (name,)).fetchone()
+        return bytes(row[0])
+
+    def spend(self, token: str, expires_at: float) -> bool:
+        """Record ``token`` as used until ``expires_at``: True the first time, False for any
+        later attempt (from any process on this store). Expired tokens are forgotten."""
+        if self._db is None:
+            return self._memory.spend(token, expires_at)
+        with self._lock, self._writer_turn():
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.execute("DELETE FROM spent WHERE expires_at <= ?", (time.time(),))
+                    cursor = self._db.execute(
+                        "INSERT OR IGNORE INTO spent VALUES (?,?)", (token, expires_at)
+                    )
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:
+                        with suppress(sqlite3.Error):
+                            self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise CatalogError(
+                    f"could not write the MCP tool catalog {self.path}: {exc}. "
+                    "Check that the disk is writable and not full."
+                ) from exc
+        return cursor.rowcount == 1
 
     # -- per-replica state --------------------------------------------------------------------
     def load_states(self) -> dict[str, StoredState]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pegboard.calls.approval import ApprovalGrants, ApprovalHandler
+from pegboard.calls.approval import ApprovalGrants, ApprovalHandler, ApprovalPending
 from pegboard.calls.execute import error_output
 from pegboard.calls.session import Call, CallSession
 from pegboard.core.definition import canonical_json
@@ -184,7 +184,9 @@ class RegistrySurface:
         try:
             return await self.toolset.call_tool(call, tools)
         except ApprovalRequired as exc:
-            if exc.tool_name == name:  # a direct call nobody could approve
+            # a direct call nobody could approve; or any call whose approval is asked in an
+            # input-required round (tool_invoke's target too)
+            if exc.tool_name == name or isinstance(exc, ApprovalPending):
                 raise
             return error_output(exc, tools.lookup)
         except PegboardError as exc:  # tool errors, and a server that died mid-call

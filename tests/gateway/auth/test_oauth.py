@@ -93,7 +93,7 @@ def start_gateway(
 
 def auth_config(idp_issuer: str, audience: str) -> dict[str, object]:
     return {
-        "servers": {"toolbox": sdk_server()},
+        "servers": {"toolbox": sdk_server() | {"force_prompt_tools": ["echo"]}},
         "auth": {"issuer": idp_issuer, "audience": audience},
     }
 
@@ -122,7 +122,9 @@ async def test_a_token_from_the_issuer_lists_and_calls_tools(served: Served) -> 
     async with (
         httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}) as http,
         Client(
-            streamable_http_client(served.url, http_client=http), message_handler=changes
+            streamable_http_client(served.url, http_client=http),
+            mode="legacy",  # the handshake era, whose list changes come as notifications
+            message_handler=changes,
         ) as client,
     ):
         with anyio.fail_after(STARTUP_BOUND):
@@ -309,3 +311,47 @@ def test_the_static_token_and_auth_together_are_refused(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "use the token for one user or [auth] for a team, not both" in result.stderr
     assert "s3cret" not in result.stderr
+
+
+def _modern_call(served: Served, token: str, params: dict[str, object]) -> dict[str, object]:
+    """One 2026-07-28 ``tools/call`` POST (no session) with ``token``."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    }
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params | {"_meta": meta}}
+    headers = ACCEPT | {
+        "authorization": f"Bearer {token}",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": str(params["name"]),
+    }
+    answer: dict[str, object] = httpx2.post(
+        served.url, json=body, headers=headers, timeout=30
+    ).json()
+    return answer
+
+
+def test_an_approval_round_of_one_oauth_identity_is_refused_to_another(served: Served) -> None:
+    alice, bob = served.idp.token("alice"), served.idp.token("bob")
+    call: dict[str, object] = {"name": "mcp__toolbox__echo", "arguments": {"text": "hi"}}
+    deadline = time.monotonic() + STARTUP_BOUND
+    while True:  # the tool is known once the upstream warmed (or its list came from cache)
+        first = _modern_call(served, alice, call)
+        result = first.get("result")
+        if isinstance(result, dict) and result.get("resultType") == "input_required":
+            break
+        assert time.monotonic() < deadline, first
+        time.sleep(0.5)
+    yes = {"pegboard.approval": {"action": "accept", "content": {"decision": "allow_once"}}}
+    retry = call | {"inputResponses": yes, "requestState": result["requestState"]}
+
+    stolen = _modern_call(served, bob, retry)
+    ran = _modern_call(served, alice, retry)
+
+    assert stolen["error"] == {
+        "code": -32602,
+        "message": "Invalid or expired requestState",
+        "data": {"reason": "invalid_request_state"},
+    }
+    assert ran["result"]["content"] == [{"type": "text", "text": "hi"}]  # type: ignore[index]

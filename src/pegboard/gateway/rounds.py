@@ -1,0 +1,213 @@
+"""Approval as input-required rounds, for clients of the 2026-07-28 protocol era.
+
+A modern client keeps no session the gateway could push an elicitation request on. A gated
+call is answered instead with an ``InputRequiredResult``: a form elicitation (the question a
+handshake-era client is pushed) and a ``requestState``. The client asks its user and calls
+again with the answer and the state; the SDK's client drives these rounds with the same
+elicitation callback as a pushed elicitation.
+
+The state is sealed by the SDK's :class:`~mcp.server.request_state.RequestStateBoundary`
+(AES-256-GCM under a key kept in the store, see :func:`state_boundary`, so any replica on the
+same store verifies a state another issued). Its claims bind it to ``tools/call`` (or the
+read/get), the called tool name, the arguments' digest, the principal (:func:`principal_of`;
+the OAuth identity under ``[auth]``), the audience
+``pegboard`` and an expiry (:data:`STATE_TTL_S`); a state that fails any of them, or was
+altered by one byte, is refused before anything runs. Inside, pegboard's own part names the
+tool that is really asked about (``tool_invoke``'s target), its *definition hash* and the
+fingerprint of its arguments, and a one-time nonce: the retry is honoured only for that exact
+call of that exact definition, and only once (the nonce is spent in the store, so a recorded
+state and answer cannot run the call twice, on this replica or another).
+
+"Allow for this session" has no session to live in: on this era it is **allow for
+:data:`GRANT_TTL_S` seconds (30 minutes) for this principal and this client** (the client's
+declared name), bound like every grant to the tool's definition hash and the exact arguments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import mcp_types
+from mcp.server.context import ServerRequestContext
+from mcp.server.request_state import (
+    RequestStateBoundary,
+    RequestStateSecurity,
+    authenticated_principal,
+)
+from mcp.shared.exceptions import MCPError
+
+from pegboard.calls.approval import (
+    ApprovalGrants,
+    ApprovalPending,
+    ApprovalRequest,
+    Decision,
+    arguments_fingerprint,
+)
+from pegboard.gateway.approval import approval_message, decision_schema
+
+logger = logging.getLogger("pegboard.gateway")
+
+AUDIENCE = "pegboard"
+KEY_NAME = "gateway.request-state"
+STATE_TTL_S = 600.0
+GRANT_TTL_S = 30 * 60.0
+INPUT_KEY = "pegboard.approval"
+_STATE_VERSION = 1
+_FOR_A_WHILE = f"Allow for {int(GRANT_TTL_S // 60)} minutes (this client)"
+
+
+class SecretStore(Protocol):
+    """What rounds need of the store (:class:`~pegboard.mcp.store.SqliteCatalogStore` has it)."""
+
+    def secret(self, name: str) -> bytes: ...
+
+    def spend(self, token: str, expires_at: float) -> bool: ...
+
+
+def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Who is calling: ``stdio`` (the user who started ``pegboard serve``), or over HTTP the
+    OAuth identity the SDK verified (``[auth]``: client, issuer, subject), else the bearer
+    token's digest (never the token) or ``anonymous`` (loopback without a token)."""
+    verified = authenticated_principal(ctx)
+    if verified is not None:
+        return "oauth:" + verified
+    request = ctx.request
+    if request is None:
+        return "stdio"
+    given = request.headers.get("authorization")
+    if not given:
+        return "anonymous"
+    return "bearer:" + hashlib.sha256(given.encode()).hexdigest()[:16]
+
+
+def client_of(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The client's declared name (``clientInfo.name`` of the request's envelope), or ``-``."""
+    params = ctx.session.client_params
+    return params.client_info.name if params is not None else "-"
+
+
+def state_boundary(store: SecretStore, ttl: float = STATE_TTL_S) -> RequestStateBoundary:
+    """The SDK middleware that seals and verifies ``requestState``, keyed from ``store``."""
+    security = RequestStateSecurity(
+        keys=[store.secret(KEY_NAME)], ttl=ttl, bind_principal=principal_of
+    )
+    return RequestStateBoundary(security, default_audience=AUDIENCE)
+
+
+def refused(reason: str) -> MCPError:
+    """The same wire error the SDK's boundary gives; the reason goes to the log only."""
+    logger.warning("requestState refused: %s", reason)
+    return MCPError(
+        code=mcp_types.INVALID_PARAMS,
+        message="Invalid or expired requestState",
+        data={"reason": "invalid_request_state"},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The user's answer carried by a verified retry, for the call its state names."""
+
+    key: tuple[str, str, str]
+    decision: Decision
+
+
+class TimedGrants(ApprovalGrants):
+    """Grants that lapse :data:`GRANT_TTL_S` after they were given ("allow for a while")."""
+
+    def __init__(self, ttl: float = GRANT_TTL_S) -> None:
+        super().__init__()
+        self._ttl = ttl
+        self._until: dict[tuple[str, str, str], float] = {}
+
+    def record(self, request: ApprovalRequest, decision: Decision) -> None:
+        super().record(request, decision)
+        if decision != "deny":
+            self._until[request.key] = time.monotonic() + self._ttl
+
+    def consume(self, request: ApprovalRequest) -> bool:
+        until = self._until.get(request.key)
+        if until is not None and until <= time.monotonic():
+            del self._until[request.key]
+            with self._lock:
+                self._grants.pop(request.key, None)
+        return super().consume(request)
+
+
+@dataclass
+class Rounds:
+    """Issues approval rounds and reads their answers (see the module docstring)."""
+
+    store: SecretStore
+    ttl: float = STATE_TTL_S  # how long a round's state is good for
+    _grants: dict[tuple[str, str], TimedGrants] = field(default_factory=dict)
+
+    def grants(self, principal: str, client: str) -> TimedGrants:
+        """The "allow for a while" grants of this principal and client."""
+        return self._grants.setdefault((principal, client), TimedGrants())
+
+    def ask(self, request: ApprovalRequest) -> mcp_types.InputRequiredResult:
+        """The round asking the user about ``request`` (its state is sealed on the way out)."""
+        state = {
+            "v": _STATE_VERSION,
+            "tool": request.tool_name,
+            "def": request.definition_hash,
+            "args": arguments_fingerprint(request.arguments),
+            "nonce": secrets.token_urlsafe(16),
+        }
+        elicit = mcp_types.ElicitRequest(
+            params=mcp_types.ElicitRequestFormParams(
+                message=approval_message(request),
+                requested_schema=decision_schema(_FOR_A_WHILE),
+            )
+        )
+        return mcp_types.InputRequiredResult(
+            input_requests={INPUT_KEY: elicit},
+            request_state=json.dumps(state, separators=(",", ":")),
+        )
+
+    def answer(self, params: mcp_types.InputResponseRequestParams) -> Answer | None:
+        """The answer of a retry (None on a first call). The state arrives verified and
+        unsealed by the boundary; its nonce is spent here, so a second use is refused."""
+        if params.request_state is None:
+            return None
+        try:
+            state = json.loads(params.request_state)
+            key = (str(state["tool"]), str(state["def"]), str(state["args"]))
+            nonce = str(state["nonce"])
+        except (ValueError, KeyError, TypeError):
+            raise refused("pegboard state unreadable") from None
+        if not isinstance(state, dict) or state.get("v") != _STATE_VERSION:
+            raise refused("pegboard state version")
+        if not self.store.spend(f"approval:{nonce}", time.time() + self.ttl + 60):
+            raise refused(f"replayed approval of {key[0]}")
+        response = (params.input_responses or {}).get(INPUT_KEY)
+        return Answer(key, _decision(response))
+
+
+def _decision(response: object) -> Decision:
+    if not isinstance(response, mcp_types.ElicitResult) or response.action != "accept":
+        return "deny"
+    decision = (response.content or {}).get("decision")
+    if decision in ("allow_once", "allow_always"):
+        return "allow_once" if decision == "allow_once" else "allow_always"
+    return "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundApproval:
+    """An :class:`~pegboard.calls.approval.ApprovalHandler` for one modern ``tools/call``:
+    the verified answer of this retry if it is about exactly this call, else a new round."""
+
+    answer: Answer | None
+
+    async def request_approval(self, request: ApprovalRequest) -> Decision:
+        if self.answer is None or self.answer.key != request.key:
+            raise ApprovalPending(request)
+        return self.answer.decision

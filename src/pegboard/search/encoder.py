@@ -1,0 +1,173 @@
+"""A real sentence encoder: all-MiniLM-L6-v2's six transformer layers, run in numpy.
+
+The weights ship inside pegboard (``minilm_l6/``, int8 with one scale per row, made by
+``scripts/pack_minilm.py``; 23 MB) and are dequantised to float32 once, on first use: no
+PyTorch, no ONNX runtime, nothing downloaded. Texts are cut into BERT word pieces by
+:class:`~pegboard.search.wordpiece.WordPiece` (unknown words become ``[UNK]``, as in BERT),
+truncated to ``max_tokens``, run in batches of similar length (little padding) and mean-pooled
+over their tokens, exactly as sentence-transformers pools this model.
+
+A query costs a few milliseconds; a document costs about a millisecond per 10-20 tokens on one
+core, several hundred times the static table (bench/RESULTS.md), which is why knowledge bases
+can still choose the static table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from pegboard.search.dense import MODEL_DIR as VOCAB_DIR
+from pegboard.search.dense import Vectors, WordWeight, unit_rows
+from pegboard.search.wordpiece import WordPiece, basic_words
+
+WEIGHTS_DIR = Path(__file__).resolve().parent / "minilm_l6"
+MAX_TOKENS = 128  # the length the model was trained at (its card); halves ingestion
+BATCH_TOKENS = 8192  # padded tokens per forward pass
+CLS, SEP, UNK = 101, 102, 100
+Matrix = npt.NDArray[np.float32]
+
+
+def _layer_norm(x: Matrix, weight: Matrix, bias: Matrix, eps: float) -> Matrix:
+    mean = x.mean(-1, keepdims=True)
+    centred = x - mean
+    var = (centred * centred).mean(-1, keepdims=True)
+    out: Matrix = centred / np.sqrt(var + eps) * weight + bias
+    return out
+
+
+def _gelu(x: Matrix) -> Matrix:
+    inner = np.tanh(0.7978845608 * (x + 0.044715 * x * x * x))
+    out: Matrix = (0.5 * x * (1.0 + inner)).astype(np.float32, copy=False)
+    return out
+
+
+class SentenceEncoder:
+    """all-MiniLM-L6-v2 sentence vectors (384 dimensions, unit length)."""
+
+    def __init__(self, weights_dir: Path = WEIGHTS_DIR, *, max_tokens: int = MAX_TOKENS) -> None:
+        config = json.loads((weights_dir / "config.json").read_text(encoding="utf-8"))
+        self._heads = int(config["num_attention_heads"])
+        self._layers = int(config["num_hidden_layers"])
+        self._eps = float(config["layer_norm_eps"])
+        self.dims = int(config["hidden_size"])
+        self.max_tokens = max_tokens
+        digest = hashlib.sha256()
+        self._w: dict[str, Matrix] = {}
+        with np.load(weights_dir / "weights.npz") as stored:
+            for name in sorted(stored.files):
+                digest.update(name.encode())
+                digest.update(stored[name].tobytes())
+                if name.endswith(".scale"):
+                    continue
+                if name.endswith(".q"):
+                    base = name.removesuffix(".q")
+                    matrix = stored[name].astype(np.float32) * stored[base + ".scale"][:, None]
+                    # Dense layers are kept as (in, out), so x @ W is one contiguous GEMM.
+                    keep = matrix if base.startswith("embeddings.") else matrix.T
+                    self._w[base] = np.ascontiguousarray(keep)
+                else:
+                    self._w[name] = stored[name].astype(np.float32)
+        self.model_id = f"minilm-l6-{self.dims}-{digest.hexdigest()[:12]}"
+        vocab = (VOCAB_DIR / "vocab.txt").read_text(encoding="utf-8").splitlines()
+        self._tokenizer = WordPiece({word: i for i, word in enumerate(vocab)})
+
+    def token_ids(self, text: str) -> list[int]:
+        """``[CLS]`` + the word pieces of ``text`` (``[UNK]`` for unknown words) + ``[SEP]``."""
+        ids = [CLS]
+        budget = self.max_tokens - 1
+        for word in basic_words(text):
+            pieces = self._tokenizer.pieces(word) or (UNK,)
+            ids.extend(pieces)
+            if len(ids) >= budget:
+                del ids[budget:]
+                break
+        ids.append(SEP)
+        return ids
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        encoded = [self.token_ids(t) for t in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+        start = 0
+        while start < len(order):
+            end = start + 1
+            # Sorted by length: the batch's last (longest) sequence sets its padded width.
+            while end < len(order) and (end + 1 - start) * len(encoded[order[end]]) <= BATCH_TOKENS:
+                end += 1
+            batch = order[start:end]
+            out[batch] = self._forward([encoded[i] for i in batch])
+            start = end
+        return unit_rows(out)
+
+    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+        """The query's sentence vector (``weight`` is for static tables; a transformer weighs
+        words by context)."""
+        vector: Vectors = self.embed([text])[0]
+        return vector
+
+    def _forward(self, batch: list[list[int]]) -> Matrix:
+        w = self._w
+        n, length = len(batch), max(len(ids) for ids in batch)
+        ids = np.zeros((n, length), dtype=np.int64)
+        mask = np.zeros((n, length), dtype=np.float32)
+        for row, seq in enumerate(batch):
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1.0
+        x = w["embeddings.word_embeddings.weight"][ids]
+        x = x + w["embeddings.position_embeddings.weight"][:length]
+        x = x + w["embeddings.token_type_embeddings.weight"][0]
+        x = _layer_norm(
+            x.reshape(n * length, self.dims),
+            w["embeddings.LayerNorm.weight"],
+            w["embeddings.LayerNorm.bias"],
+            self._eps,
+        )
+        heads, head = self._heads, self.dims // self._heads
+        scale = 1.0 / float(head) ** 0.5
+        pad_bias = ((mask - 1.0) * 1e4)[:, None, None, :]
+        for layer in range(self._layers):
+            p = f"encoder.layer.{layer}."
+
+            def dense(v: Matrix, name: str, p: str = p) -> Matrix:
+                out: Matrix = v @ w[p + name + ".weight"] + w[p + name + ".bias"]
+                return out
+
+            def split(v: Matrix) -> Matrix:
+                out: Matrix = v.reshape(n, length, heads, head).transpose(0, 2, 1, 3)
+                return out
+
+            q = split(dense(x, "attention.self.query"))
+            k = split(dense(x, "attention.self.key"))
+            v = split(dense(x, "attention.self.value"))
+            att = (q @ k.transpose(0, 1, 3, 2)) * scale + pad_bias
+            att = np.exp(att - att.max(-1, keepdims=True))
+            att /= att.sum(-1, keepdims=True)
+            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n * length, self.dims)
+            x = _layer_norm(
+                x + dense(ctx, "attention.output.dense"),
+                w[p + "attention.output.LayerNorm.weight"],
+                w[p + "attention.output.LayerNorm.bias"],
+                self._eps,
+            )
+            x = _layer_norm(
+                x + dense(_gelu(dense(x, "intermediate.dense")), "output.dense"),
+                w[p + "output.LayerNorm.weight"],
+                w[p + "output.LayerNorm.bias"],
+                self._eps,
+            )
+        hidden = x.reshape(n, length, self.dims) * mask[:, :, None]
+        pooled: Matrix = hidden.sum(1) / mask.sum(1, keepdims=True)
+        return pooled
+
+
+@cache
+def shared_encoder() -> SentenceEncoder:
+    """The process-wide encoder (weights loaded once)."""
+    return SentenceEncoder()

@@ -1,0 +1,59 @@
+import numpy as np
+import pytest
+
+from pegboard.search.encoder import CLS, SEP, UNK, SentenceEncoder, shared_encoder
+
+
+@pytest.fixture(scope="module")
+def encoder() -> SentenceEncoder:
+    return shared_encoder()
+
+
+def test_sentences_with_the_same_meaning_are_close_and_unrelated_ones_are_not(
+    encoder: SentenceEncoder,
+) -> None:
+    vectors = encoder.embed(
+        [
+            "A man is eating food.",
+            "A man is eating a piece of bread.",
+            "The girl is carrying a baby.",
+            "can I bring my dog to the office",
+            "Employees may bring a well-behaved canine to the workplace on Fridays.",
+        ]
+    )
+    sims = vectors @ vectors.T
+
+    assert vectors.shape == (5, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # all-MiniLM-L6-v2 in float32 (sentence-transformers) gives 0.755 for the first pair.
+    assert sims[0, 1] == pytest.approx(0.755, abs=0.02)
+    assert sims[0, 2] < 0.1
+    assert sims[3, 4] > 0.45
+    assert sims[3, 4] > max(sims[3, 0], sims[3, 1], sims[3, 2]) + 0.3
+
+
+def test_a_batch_gives_each_text_the_vector_it_gets_alone(encoder: SentenceEncoder) -> None:
+    texts = ["short", "a somewhat longer sentence about parking garages", "", "mid length text"]
+
+    together = encoder.embed(texts)
+    alone = np.stack([encoder.embed([t])[0] for t in texts])
+
+    assert np.allclose(together, alone, atol=1e-5)
+    assert encoder.embed_query(texts[1], lambda w: 0.0) == pytest.approx(together[1], abs=1e-6)
+
+
+def test_texts_become_cls_word_pieces_sep_with_unknown_words_as_unk_and_a_length_cap() -> None:
+    encoder = shared_encoder()
+    capped = SentenceEncoder(max_tokens=6)
+
+    assert encoder.token_ids("Hello world") == [CLS, 7592, 2088, SEP]
+    assert encoder.token_ids("\u2603\u2603") == [CLS, UNK, UNK, SEP]
+    assert capped.token_ids("one two three four five six seven") == [
+        CLS,
+        2028,
+        2048,
+        2093,
+        2176,
+        SEP,
+    ]
+    assert encoder.model_id.startswith("minilm-l6-384-")
