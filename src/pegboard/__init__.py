@@ -32,6 +32,7 @@ _EXPORTS = {
     "ApprovalRequest": "pegboard.calls",
     "ApprovalRequired": "pegboard.errors",
     "AssistantSettings": "pegboard.core",
+    "AuditUnavailable": "pegboard.errors",
     "CallRecord": "pegboard.calls",
     "CallSession": "pegboard.calls",
     "CallbackApprovalHandler": "pegboard.calls",
@@ -85,6 +86,7 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalRequired",
     "AssistantSettings",
+    "AuditUnavailable",
     "CallRecord",
     "CallSession",
     "CallbackApprovalHandler",
@@ -170,6 +172,7 @@ if TYPE_CHECKING:
     from pegboard.errors import (
         ApprovalDenied,
         ApprovalRequired,
+        AuditUnavailable,
         CatalogError,
         ConfigError,
         FileTooLarge,

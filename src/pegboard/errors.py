@@ -17,6 +17,7 @@ kinds: misuse (:class:`UserError`: the message says the fix), signals
     │   ├── InvalidToolArguments     arguments do not validate against the tool's schema
     │   ├── ApprovalRequired         a human must approve this call first (a signal, not a bug)
     │   ├── ApprovalDenied           a human (or the policy) refused the call
+    │   ├── AuditUnavailable         [audit] on_failure = "refuse" and the audit cannot be written
     │   └── ToolExecutionError       the tool ran and failed; its message is model-readable
     │       ├── UrlRefused           web_fetch refused a URL (scheme, userinfo, address, redirect)
     │       └── McpToolError         an MCP tool answered isError (``output`` keeps every part)
@@ -97,6 +98,10 @@ class ApprovalRequired(ToolError):
 
 class ApprovalDenied(ToolError):
     """The call was refused by the approval handler or the policy."""
+
+
+class AuditUnavailable(ToolError):
+    """The call was not run: its audit record cannot be written (``on_failure = "refuse"``)."""
 
 
 class ToolExecutionError(ToolError):

@@ -116,7 +116,9 @@ def default_components(
     return ResolvedComponents(
         store=store,
         state=state,
-        audit=given.audit if given.audit is not None else AuditLog(loaded.data_dir / AUDIT_FILE),
+        audit=given.audit
+        if given.audit is not None
+        else AuditLog(loaded.data_dir / AUDIT_FILE, on_failure=loaded.config.audit.on_failure),
         grants=given.grants,
         pending=given.pending,
         search_index=given.search_index or _default_index(loaded),
@@ -266,14 +268,7 @@ class ToolRuntime:
         """The audit sink, plus the one given in the options (if any); each record is also
         published on the event bus (:class:`~pegboard.core.events.CallFinished`)."""
         sinks = [self.audit, *([self.options.audit] if self.options.audit else [])]
-        events = self.events
-
-        def record(call: CallRecord) -> None:
-            for sink in sinks:
-                sink(call)
-            events.publish(CallFinished(call))
-
-        return record
+        return _Tee(sinks, self.events, getattr(self.audit, "check", None))
 
     # -- scope -------------------------------------------------------------------------------
     def scope(self) -> ToolApplyScope:
@@ -439,6 +434,23 @@ class ToolRuntime:
 
     async def __aexit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class _Tee:
+    """Every sink, then the bus; the first sink's pre-call check (``on_failure = "refuse"``
+    of the audit log) still applies."""
+
+    def __init__(
+        self, sinks: list[AuditSink], events: EventBus, check: Callable[[], None] | None
+    ) -> None:
+        self.sinks, self.events = sinks, events
+        if check is not None:
+            self.check = check
+
+    def __call__(self, record: CallRecord) -> None:
+        for sink in self.sinks:
+            sink(record)
+        self.events.publish(CallFinished(record))
 
 
 _PARTS = frozenset(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -140,6 +141,14 @@ async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitat
             assert len(asked) == 2
 
 
+async def _waiting_for_trust(tmp_path: Path) -> list[str]:
+    code, out, err = await run_cli(tmp_path, "servers", "status", "--json")
+    assert code == 0, err
+    rows = {row["id"]: row for row in json.loads(out)}
+    waiting: list[str] = rows["toolbox"]["waiting_for_trust"]
+    return waiting
+
+
 async def test_upstream_list_changed_a_killed_upstream_and_disabling_a_server_reach_the_client(
     tmp_path: Path,
 ) -> None:
@@ -155,9 +164,16 @@ async def test_upstream_list_changed_a_killed_upstream_and_disabling_a_server_re
 
             grown = await client.call_tool("mcp__toolbox__grow", {"name": "grown"})
             assert text_of(grown) == "added grown"
+            # A tool new since the server was trusted waits for `pegboard tools trust`.
+            while "grown" not in await _waiting_for_trust(tmp_path):
+                pass  # each round is one CLI run (bounded by fail_after)
+            code, _, err = await run_cli(tmp_path, "tools", "trust", "toolbox/grown")
+            assert code == 0, err
             count = changes.count
-            await wait_for_tools(client, changes, "mcp__toolbox__grown")
+            await client.call_tool("mcp__toolbox__grow", {"name": "grown_later"})
+            listed = await wait_for_tools(client, changes, "mcp__toolbox__grown")
             assert changes.count > count
+            assert "mcp__toolbox__grown_later" not in listed  # not trusted
 
             victim_pid = int(text_of(await client.call_tool("mcp__victim__pid", {})))
             results: list[mcp_types.CallToolResult] = []

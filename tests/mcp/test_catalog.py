@@ -249,7 +249,8 @@ async def test_tools_changed_fires_only_when_the_content_changes(tmp_path: Path)
         await catalog.refresh_tools("s1")
         assert events == ["s1"]
         modes.write_text("extra")
-        assert "extra_tool" in names(await catalog.restart("s1"))
+        assert "extra_tool" not in names(await catalog.restart("s1"))  # new: held for trust
+        assert catalog.status("s1").pending_trust == ("extra_tool",)
         await catalog.refresh_tools("s1")
         assert events == ["s1", "s1"]
         modes.write_text("no-tools")
@@ -428,7 +429,8 @@ async def test_a_refresh_interval_picks_up_changes_without_list_changed(tmp_path
         modes.write_text("extra")  # the same process lists one more tool from now on
         with anyio.fail_after(5):
             await changed.wait()
-        assert names(catalog.list_tools("s1")) == ["tool_0", "extra_tool"]
+        assert names(catalog.list_tools("s1")) == ["tool_0"]  # a new tool waits for trust
+        assert catalog.status("s1").pending_trust == ("extra_tool",)
 
 
 async def test_a_server_exiting_at_start_reports_its_exit_code() -> None:

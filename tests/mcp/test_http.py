@@ -14,6 +14,7 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.tool import ToolContext
 from pegboard.errors import ServerUnavailable
 from pegboard.mcp import McpCatalog, McpServerConfig, McpToolError, sync_mcp_tools_to_registry
+from pegboard.mcp.trust import trust_tool
 from tests.mcp.listen import on_tools_changed
 
 pytestmark = pytest.mark.anyio
@@ -69,13 +70,14 @@ async def test_is_error_result_raises_a_tool_error_with_the_server_text(
 
 
 async def test_list_changed_reaches_the_registry_without_a_restart(http_server_url: str) -> None:
-    catalog = McpCatalog([remote(http_server_url)])
+    config = remote(http_server_url)
+    catalog = McpCatalog([config])
     registry = ToolRegistry()
     arrived = anyio.Event()
 
     def resync(server_id: str) -> None:
         sync_mcp_tools_to_registry(registry, catalog)
-        if registry.has("mcp__web__fresh_tool"):
+        if "fresh_tool" in catalog.status("web").pending_trust:
             arrived.set()
 
     async with catalog.running(prewarm=False):
@@ -87,6 +89,11 @@ async def test_list_changed_reaches_the_registry_without_a_restart(http_server_u
         assert output.as_text() == "added fresh_tool"
         with anyio.fail_after(10):
             await arrived.wait()
+        held = registry.has("mcp__web__fresh_tool")  # a tool new since trust waits
+        trust_tool(catalog.store, config, "fresh_tool")
+        await catalog.refresh_tools("web")
+        sync_mcp_tools_to_registry(registry, catalog)
+    assert not held
     assert registry.resolve_source("mcp__web__fresh_tool") == ToolSource("web", "fresh_tool")
 
 

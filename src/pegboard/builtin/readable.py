@@ -1,11 +1,16 @@
-"""Turn a fetched body into text a model can read: HTML to Markdown, JSON, text, PDF."""
+"""Turn a fetched body into text a model can read: HTML to Markdown, JSON, text, PDF.
+
+HTML and PDF are converted in a worker process (``anyio.to_process``, workers are reused), so
+a deadline can stop a conversion: cancelling kills the worker, where a thread would go on
+burning a core after the caller gave up.
+"""
 
 from __future__ import annotations
 
 import io
 import json
 
-import anyio.to_thread
+import anyio.to_process
 
 from pegboard.errors import ToolExecutionError
 
@@ -19,10 +24,10 @@ async def readable_text(body: bytes, media_type: str, charset: str | None, url: 
     """The readable text of ``body``; unsupported media types raise a model-readable error."""
     kind = _kind(body, media_type)
     if kind == "pdf":
-        return await anyio.to_thread.run_sync(_pdf_text, body, url)
+        return await anyio.to_process.run_sync(_pdf_text, body, url, cancellable=True)
     text = body.decode(charset or "utf-8", errors="replace")
     if kind == "html":
-        return await anyio.to_thread.run_sync(_html_markdown, text, url)
+        return await anyio.to_process.run_sync(_html_markdown, text, url, cancellable=True)
     if kind == "json":
         try:
             return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
@@ -61,7 +66,7 @@ def _html_markdown(html: str, url: str) -> str:
     return html_to_markdown(html, url, links=True).markdown
 
 
-def _pdf_text(body: bytes, url: str) -> str:
+def _pdf_text(body: bytes, url: str) -> str:  # in a worker process: errors must pickle
     import pypdf  # lazy; a core dependency (kb ingestion reads PDF too)
     from pypdf.errors import PyPdfError
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import anyio
+
 from pegboard.builtin.address_policy import AddressPolicy
 from pegboard.config.model import WebFetchConfig
+from pegboard.errors import ToolExecutionError
 
 DEFAULT_MAX_CHARS = 20_000
 MAX_CHARS_LIMIT = 200_000
@@ -15,7 +18,8 @@ async def web_fetch(
     """Fetch ``url`` and return ``URL: <final url>`` then its readable text.
 
     Text longer than ``max_chars`` is cut and the cut is marked, with the full length, so the
-    model knows there is more. Refusals and failures raise model-readable errors.
+    model knows there is more. Refusals and failures raise model-readable errors. The
+    ``[web_fetch] timeout`` covers the fetch and the conversion together.
     """
     # Lazy: the HTTP client and the HTML reader load on the first fetch, not when the tool
     # is registered (every CLI read command registers it).
@@ -24,8 +28,18 @@ async def web_fetch(
 
     settings = config or WebFetchConfig()
     policy = AddressPolicy.from_cidrs(settings.allow_networks)
+    started = anyio.current_time()
     page = await fetch(url, policy, max_bytes=settings.max_bytes, deadline=settings.timeout)
-    text = (await readable_text(page.body, page.content_type, page.charset, page.url)).strip()
+    left = settings.timeout - (anyio.current_time() - started)
+    try:
+        with anyio.fail_after(max(left, 0.0)):
+            text = await readable_text(page.body, page.content_type, page.charset, page.url)
+    except TimeoutError:
+        raise ToolExecutionError(
+            f"reading {page.url} ({len(page.body)} bytes of {page.content_type or 'unknown type'}) "
+            f"did not finish within {settings.timeout:g} s ([web_fetch] timeout)"
+        ) from None
+    text = text.strip()
     limit = max(1, min(max_chars, MAX_CHARS_LIMIT))
     if len(text) > limit:
         text = (

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pegboard.calls.approval import ApprovalOutcome, arguments_fingerprint
+from pegboard.core.redact import redact_url
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ToolError
 
 if TYPE_CHECKING:
@@ -21,8 +22,10 @@ logger = logging.getLogger("pegboard.calls.audit")
 class CallRecord:
     """One audit record: which tool ran (or was refused), through which route, and how.
 
-    ``time`` is the wall clock (Unix seconds) when the call arrived; ``arguments_sha256`` the
-    sha256 of the arguments' canonical JSON (the arguments themselves may hold secrets);
+    ``time`` is the wall clock (Unix seconds) when the call arrived; ``tool`` the wire name, or
+    for a resource read the URI with credentials and secret-looking parameters masked;
+    ``arguments_sha256`` the sha256 of the arguments' canonical JSON (the arguments themselves
+    may hold secrets);
     ``outcome`` is ``"ok"``, ``"error"`` (an unexpected exception) or the refusing
     :class:`~pegboard.errors.ToolError`'s class name; ``duration`` is in seconds.
     """
@@ -53,7 +56,10 @@ async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
     """
     arrived, started = time.time(), time.perf_counter()
     outcome = "error"
+    check = getattr(call.session.audit, "check", None)  # on_failure = "refuse" (AuditLog)
     try:
+        if check is not None:
+            check()
         output = await body()
         outcome = "ok"
         return output
@@ -68,7 +74,7 @@ async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
         record = CallRecord(
             time=arrived,
             via=call.via,
-            tool=call.name,
+            tool=redact_url(call.name) if "://" in call.name else call.name,  # resource URIs
             call_id=call.ctx.call_id,
             session_id=call.ctx.session_id or call.session.session_id,
             arguments_sha256=arguments_fingerprint(call.arguments),

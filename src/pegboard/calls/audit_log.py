@@ -6,7 +6,9 @@ gateway and CLI sessions, and every route's one :class:`CallRecord` becomes one 
 (``audit.jsonl.1`` ... ``.N``, the oldest dropped), so the log never grows past
 ``max_bytes * (backups + 1)``. Several processes (the gateway, CLI calls) may write at once:
 each write is one ``O_APPEND`` write under an advisory ``flock`` of ``audit.jsonl.lock`` that
-also guards rotation. Writing never raises into a call: a failure is logged once and dropped.
+also guards rotation. Writing never raises into a call: a failure is logged once and dropped
+(``on_failure="warn"``, the default). With ``on_failure="refuse"`` :meth:`AuditLog.check`,
+run before every call, refuses it while the log cannot be written.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pegboard.errors import AuditUnavailable
 
 try:
     import fcntl
@@ -44,18 +48,35 @@ class AuditLog:
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         backups: int = DEFAULT_BACKUPS,
+        on_failure: Literal["warn", "refuse"] = "warn",
     ) -> None:
         self.path = Path(path)
         self.max_bytes = max_bytes
         self.backups = backups
+        self.on_failure = on_failure
         self._warned = False
+
+    def check(self) -> None:
+        """Before a call: with ``on_failure="refuse"``, raise :class:`AuditUnavailable` unless
+        the log can be appended to now (a no-op under ``"warn"``)."""
+        if self.on_failure != "refuse":
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+        except OSError as exc:
+            raise AuditUnavailable(
+                f"The audit log {self.path} cannot be written ({exc.strerror or exc}), and "
+                '[audit] on_failure = "refuse": the call was not run. Fix the data directory '
+                "or the disk, then retry."
+            ) from None
 
     def __call__(self, record: Any) -> None:
         """Append ``record`` (a CallRecord dataclass or a mapping); never raises."""
         try:
             self.write(_as_dict(record))
         except Exception as exc:  # an audit failure must not fail the call it records
-            if not self._warned:
+            if not self._warned or self.on_failure == "refuse":
                 self._warned = True
                 logger.warning(
                     "audit log %s cannot be written (%s); records dropped", self.path, exc

@@ -1,11 +1,12 @@
 """Approval on the terminal: the :class:`~pegboard.approval.ApprovalHandler` of the CLI.
 
 The human sees the tool, its namespace, its description and the arguments pretty-printed;
-everything a tool or a model wrote is shown as plain text (rich markup in it does not render,
-control characters arrive JSON-escaped). Answers: allow once, allow for the session (the same
-call of the same tool definition is not asked again), or deny with an optional reason, which
-the model reads. With no terminal on stdin nobody can answer: the call is denied, and the
-message names ``--yes``.
+everything a tool or a model wrote is shown as plain text (rich markup in it does not render)
+through :func:`~pegboard.core.redact.shown`: controls, bidi overrides and zero-width
+characters appear as ``\\uXXXX`` escapes, so ``\\u202etxt.exe`` cannot display reordered.
+Answers: allow once, allow for the session (the same call of the same tool definition is not
+asked again), or deny with an optional reason, which the model reads. With no terminal on
+stdin nobody can answer: the call is denied, and the message names ``--yes``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pegboard.calls.approval import (
     CallbackApprovalHandler,
     Decision,
 )
+from pegboard.core.redact import shown
 from pegboard.errors import ApprovalDenied
 
 if TYPE_CHECKING:
@@ -120,12 +122,12 @@ class TerminalApprovalHandler:
         console = self._console or Console(stderr=True)
         arguments = json.dumps(dict(request.arguments), indent=2, ensure_ascii=False, default=str)
         lines = [
-            Text.assemble(("tool       ", "bold"), request.tool_name),
-            Text.assemble(("namespace  ", "bold"), request.namespace_label),
+            Text.assemble(("tool       ", "bold"), shown(request.tool_name)),
+            Text.assemble(("namespace  ", "bold"), shown(request.namespace_label)),
         ]
         if request.description:
-            lines.append(Text.assemble(("about      ", "bold"), request.description))
-        lines += [Text("arguments", style="bold"), Text(arguments)]
+            lines.append(Text.assemble(("about      ", "bold"), shown(request.description)))
+        lines += [Text("arguments", style="bold"), Text(shown(arguments))]
         console.print(Panel(Group(*lines), title="Approve this tool call?", expand=False))
         choice = Prompt.ask(
             Text("Allow? o = once, s = this same call for the session, d = deny"),

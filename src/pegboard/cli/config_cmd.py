@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +13,7 @@ from pegboard.cli import render
 from pegboard.cli._common import EXIT_USAGE, echo_json, fail, load
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.config import plan_import, write_config
-from pegboard.core.redact import is_secret_key, mask, redact_url
+from pegboard.core.redact import looks_secret, mask, redact_args, redact_url
 from pegboard.errors import ConfigError
 
 app = typer.Typer(
@@ -46,16 +45,6 @@ def path_cmd(
 
 REDACTED = "***"
 
-# Values that are credentials whatever their name: provider key prefixes, a password in a URL.
-_SECRET_VALUES = re.compile(
-    r"^(sk-|ghp_|gho_|github_pat_|xox[abpr]-|AKIA|glpat-)|://[^/@\s]+:[^/@\s]+@"
-)
-
-
-def looks_secret(name: str, value: object) -> bool:
-    """Whether an env variable or header holds a credential, by its name or its value."""
-    return is_secret_key(name) or (isinstance(value, str) and bool(_SECRET_VALUES.search(value)))
-
 
 def redact(data: dict[str, Any]) -> dict[str, Any]:
     """A copy with secrets masked: secret-looking env and header values, API keys, the token.
@@ -80,8 +69,13 @@ def redact(data: dict[str, Any]) -> dict[str, Any]:
                 }
         if isinstance(server.get("url"), str):
             server["url"] = redact_url(server["url"])
-        if isinstance(server.get("args"), list):  # `--token=<env value>` style arguments
-            server["args"] = [mask(str(a), secrets) for a in server["args"]]
+        if isinstance(server.get("args"), list):  # `--token=<env value>`, `--api-key sk-...`
+            server["args"] = redact_args([mask(str(a), secrets) for a in server["args"]])
+    for model in out.get("models", {}).values():
+        if not isinstance(model, dict):
+            continue
+        if isinstance(model.get("base_url"), str):  # the key itself is only ever in the env
+            model["base_url"] = redact_url(model["base_url"])
     for provider in out.get("web_search", {}).values():
         if isinstance(provider.get("url"), str):
             provider["url"] = redact_url(provider["url"])

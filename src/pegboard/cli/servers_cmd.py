@@ -21,7 +21,7 @@ from pegboard.cli._common import (
 )
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
-from pegboard.core.redact import mask, redact_url
+from pegboard.core.redact import mask, redact_args, redact_url
 from pegboard.errors import ConfigError
 from pegboard.mcp.status import ServerStatus
 from pegboard.service.servers import RefreshResult, UnknownServer
@@ -65,7 +65,7 @@ def _status_row(s: ServerStatus, excluded: list[McpCollision]) -> dict[str, obje
         "state": _state(s),
         "tools": s.tool_count,
         "last_refresh": s.fetched_at,
-        "error": s.error,
+        "error": s.error or s.gate_error,
         "error_at": s.at if s.error else None,
         "waiting_for_trust": list(s.pending_trust),
         "launch_changed": s.launch_changed,
@@ -88,9 +88,11 @@ def _trust_lines(s: ServerStatus) -> list[str]:
             f"{s.server_id}: launch definition changed; not started until "
             f"`pegboard tools trust --server {s.server_id}`"
         )
+    if s.gate_error:
+        lines.append(f"{s.server_id}: error: {escape_invisible(s.gate_error)}")
     if s.pending_trust:
         names = ", ".join(escape_invisible(n) for n in s.pending_trust)
-        lines.append(f"{s.server_id}: waiting for trust (definition changed): {names}")
+        lines.append(f"{s.server_id}: waiting for trust (new or changed): {names}")
     if s.flags:
         flagged = "; ".join(f"{escape_invisible(n)}: {', '.join(f)}" for n, f in s.flags)
         lines.append(f"{s.server_id}: possible hidden instructions: {flagged}")
@@ -116,8 +118,10 @@ def list_cmd(ctx: typer.Context, wide: WideOpt = False, as_json: JsonOpt = False
     rows = []
     for sid, server in loaded.config.servers.items():
         mcp = server
-        shown = " ".join([mcp.command or "", *mcp.args]).strip() if mcp.command else mcp.url
-        # URL credentials and configured secret values never reach the terminal.
+        # URL credentials, credential-looking arguments and configured secret values never
+        # reach the terminal.
+        argv = [mcp.command or "", *redact_args(mcp.args)]
+        shown = " ".join(argv).strip() if mcp.command else mcp.url
         target = mask(redact_url(shown or "") if mcp.url else shown or "", mcp.secrets)
         rows.append(
             {

@@ -31,10 +31,11 @@ def trust(
 ) -> None:
     """Accept a changed tool definition or server launch definition.
 
-    Use it for a tool whose definition changed, or a server whose command, url or env
-    changed. pegboard pins each tool's definition (description, schemas, annotations) and each
-    server's launch definition when first seen; a change hides the tool (or the server)
-    until you trust it here. Review first: `pegboard tools inspect NAME`, `servers list`.
+    Use it for a tool whose definition changed or that appeared after the server's first
+    listing, or a server whose command, url or env changed. pegboard pins each tool's
+    definition (description, schemas, annotations) and each server's launch definition when
+    first seen; a change or a new tool is hidden until you trust it here. Review first:
+    `pegboard tools inspect NAME`, `servers list`.
     """
     from pegboard.runtime import RuntimeOptions  # lazy: the catalog needs the SDK
     from pegboard.service.servers import UnknownServer

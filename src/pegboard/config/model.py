@@ -110,7 +110,9 @@ class WebFetchConfig(_Section):
         default=5_000_000, gt=0, description="Cap on a response's decoded bytes."
     )
     timeout: float = Field(
-        default=20.0, gt=0, description="Deadline of one fetch, redirects and body included, s."
+        default=20.0,
+        gt=0,
+        description="Deadline of one fetch, redirects, body and conversion included, s.",
     )
 
     @field_validator("allow_networks")
@@ -142,6 +144,17 @@ class MetaConfig(_Section):
         "built-in MiniLM table, plus WordLlama when the semantic extra is installed; vectors "
         "cached in the data directory) or lexical (BM25F + namespace summaries only). See "
         "bench/RESULTS.md.",
+    )
+
+
+class AuditConfig(_Section):
+    """``[audit]``: the call log in the data directory (``audit.jsonl``)."""
+
+    on_failure: Literal["warn", "refuse"] = Field(
+        default="warn",
+        description="When the audit log cannot be written: warn (log once, calls go on: a "
+        "full disk must not stop the user's work) or refuse (no call runs until a record "
+        "can be written; for setups where an unaudited call is worse than none).",
     )
 
 
@@ -338,6 +351,7 @@ class PegboardConfig(_Section):
     )
     meta: MetaConfig = Field(default_factory=lambda: MetaConfig())
     gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
+    audit: AuditConfig = Field(default_factory=lambda: AuditConfig())
     auth: AuthConfig = Field(default_factory=lambda: AuthConfig())
     limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
     kb: dict[str, KnowledgeBaseConfig] = Field(

@@ -15,6 +15,7 @@ from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 
 from pegboard.calls.approval import ApprovalGrants, ApprovalRequest, Decision
+from pegboard.core.redact import shown
 
 NO_ELICITATION_MESSAGE = (
     "Tool {name} requires the user's approval, and this MCP client cannot ask for it (it does "
@@ -68,8 +69,9 @@ def client_can_elicit(session: ServerSession) -> bool:
 
 
 def approval_message(request: ApprovalRequest) -> str:
+    """What the client's user reads (escaped by :func:`~pegboard.core.redact.shown`)."""
     args = json.dumps(dict(request.arguments), ensure_ascii=False, indent=2, sort_keys=True)
-    return (
+    return shown(
         f"Allow the tool {request.tool_name} ({request.namespace_label}) to run?\n"
         f"{request.description}\n\nArguments:\n{args}"
     )

@@ -2,12 +2,13 @@
 
 Namespaced so two servers never collide: a resource URI ``U`` of server ``S`` is shown as
 ``pegboard://S/U`` (templates too: the client expands the upstream part, and a read strips the
-prefix), a prompt ``P`` as ``mcp__S__P``. Lists come from the catalog's cache only (kept in
-its store across restarts); the catalog's supervisor asks the allowed servers that declare the
-capability in the background (each bounded by its ``list_timeout``; a failing server is
-skipped with a warning and keeps its last good entries listed), and clients are told when a
-list changed. Reads and gets go to the owning server, approved and audited
-(:mod:`pegboard.gateway.content_guard`).
+prefix), a prompt ``P`` by the tools' wire-name scheme (``mcp__S__P``, or with a digest suffix
+when a part is no plain segment: ids ``g`` and ``g__x`` never share a prompt name), resolved
+through the cached listings, never parsed back. Lists come from the cache only (kept in the catalog
+store across restarts); the allowed servers that declare the capability are asked in the
+background (each bounded by its ``list_timeout``; a failing server is skipped with a warning
+and keeps its last good entries listed), and clients are told when a list changed. Reads and
+gets go to the owning server, approved and audited (:mod:`pegboard.gateway.content_guard`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from pegboard.calls.audit import AuditSink
 from pegboard.core.events import ContentChanged
+from pegboard.core.names import mcp_tool_name
 from pegboard.gateway.content_guard import Asking, ContentGuard
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.store import StoredContent
@@ -50,7 +52,8 @@ def unwrap_uri(uri: str) -> tuple[str, str] | None:
 
 
 def prompt_name(server_id: str, name: str) -> str:
-    return f"mcp__{server_id}__{name}"
+    """The name a client sees for prompt ``name`` of ``server_id`` (collision-free)."""
+    return mcp_tool_name(server_id, None, name)
 
 
 _MODELS: dict[str, type[BaseModel]] = {
@@ -179,15 +182,20 @@ class UpstreamContent:
             for sid, p in self._listed("prompts")
         ]
 
-    def _prompt_owner(self, name: str) -> tuple[str, str] | None:
-        """``(server id, upstream name)`` of a shown prompt name, read off the name itself (a
-        get never waits for a listing); the longest matching id wins."""
-        owners = [
-            (sid, name[len(prompt_name(sid, "")) :])
-            for sid in self._servers()
-            if name.startswith(prompt_name(sid, "")) and len(name) > len(prompt_name(sid, ""))
-        ]
-        return max(owners, key=lambda owner: len(owner[0]), default=None)
+    def _prompt_owner(self, name: str) -> tuple[str, str, Any] | None:
+        """``(server id, upstream name, listed prompt or None)`` of a shown prompt name.
+
+        From the cached listings; a get never waits for a listing, so a name not listed yet
+        is read off when it is a plain ``mcp__S__P`` (which only one server and prompt can
+        produce); a suffixed name must have been listed."""
+        for sid, prompt in self._listed("prompts"):
+            if prompt_name(sid, prompt.name) == name:
+                return sid, prompt.name, prompt
+        parts = name.split("__")
+        plain = len(parts) == 3 and parts[0] == "mcp" and parts[1] in self._servers()
+        if plain and prompt_name(parts[1], parts[2]) == name:
+            return parts[1], parts[2], None
+        return None
 
     async def get_prompt(
         self,
@@ -204,10 +212,11 @@ class UpstreamContent:
             return await self._guard.run(
                 name, None, arguments or {}, session, request_id, _not_found(name)
             )
-        server_id, upstream = owner
+        server_id, upstream_name, _ = owner
 
         async def get() -> mcp_types.GetPromptResult:
-            return await (await self._catalog.session(server_id)).get_prompt(upstream, arguments)
+            upstream = await self._catalog.session(server_id)
+            return await upstream.get_prompt(upstream_name, arguments)
 
         args = arguments or {}
         return await self._guard.run(name, server_id, args, session, request_id, get, asking)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -94,14 +95,43 @@ def snapshot_path(argv: list[str]) -> Path | None:
 
 
 def read_snapshot(path: Path) -> dict[str, Any] | None:
-    """The snapshot at ``path``, or None if there is none (or it is unreadable)."""
+    """The snapshot at ``path``, or None if there is none or it is unusable (not JSON, or of
+    the wrong shape: ``versions: []``, ``init: []``...), which is said on stderr: the start
+    then proceeds without it, as a first start does."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        raw = path.read_bytes()
+    except OSError:
         return None
-    if not isinstance(data, dict) or not all(k in data for k in ("versions", "init", "tools")):
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        problem: str | None = "it is not JSON"
+    else:
+        problem = snapshot_problem(data)
+    if problem is not None:
+        print(f"pegboard: ignoring the ready snapshot {path}: {problem}", file=sys.stderr)
         return None
-    return data
+    result: dict[str, Any] = data
+    return result
+
+
+def snapshot_problem(data: Any) -> str | None:
+    """What makes ``data`` no usable snapshot (None: usable)."""
+    if not isinstance(data, dict):
+        return "it is not a JSON object"
+    versions, init, tools = data.get("versions"), data.get("init"), data.get("tools")
+    if not isinstance(versions, list) or not versions:
+        return "'versions' is not a non-empty list"
+    if not all(isinstance(v, str) for v in versions):
+        return "'versions' holds a value that is not a string"
+    if not isinstance(init, dict) or "protocolVersion" in init:
+        return "'init' is not an initialize result"
+    if not isinstance(tools, dict):
+        return "'tools' is not an object"
+    for version, listed in tools.items():
+        if not isinstance(listed, dict) or not isinstance(listed.get("tools"), list):
+            return f"'tools' of version {version!r} is not a tools/list result"
+    return None
 
 
 def write_snapshot(path: Path, snapshot: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from mcp.server.runner import serve_dual_era_loop
 from pegboard.errors import ConfigError
 from pegboard.gateway import early
 from pegboard.gateway.fastpath import FastToolCalls
+from pegboard.gateway.http_guards import HeaderShapeMiddleware, RequestIdMiddleware
 from pegboard.gateway.ready import write_snapshot
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.stdio import pipe_stdio_server
@@ -175,6 +176,9 @@ def http_app(
         app: ASGIApp = gateway.server.streamable_http_app(
             streamable_http_path=MCP_PATH, host=host, transport_security=guard
         )
+        app = RequestIdMiddleware(app)
+        if guard is not None:
+            app = HeaderShapeMiddleware(app)
         return BearerTokenMiddleware(app, token) if token else app
     from mcp.server.auth.settings import AuthSettings
 
@@ -183,7 +187,7 @@ def http_app(
         resource_server_url=verifier.audience,  # type: ignore[arg-type]
         validate_token_resource=True,
     )
-    return gateway.server.streamable_http_app(
+    app = gateway.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         host=host,
         transport_security=guard,
@@ -191,6 +195,8 @@ def http_app(
         token_verifier=verifier,
         custom_starlette_routes=_root_metadata_route(verifier),
     )
+    app = RequestIdMiddleware(app)
+    return HeaderShapeMiddleware(app) if guard is not None else app
 
 
 def _root_metadata_route(verifier: JwtVerifier) -> list[Any]:

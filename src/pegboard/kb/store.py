@@ -73,6 +73,25 @@ def kb_path(data_dir: Path) -> Path:
     return data_dir / KB_FILENAME
 
 
+# SQLite's WAL-reset bug corrupts a database that two or more connections use in WAL mode;
+# it is in 3.7.0 through 3.51.2, fixed in 3.51.3 and backported to 3.50.7 and 3.44.6.
+_WAL_FIXED = {(3, 50): 7, (3, 44): 6}
+
+
+def wal_is_safe(version: tuple[int, ...]) -> bool:
+    """Whether SQLite ``version`` is free of the WAL-reset bug."""
+    if version >= (3, 51, 3):
+        return True
+    fixed = _WAL_FIXED.get((version[0], version[1]))
+    return fixed is not None and version[2] >= fixed
+
+
+def journal_mode(version: tuple[int, ...] = sqlite3.sqlite_version_info) -> str:
+    """WAL (readers never block the writer) where SQLite has no WAL-reset bug, else the
+    rollback journal (``pegboard kb add`` and a running gateway may share the file)."""
+    return "WAL" if wal_is_safe(version) else "DELETE"
+
+
 @contextmanager
 def connect(path: Path, *, create: bool = False) -> Iterator[sqlite3.Connection]:
     """A connection to the store at ``path`` (created with its schema when ``create``)."""
@@ -88,8 +107,8 @@ def connect(path: Path, *, create: bool = False) -> Iterator[sqlite3.Connection]
     except (OSError, sqlite3.Error) as exc:
         raise KnowledgeBaseError(f"cannot open the knowledge-base store {path}: {exc}") from exc
     try:
-        conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute(f"PRAGMA journal_mode={journal_mode()}")
         if create:
             conn.executescript(_SCHEMA)
         yield conn

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import httpx2
 
+from pegboard.core.redact import redact_url
 from pegboard.core.scope import ModelInfo
 from pegboard.errors import ModelError, ModelUnavailable, OptionalDependencyMissing
 
@@ -31,7 +32,9 @@ def redact(text: str, secret: str | None) -> str:
 
 
 def translate(sdk: ModuleType, exc: Exception, endpoint: str, secret: str | None) -> ModelError:
-    """One clear :class:`ModelError` for an SDK exception (never with the key in it)."""
+    """One clear :class:`ModelError` for an SDK exception (never with the key in it, nor the
+    ``user:password@`` of ``endpoint``)."""
+    endpoint = redact_url(endpoint)
     if isinstance(exc, sdk.APITimeoutError):
         return ModelUnavailable(
             f"Model endpoint {endpoint} did not answer in time; raise the model's timeout or "
@@ -106,14 +109,15 @@ class SdkClient:
     ) -> None:
         self._sdk_module = require(self.kind)
         self.model = model
-        self.endpoint = (base_url or self.default_base_url).rstrip("/")
+        url = (base_url or self.default_base_url).rstrip("/")
+        self.endpoint = redact_url(url)  # what messages name: never ``user:password@``
         self.context_window = context_window
         self.max_tokens = max_tokens
         # The SDKs retry 408/409/429/5xx and dropped connections with backoff, honouring
         # Retry-After, so there is no retry loop of ours.
         self._sdk = getattr(self._sdk_module, self.sdk_class)(
             api_key=api_key or PLACEHOLDER_KEY,
-            base_url=self.endpoint,
+            base_url=url,
             timeout=timeout,
             max_retries=max_retries,
         )

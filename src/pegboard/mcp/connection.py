@@ -284,6 +284,7 @@ class McpConnection:
         from mcp.shared.exceptions import MCPError
         from pydantic import ValidationError
 
+        from pegboard.mcp.framing import UNREADABLE
         from pegboard.mcp.listing import structured_content_problem
 
         session = await self.session()
@@ -300,6 +301,12 @@ class McpConnection:
                 self.server_id, f"tool {name!r} did not answer within {limit:g}s"
             ) from exc
         except MCPError as exc:
+            if exc.data == UNREADABLE:  # an answer the parser refused (see framing)
+                raise ToolExecutionError(
+                    f"MCP server {self.server_id} answered tool {name!r} with an invalid result: "
+                    f"{exc.message}",
+                    tool_name=name,
+                ) from exc
             raise self._request_failed(f"tool {name!r}", exc, state) from exc
         except (RuntimeError, ValidationError) as exc:  # wrong-shaped or schema-violating result
             raise ToolExecutionError(

@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pegboard.core.redact import shown
+
 _TAGS = re.compile("[\U000e0000-\U000e007f]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u00ad]")
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
@@ -89,6 +91,4 @@ def _strip_nested(value: Any) -> Any:
     return value
 
 
-def escape_invisible(text: str) -> str:
-    """``text`` with invisible characters shown as ``\\uXXXX`` (for people to read)."""
-    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+escape_invisible = shown  # the one display escape (pegboard.core.redact.shown)

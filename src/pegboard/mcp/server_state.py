@@ -17,7 +17,7 @@ from pegboard.errors import public_reason
 from pegboard.mcp.cached import cached_definition
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
-from pegboard.mcp.pins import check_trust, definition_hash, launch_pending
+from pegboard.mcp.pins import check_trust, definition_hash, launch_pending, unmatched_gate
 from pegboard.mcp.poison import poison_flags
 from pegboard.mcp.status import ServerState, ServerStatus
 from pegboard.mcp.store import StoredServer, StoredState
@@ -84,6 +84,7 @@ class ServerEntry:
         self.new_pins: dict[str, str] = {}
         self.launch_changed = False
         self.flags: dict[str, list[str]] = {}
+        self.gate_error: str | None = None  # a force_prompt_tools entry naming no listed tool
         # Tools listed under a name pegboard refuses (see mcp_tool_name_problem): name, reason.
         self.refused: tuple[tuple[str, str], ...] = ()
 
@@ -143,7 +144,9 @@ class ServerEntry:
         self.refused = tuple(refused)
         self.tools = tuple(parsed.values())
         pinned = {item["name"]: definition_hash(item) for item in kept}
-        trust = check_trust(self.pins, pinned, self.config.fingerprint)
+        gates = self.config.force_prompt_tools - self.config.disabled_tools
+        self.gate_error = unmatched_gate(gates, pinned)
+        trust = check_trust(self.pins, pinned, self.config.fingerprint, hold_first=self.gate_error)
         self.launch_changed, self.pending = trust.launch_changed, trust.pending
         if not trust.launch_changed:
             self.pins.update(trust.new_pins)
@@ -238,6 +241,7 @@ class ServerEntry:
             fetched_at=self.fetched_at,
             pending_trust=tuple(sorted(self.pending)),
             launch_changed=self.launch_changed,
+            gate_error=self.gate_error,
             flags=tuple((name, tuple(f)) for name, f in sorted(self.flags.items())),
             refused=self.refused,
         )

@@ -22,7 +22,8 @@ class ServerStatus:
     catalog serves, whatever the state; ``fetched_at`` is the unix time of that list.
     ``pending_trust`` names tools hidden until ``pegboard tools trust`` accepts their changed
     definition; ``launch_changed`` says the whole server waits (its command, args, env, url
-    or headers changed). ``flags`` are poisoning heuristics per tool (they gate nothing).
+    or headers changed). ``gate_error`` says an approval gate (``force_prompt_tools``) names
+    no tool the server lists. ``flags`` are poisoning heuristics per tool (they gate nothing).
     ``refused`` names the tools listed under a name pegboard refuses, with the reason.
     """
 
@@ -35,15 +36,17 @@ class ServerStatus:
     fetched_at: float | None = None
     pending_trust: tuple[str, ...] = ()
     launch_changed: bool = False
+    gate_error: str | None = None
     flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
     refused: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
-        """One short line: ``failed (connection refused)``, ``connected``."""
-        return (
-            f"{self.state} ({self.error})" if self.error and self.state == "failed" else self.state
-        )
+        """One short line: ``failed (connection refused)``, ``connected``,
+        ``connected (error: force_prompt_tools lists ...)``."""
+        if self.error and self.state == "failed":
+            return f"{self.state} ({self.error})"
+        return f"{self.state} (error: {self.gate_error})" if self.gate_error else self.state
 
 
 def namespace_statuses(

@@ -228,10 +228,17 @@ async def _stdio(
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
-    from pegboard.mcp.framing import parse_line
+    """A line from the server as a message; an unreadable answer to a request becomes an
+    error answer to it (the call fails at once, saying why), other bad lines are ignored."""
+    from pegboard.mcp.framing import parse_line, unreadable_answer
 
     parsed = parse_line(line)
     if isinstance(parsed, Exception):
+        if (answer := unreadable_answer(line, parsed)) is not None:
+            logger.warning(
+                "an MCP server sent an answer that could not be read (%s)", type(parsed).__name__
+            )
+            return answer
         logger.debug("ignoring a line that is not JSON-RPC from an MCP server: %s", parsed)
     return parsed
 

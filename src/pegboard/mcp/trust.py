@@ -33,10 +33,15 @@ def cached_definitions(store: CatalogStore, config: ServerConfig) -> dict[str, d
 
 
 def trust_server(store: CatalogStore, config: ServerConfig) -> TrustOutcome:
-    """Trust the server's launch definition and every cached tool definition."""
+    """Trust the server's launch definition and every cached tool definition.
+
+    With nothing cached under the current launch (a redefined server, not listed since), the
+    pins are cleared: the next listing is a first listing, trusted on sight as for a newly
+    added server (unless a gate names no listed tool, see :mod:`pegboard.mcp.pins`)."""
     launch = launch_pending(store.pins(config.id), config.fingerprint)
     hashes = {n: definition_hash(t) for n, t in cached_definitions(store, config).items()}
-    store.set_pins(config.id, {LAUNCH: config.fingerprint, **hashes}, replace=True)
+    pins = {LAUNCH: config.fingerprint, **hashes} if hashes else {}
+    store.set_pins(config.id, pins, replace=True)
     return TrustOutcome(config.id, sorted(hashes), launch)
 
 

@@ -25,7 +25,7 @@ from pegboard.core.names import python_aliases
 from pegboard.errors import ConfigError, OptionalDependencyMissing
 from pegboard.sandbox.bridge import RunState, SandboxTool
 from pegboard.sandbox.limits import ExecLimits, monty_limits, monty_os_policy
-from pegboard.sandbox.result import ExecResult, json_size
+from pegboard.sandbox.result import ExecResult, as_json_value
 
 if TYPE_CHECKING:
     from pydantic_monty import AsyncMonty
@@ -125,8 +125,12 @@ class Sandbox:
         elif scope.cancelled_caught:
             error = f"wall time limit of {limits.wall_seconds:g} s exceeded"
         elif error is None:
-            size = json_size(value)
-            if size > limits.max_output_bytes:
+            try:
+                value, size = as_json_value(value)
+            except ValueError as exc:  # any conversion failure is the run's error result
+                error = f"the return value cannot be sent as JSON: {exc}"
+                size = 0
+            if error is None and size > limits.max_output_bytes:
                 error = (
                     f"the return value is {size} bytes, over the limit of "
                     f"{limits.max_output_bytes}; return a smaller summary"

@@ -76,6 +76,19 @@ class ImageSink:
         return text
 
 
-def json_size(value: Any) -> int:
-    """Bytes of ``value`` as JSON (what the model would be sent)."""
-    return len(json.dumps(value, ensure_ascii=False, default=repr).encode("utf-8"))
+def as_json_value(value: Any) -> tuple[Any, int]:
+    """``value`` as the JSON the model is sent (parsed back) and its size in bytes.
+
+    Raises ``ValueError`` naming the problem for a value JSON cannot carry: an integer of more
+    than 4,300 digits (``10**5000``), NaN or infinity, nesting too deep to encode.
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=repr)
+        return json.loads(text), len(text.encode("utf-8"))
+    except RecursionError:
+        raise ValueError("it is nested too deeply") from None
+    except ValueError as exc:
+        why = str(exc).split(";")[0].rstrip(".")
+        if "float" in why:
+            why = "NaN and infinity are not JSON numbers"
+        raise ValueError(why) from None

@@ -8,12 +8,15 @@ an unchanged launch definition.
 Resource ``note://readme`` reads "readme of LABEL"; template ``note://{name}`` reads
 "note NAME of LABEL"; prompt ``greet(name)`` says "Hello NAME from LABEL"; tool ``ping``;
 tool ``add_note(name)`` adds resource ``note://NAME`` and sends
-``notifications/resources/list_changed``.
+``notifications/resources/list_changed``; tool ``redefine_prompt`` gives ``greet`` a new
+description and sends ``notifications/prompts/list_changed``. Environment: ``CONTENT_PROMPT``
+renames ``greet``; ``CONTENT_SECRET_URI`` adds a resource at that URI (credentials in it).
 Two of them under different ids list the same URIs and names: the gateway must keep them apart.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -51,10 +54,30 @@ def note(name: str) -> str:
     return f"note {name} of {label}"
 
 
-@server.prompt()
+PROMPT = os.environ.get("CONTENT_PROMPT", "greet")
+
+
+@server.prompt(name=PROMPT)
 def greet(name: str) -> str:
     """A greeting."""
     return f"Hello {name} from {label}"
+
+
+@server.tool()
+async def redefine_prompt(ctx: Context) -> str:
+    """Give the prompt a new description (same name) and announce that the prompts changed."""
+    server._prompt_manager._prompts.pop(PROMPT)
+
+    def changed(name: str) -> str:
+        return f"Hello again {name} from {label}"
+
+    server.prompt(name=PROMPT, description="A greeting that now does something else.")(changed)
+    await ctx.session.send_prompt_list_changed()
+    return "redefined"
+
+
+if secret_uri := os.environ.get("CONTENT_SECRET_URI"):
+    server.resource(secret_uri, name="secret", mime_type="text/plain")(lambda: f"db of {label}")
 
 
 if __name__ == "__main__":
