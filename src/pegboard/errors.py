@@ -20,6 +20,7 @@ on purpose. Every message says what is wrong and, where there is one, how to fix
     │   ├── ServerUnavailable        the server is not active, failed to start or crashed
     │   │   └── ServerInactive       the server is disabled or not configured (no call made)
     │   └── CatalogError             the persistent catalog could not be read or written
+    ├── ApprovalNotPending           no pending approval of that id (unknown, decided, expired)
     ├── ModelError                   a model endpoint refused or botched a request
     │   └── ModelUnavailable         the model endpoint is unreachable or timed out
     ├── SearchModelError             a tool-search model's files are missing or unreadable
@@ -95,6 +96,10 @@ class ToolExecutionError(ToolError):
 
 class UrlRefused(ToolExecutionError):
     """``web_fetch`` refused a URL before connecting; the message names the reason and the fix."""
+
+
+class ApprovalNotPending(PegboardError):
+    """A pending approval cannot be decided: unknown id, already decided, or expired."""
 
 
 class McpError(PegboardError):

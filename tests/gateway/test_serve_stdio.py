@@ -107,7 +107,7 @@ async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitat
         tmp_path, {"servers": {"toolbox": toolbox, "bulk": victim_server("--tools", "30")}}
     )
     changes = Notifications()
-    answers = ["allow_always", "deny"]
+    answers = ["allow_session", "deny"]
     asked: list[str] = []
 
     elicit = scripted_elicitation(answers, asked)

@@ -116,7 +116,7 @@ def serve(
         content = UpstreamContent(
             runtime.catalog,
             lambda: [s for s in servers if runtime.server_allowed(s)],
-            audit=runtime.calls.audit,
+            session=runtime.calls,
         )
         gateway = Gateway(runtime.surface, content=content)
         runtime.catalog.on_content_changed(content.changed)

@@ -14,7 +14,7 @@ import mcp_types
 from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 
-from pegboard.calls.approval import ApprovalGrants, ApprovalRequest, Decision
+from pegboard.calls.request import ApprovalRequest, Decision
 
 NO_ELICITATION_MESSAGE = (
     "Tool {name} requires the user's approval, and this MCP client cannot ask for it (it does "
@@ -28,7 +28,7 @@ _SCHEMA: mcp_types.ElicitRequestedSchema = {
         "decision": {
             "type": "string",
             "title": "Decision",
-            "enum": ["allow_once", "allow_always", "deny"],
+            "enum": ["allow_once", "allow_session", "deny"],
             "enumNames": ["Allow once", "Allow for this session", "Deny"],
             "default": "deny",
         }
@@ -44,15 +44,12 @@ def connection_of(session: ServerSession) -> Connection:
     return connection
 
 
-def connection_grants(session: ServerSession) -> tuple[ApprovalGrants, str]:
-    """The approval grants and audit session id of ``session``'s client connection.
-
-    "Allow for this session" means this client connection, not every client; likewise one
-    audit session per connection."""
+def connection_session_id(session: ServerSession) -> str:
+    """The session id of ``session``'s client connection: what "allow for this session"
+    grants are scoped to (this client connection, not every client), and the audit session."""
     state = connection_of(session).state
-    grants: ApprovalGrants = state.setdefault("pegboard.grants", ApprovalGrants())
     session_id: str = state.setdefault("pegboard.session_id", uuid.uuid4().hex)
-    return grants, session_id
+    return session_id
 
 
 def client_can_elicit(session: ServerSession) -> bool:
@@ -74,6 +71,7 @@ class ElicitationApproval:
 
     session: ServerSession
     related_request_id: mcp_types.RequestId | None = None
+    name: str = "elicitation"
 
     async def request_approval(self, request: ApprovalRequest) -> Decision:
         result = await self.session.elicit_form(
@@ -82,6 +80,9 @@ class ElicitationApproval:
         if result.action != "accept" or not result.content:
             return "deny"
         decision = result.content.get("decision")
-        if decision in ("allow_once", "allow_always"):
-            return "allow_once" if decision == "allow_once" else "allow_always"
+        if decision == "allow_once":
+            return "allow_once"
+        # "allow_always" is what this form offered for "for this session" before.
+        if decision in ("allow_session", "allow_always"):
+            return "allow_session"
         return "deny"

@@ -22,7 +22,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
-from pegboard.calls.audit import AuditSink
+from pegboard.calls.session import CallSession
 from pegboard.errors import PegboardError
 from pegboard.gateway.content_guard import ContentGuard
 from pegboard.mcp.catalog import McpCatalog
@@ -71,13 +71,16 @@ class UpstreamContent:
         catalog: McpCatalog,
         servers: Callable[[], list[str]],
         *,
-        audit: AuditSink | None = None,
+        session: CallSession | None = None,
     ) -> None:
         self._catalog = catalog
         self._servers = servers
-        self._guard = ContentGuard(lambda sid: catalog.server(sid).approve_content, audit)
+        self._guard = ContentGuard(self._approves_content, session or CallSession())
         self._last: dict[tuple[str, str], list[Any]] = {}  # (kind, server id) -> last good
         self._due = anyio.Event()
+
+    def _approves_content(self, server_id: str) -> bool:
+        return self._catalog.server(server_id).approve_content
 
     def changed(self) -> None:
         """An upstream's resources or prompts changed: refresh (a catalog listener)."""

@@ -10,19 +10,24 @@ leaves exactly one :class:`~pegboard.calls.audit.CallRecord` through
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import mcp_types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
-from pegboard.calls.approval import authorise
-from pegboard.calls.audit import AuditSink, audited
+from pegboard.calls.audit import audited
+from pegboard.calls.execute import settle_approval
 from pegboard.calls.session import Call, CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ApprovalRequired, ToolError
-from pegboard.gateway.approval import ElicitationApproval, client_can_elicit, connection_grants
+from pegboard.gateway.approval import (
+    ElicitationApproval,
+    client_can_elicit,
+    connection_session_id,
+)
 
 VIA = "gateway"
 T = TypeVar("T")
@@ -37,9 +42,9 @@ NO_ELICITATION_CONTENT = (
 class ContentGuard:
     """Authorises and audits one read or get of an upstream's content."""
 
-    def __init__(self, gated: Callable[[str], bool], audit: AuditSink | None) -> None:
+    def __init__(self, gated: Callable[[str], bool], session: CallSession) -> None:
         self._gated = gated  # server id -> whether its content asks for approval
-        self._audit = audit
+        self._session = session  # the runtime's: audit sink and approval stores
 
     async def run(
         self,
@@ -64,17 +69,13 @@ class ContentGuard:
         )
         can_ask = session is not None and client_can_elicit(session)
         handler = ElicitationApproval(session, request_id) if session and can_ask else None
-        grants, session_id = connection_grants(session) if session else (None, None)
+        session_id = connection_session_id(session) if session else None
         ctx = ToolContext(call_id=f"mcp-{request_id}", session_id=session_id)
-        call_session = CallSession(handler, audit=self._audit, session_id=session_id)
-        if grants is not None:
-            call_session.grants = grants
+        call_session = replace(self._session, approval_handler=handler, session_id=session_id)
         call = Call(shown, dict(arguments), ctx, VIA, call_session)
 
         async def authorised() -> T:
-            call.approval = await authorise(
-                entry, call.arguments, ctx, via=VIA, handler=handler, grants=call_session.grants
-            )
+            await settle_approval(call, entry)
             return await body()
 
         try:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pegboard.agent.formats.mcp import McpFormat
-from pegboard.calls.approval import ApprovalGrants, ApprovalHandler
+from pegboard.calls.approval import ApprovalHandler
 from pegboard.calls.execute import error_output
 from pegboard.calls.session import Call, CallSession
 from pegboard.core.definition import canonical_json
@@ -166,7 +166,6 @@ class RegistrySurface:
         *,
         call_id: str,
         approval: ApprovalHandler | None,
-        grants: ApprovalGrants | None = None,
         session_id: str | None = None,
     ) -> ToolOutput:
         """Run one tool of the listing (deferred ones included); failures become error outputs.
@@ -176,9 +175,11 @@ class RegistrySurface:
         """
         session = CallSession(
             approval_handler=approval,
-            grants=grants if grants is not None else self.session.grants,
+            grants=self.session.grants,
             audit=self.session.audit,
             session_id=session_id or self.session.session_id,
+            pending=self.session.pending,
+            principal=self.session.principal,
         )
         tools = self.tools
         ctx = ToolContext(call_id=call_id, session_id=session.session_id, scope=self._scope())

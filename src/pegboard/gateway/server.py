@@ -34,8 +34,8 @@ from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
     ElicitationApproval,
     client_can_elicit,
-    connection_grants,
     connection_of,
+    connection_session_id,
 )
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.surface import ToolSurface
@@ -234,15 +234,13 @@ class Gateway:
         """One ``tools/call`` of ``session``'s client, as the MCP result it gets."""
         can_ask = client_can_elicit(session)
         approval = ElicitationApproval(session, request_id) if can_ask else None
-        grants, session_id = connection_grants(session)
         try:
             output = await self.surface.call_tool(
                 name,
                 arguments,
                 call_id=f"mcp-{request_id}",
                 approval=approval,
-                grants=grants,
-                session_id=session_id,
+                session_id=connection_session_id(session),
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
