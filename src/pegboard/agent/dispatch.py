@@ -1,9 +1,10 @@
 """The dispatcher: run a model's tool calls and answer in the provider's message format.
 
 Calls of one turn run concurrently (every supported provider allows parallel calls) and
-their results come back in call order. Each call goes through the request's composed toolset
-(:mod:`pegboard.toolsets`: resolve, approval, validation, audit), like the gateway's and the
-CLI's; an error becomes an error result the model can act on, never an exception.
+their results come back in call order. Each call goes through the conversation's
+:class:`~pegboard.toolsets.session.ToolSession` (resolve, approval, validation, audit), like the
+gateway's and the CLI's; an error becomes an error result the model can act on, never an
+exception.
 """
 
 from __future__ import annotations
@@ -16,15 +17,12 @@ from typing import Any, TypeAlias
 import anyio
 
 from pegboard.agent.formats import ProviderFormat, ToolCall
-from pegboard.calls.audit import audited
 from pegboard.calls.execute import error_output
-from pegboard.calls.session import Call, CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
-from pegboard.core.scope import ToolApplyScope
-from pegboard.core.tool import ToolContext
-from pegboard.errors import InvalidToolArguments, PegboardError, ToolError
-from pegboard.toolsets import ToolList, Toolset
+from pegboard.errors import InvalidToolArguments, ToolError
+from pegboard.toolsets import ToolList
+from pegboard.toolsets.session import ToolSession
 
 logger = logging.getLogger("pegboard.agent.dispatch")
 
@@ -39,10 +37,8 @@ class Dispatcher:
     """Executes one request's tool calls. Built by :func:`~pegboard.agent.build_agent_params`."""
 
     format: ProviderFormat
-    toolset: Toolset
+    session: ToolSession
     tools: ToolList
-    session: CallSession
-    scope: ToolApplyScope | None = None
     repair: RepairHook | None = None
 
     @property
@@ -82,40 +78,36 @@ class Dispatcher:
         return self.format.results(calls, outputs)
 
     async def call(self, call: ToolCall, *, messages: Sequence[Any] = ()) -> ToolOutput:
-        """Run one call; failures come back as error outputs."""
-        ctx = ToolContext(
-            call_id=call.id,
-            session_id=self.session.session_id,
-            messages=messages,
-            scope=self.scope,
-        )
+        """Run one call; failures come back as error outputs (arguments the model can fix
+        first go to the repair hook, once)."""
         try:
-            return await self._call(call, ctx)
-        except PegboardError as exc:
+            return await self._call(call, messages)
+        except InvalidToolArguments as exc:
             fixed = await self._repair(call, exc)
             if fixed is None:
                 return error_output(exc, self.tools.lookup)
             try:
-                return await self._call(ToolCall(call.id, call.name, fixed), ctx)
-            except PegboardError as again:
+                return await self._call(ToolCall(call.id, call.name, fixed), messages)
+            except InvalidToolArguments as again:
                 return error_output(again, self.tools.lookup)
 
-    async def _call(self, call: ToolCall, ctx: ToolContext) -> ToolOutput:
+    async def _call(self, call: ToolCall, messages: Sequence[Any]) -> ToolOutput:
         entry = self.tools.get(call.name)
         args = self.format.arguments(entry, call) if entry is not None else call.arguments
-        routed = Call(call.name, args, ctx, VIA, self.session)
-        if call.parse_error is not None and entry is not None:
-            problem = call.parse_error
+        return await self.session.call(
+            call.name,
+            args,
+            call.id,
+            via=VIA,
+            tools=self.tools,
+            messages=messages,
+            unparsable=call.parse_error,
+            raising=(InvalidToolArguments,),
+        )
 
-            async def unparsable() -> ToolOutput:  # audited like any refused call
-                raise InvalidToolArguments(call.name, [problem])
-
-            return await audited(routed, unparsable)
-        return await self.toolset.call_tool(routed, self.tools)
-
-    async def _repair(self, call: ToolCall, exc: PegboardError) -> dict[str, Any] | None:
+    async def _repair(self, call: ToolCall, exc: InvalidToolArguments) -> dict[str, Any] | None:
         entry = self.tools.get(call.name)
-        if self.repair is None or entry is None or not isinstance(exc, InvalidToolArguments):
+        if self.repair is None or entry is None:
             return None
         if exc.tool_name != entry.name:
             return None  # the inner call of tool_invoke: the model retries with the stub

@@ -219,12 +219,14 @@ async def _ask(
             tool_name=request.tool_name,
         )
     if final.decision == "deny":
-        if refusal and final.decided_by == handler_name(handler):
+        by_handler = final.decided_by == handler_name(handler)
+        if refusal and by_handler:
             raise refusal[0]
+        who = "The user" if by_handler else final.decided_by
         because = f" (reason: {final.reason})" if final.reason else ""
         raise ApprovalDenied(
-            f"{final.decided_by} denied the call to {request.tool_name}{because}; it was not "
-            "run. Do not retry it unchanged: ask the user or take another approach.",
+            f"{who} denied the call to {request.tool_name}{because}; it was not run. Do not "
+            "retry it unchanged: ask the user or take another approach.",
             tool_name=request.tool_name,
         )
     return final.decision

@@ -65,7 +65,7 @@ async def settle_approval(call: Call, entry: ToolEntry, *, gated: bool | None = 
         pending=session.pending,
         principal=session.principal.subject,
         session_id=call.ctx.session_id or session.session_id,
-        gated=gated,
+        gated=gated if gated is not None else session.gates.pop(call.ctx.call_id, None),
     )
 
 

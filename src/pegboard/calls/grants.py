@@ -58,6 +58,10 @@ class GrantStore(Protocol):
         """Keep ``grant`` (the same key, scope and session again replaces it)."""
         ...
 
+    async def find(self, key: GrantKey, session_id: str | None) -> Grant | None:
+        """The grant that would cover a call of ``key`` in ``session_id`` (nothing used up)."""
+        ...
+
     async def consume(self, key: GrantKey, session_id: str | None) -> Grant | None:
         """The grant covering a call of ``key`` in ``session_id``, or None; a ``once``
         grant is used up (``always`` and ``session`` grants are preferred to it)."""
@@ -88,13 +92,19 @@ class MemoryGrantStore:
             self._grants.pop((grant.key, grant.scope, grant.slot), None)
             self._grants[(grant.key, grant.scope, grant.slot)] = grant
 
+    async def find(self, key: GrantKey, session_id: str | None) -> Grant | None:
+        return self._take(key, session_id, use=False)
+
     async def consume(self, key: GrantKey, session_id: str | None) -> Grant | None:
+        return self._take(key, session_id, use=True)
+
+    def _take(self, key: GrantKey, session_id: str | None, *, use: bool) -> Grant | None:
         with self._lock:
             for scope in SCOPES:
                 slot = "" if scope == "always" else (session_id or "")
                 grant = self._grants.get((key, scope, slot))
                 if grant is not None:
-                    if scope == "once":
+                    if use and scope == "once":
                         del self._grants[(key, scope, slot)]
                     return grant
         return None

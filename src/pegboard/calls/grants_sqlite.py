@@ -47,7 +47,13 @@ class SqliteGrantStore:
 
         await self._file.write(insert)
 
+    async def find(self, key: GrantKey, session_id: str | None) -> Grant | None:
+        return await self._take(key, session_id, use=False)
+
     async def consume(self, key: GrantKey, session_id: str | None) -> Grant | None:
+        return await self._take(key, session_id, use=True)
+
+    async def _take(self, key: GrantKey, session_id: str | None, *, use: bool) -> Grant | None:
         fields = (key.principal, key.tool_name, key.definition_hash, key.arguments_hash)
 
         def take(db: sqlite3.Connection) -> Grant | None:
@@ -60,7 +66,7 @@ class SqliteGrantStore:
                 ).fetchone()
                 if row is None:
                     continue
-                if scope == "once":
+                if use and scope == "once":
                     db.execute(
                         f"DELETE FROM grants WHERE {_KEY} AND scope = ? AND session_id = ?",
                         (*fields, scope, slot),
@@ -68,7 +74,7 @@ class SqliteGrantStore:
                 return _grant(row)
             return None
 
-        return await self._file.write(take)
+        return await (self._file.write(take) if use else self._file.read(take))
 
     async def list(self, principal: str | None = None) -> list[Grant]:
         def select(db: sqlite3.Connection) -> list[Grant]:

@@ -32,6 +32,9 @@ class CallSession:
     session_id: str | None = field(default_factory=lambda: uuid.uuid4().hex)
     pending: PendingApprovalStore = field(default_factory=MemoryPendingStore)
     principal: Principal = ANONYMOUS
+    # Approval policies evaluated ahead of a call (a framework asked whether to pause), by
+    # call id: the call itself uses the answer, so a policy runs once per call.
+    gates: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -49,3 +52,4 @@ class Call:
     session: CallSession
     interactive: bool = True
     approval: ApprovalOutcome = "not_required"
+    unparsable: str | None = None  # why the arguments could not be read: refused, audited

@@ -12,7 +12,6 @@ import typer
 
 from pegboard.calls.approval import ApprovalHandler
 from pegboard.calls.execute import error_output, stub_of
-from pegboard.calls.session import Call, CallSession
 from pegboard.cli import trust_cmd
 from pegboard.cli._common import (
     EXIT_FAILED,
@@ -29,7 +28,6 @@ from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
-from pegboard.core.tool import ToolContext
 from pegboard.errors import PegboardError, ToolError, ToolNotAllowed, ToolNotFound
 from pegboard.toolsets import ToolList
 
@@ -228,25 +226,20 @@ def call_tool(
 async def _call(
     runtime: ToolRuntime, name: str, args: dict[str, Any], handler: ApprovalHandler
 ) -> tuple[ToolOutput, int]:
-    """One call through the runtime's composed toolset (resolve, approval, audit); servers
+    """One call through the runtime's tool session (resolve, approval, audit); servers
     start only when the name resolves. Returns the output and the exit code."""
-    surface = runtime.surface
-    session = CallSession(handler, audit=runtime.calls.audit)
-    # The profile's scope travels with the call: it picks web_search's provider and the
-    # knowledge bases kb_search reads, as on the gateway and the agent routes.
-    ctx = ToolContext(call_id=VIA, session_id=session.session_id, scope=runtime.scope())
-    call = Call(name, args, ctx, VIA, session)
+    session = runtime.surface.tool_session
 
     async def attempt() -> tuple[ToolOutput, int]:
         try:
-            output = await surface.toolset.call_tool(call, surface.tools)
+            output = await session.call(
+                name, args, VIA, via=VIA, approval=handler, raising=(ToolNotFound, ToolNotAllowed)
+            )
         except (ToolNotFound, ToolNotAllowed) as exc:
             return error_output(exc), EXIT_NOT_FOUND
-        except PegboardError as exc:
-            return error_output(exc, surface.tools.lookup), EXIT_FAILED
         return output, EXIT_FAILED if output.is_error else 0
 
-    if surface.tools.get(name) is None:  # refused (and audited) without starting a server
+    if session.tools.get(name) is None:  # refused (and audited) without starting a server
         return await attempt()
     async with runtime.running():
         return await attempt()

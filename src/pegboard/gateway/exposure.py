@@ -16,28 +16,20 @@ from typing import TYPE_CHECKING, Any
 from pegboard.agent.formats.mcp import McpFormat
 from pegboard.calls.approval import ApprovalHandler
 from pegboard.calls.execute import error_output
-from pegboard.calls.session import Call, CallSession
-from pegboard.core.definition import canonical_json
+from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.redact import escape_markup
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
-from pegboard.core.tool import ToolContext
 from pegboard.deferral.apply import Exposition
 from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import ApprovalRequired, PegboardError
+from pegboard.errors import ApprovalRequired
 from pegboard.gateway.surface import ChangeListener
 from pegboard.search.interface import SearchIndex
-from pegboard.toolsets import (
-    DeferralSettings,
-    RegistryToolset,
-    StatusSource,
-    ToolList,
-    Toolset,
-    compose,
-)
+from pegboard.toolsets import StatusSource, ToolList, Toolset
+from pegboard.toolsets.session import Deferral, ToolSession
 
 if TYPE_CHECKING:
     import mcp_types
@@ -49,7 +41,12 @@ _FORMAT = McpFormat()
 
 
 class RegistrySurface:
-    """Expose ``registry.select_active(scope())``, deferring large pools behind meta-tools."""
+    """Expose ``registry.select_active(scope())``, deferring large pools behind meta-tools.
+
+    The MCP face of one :class:`~pegboard.toolsets.session.ToolSession`: every client
+    connection calls through it with its own session id (its grants' scope and audit
+    session) and approval handler.
+    """
 
     def __init__(
         self,
@@ -63,23 +60,36 @@ class RegistrySurface:
         index: SearchIndex | None = None,
         tool_exec: ExecSettings | None = None,
     ) -> None:
-        self.registry = registry
         self.tool_exec = tool_exec
-        self._scope = scope
-        self.context_window = context_window
         self.defer = defer
         self._statuses = statuses
-        self._index = index
-        self.session = session or CallSession()
-        self._listeners: list[ChangeListener] = []
-        self._sticky = False
-        self.toolset: Toolset = compose(RegistryToolset(registry))
-        self.tools = ToolList((), registry.snapshot())
+        deferral = None
+        if defer:
+            # Sticky: once deferred, a pool hovering around the threshold stays deferred, so
+            # clients do not see the whole list flip in and out as servers warm.
+            deferral = Deferral(context_window, index, statuses, tool_exec)
+        self.tool_session = ToolSession(registry, scope, session or CallSession(), deferral)
         self._listed: list[ToolEntry] = []
         self._wire: list[dict[str, Any]] = []
         self._sdk: list[mcp_types.Tool] | None = None
-        self._signature = ""
+        self.tool_session.subscribe(self._relisted)
         self.refresh()
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.tool_session.registry
+
+    @property
+    def session(self) -> CallSession:
+        return self.tool_session.calls
+
+    @property
+    def toolset(self) -> Toolset:
+        return self.tool_session.toolset
+
+    @property
+    def tools(self) -> ToolList:
+        return self.tool_session.tools
 
     # -- reads (never wait) ------------------------------------------------------------------
     def list_tools(self) -> Sequence[mcp_types.Tool]:
@@ -117,46 +127,17 @@ class RegistrySurface:
         return self.tools.exposition
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return self.tool_session.subscribe(listener)
 
     # -- recompute ---------------------------------------------------------------------------
     def refresh(self) -> bool:
         """Recompute the exposed tools; True (and listeners called) if the list changed."""
-        deferral = None
-        if self.defer:
-            # Sticky: once deferred, a pool hovering around the threshold stays deferred, so
-            # clients do not see the whole list flip in and out as servers warm.
-            deferral = DeferralSettings(
-                self.registry,
-                context_window=self.context_window,
-                session=self.session,
-                index=self._index,
-                statuses=self._statuses,
-                sticky=self._sticky,
-                tool_exec=self.tool_exec,
-            )
-        self.toolset = compose(RegistryToolset(self.registry), deferral)
-        self.tools = self.toolset.list_tools(self._scope())
-        self._sticky = self.tools.auto_deferred
+        return self.tool_session.refresh()
+
+    def _relisted(self) -> None:  # first of the session's listeners: the caches are fresh
         self._listed = sorted(self.tools.shown, key=_name)
         self._wire = _FORMAT.tools(self._listed)
         self._sdk = None
-        signature = canonical_json(self._wire)
-        if signature == self._signature:
-            return False
-        self._signature = signature
-        for listener in list(self._listeners):
-            try:
-                listener()
-            except Exception:
-                logger.exception("tool-list listener failed")
-        return True
 
     # -- calls -------------------------------------------------------------------------------
     async def call_tool(
@@ -173,25 +154,20 @@ class RegistrySurface:
         :class:`ApprovalRequired` of the called tool itself propagates (no handler could ask),
         so the transport can say why the user was not asked.
         """
-        session = CallSession(
-            approval_handler=approval,
-            grants=self.session.grants,
-            audit=self.session.audit,
-            session_id=session_id or self.session.session_id,
-            pending=self.session.pending,
-            principal=self.session.principal,
-        )
-        tools = self.tools
-        ctx = ToolContext(call_id=call_id, session_id=session.session_id, scope=self._scope())
-        call = Call(name, dict(arguments), ctx, VIA, session)
         try:
-            return await self.toolset.call_tool(call, tools)
+            return await self.tool_session.call(
+                name,
+                arguments,
+                call_id,
+                via=VIA,
+                session_id=session_id,
+                approval=approval,
+                raising=(ApprovalRequired,),
+            )
         except ApprovalRequired as exc:
             if exc.tool_name == name:  # a direct call nobody could approve
                 raise
-            return error_output(exc, tools.lookup)
-        except PegboardError as exc:  # tool errors, and a server that died mid-call
-            return error_output(exc, tools.lookup)
+            return error_output(exc, self.tools.lookup)
 
 
 def _label(status: NamespaceStatus) -> str:
