@@ -41,10 +41,10 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.gateway.exposure import RegistrySurface
 from pegboard.sandbox import ExecLimits, default_sandbox, run_code
 from pegboard.sandbox.limits import monty_limits
 from pegboard.sandbox.tool import make_tool_exec
+from pegboard.toolsets.exposure import RegistrySurface
 
 CTX = ToolContext(call_id="bench")
 

@@ -24,7 +24,6 @@ from typing import Any
 
 import anyio
 
-from pegboard.agent.formats import ToolCall, to_chat_tools
 from pegboard.agent.params import build_agent_params
 from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.names import mcp_tool_name
@@ -34,6 +33,7 @@ from pegboard.core.tokens import count_entries, default_token_counter
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.deferral import apply_defer_exposition, search_pool, should_defer
 from pegboard.deferral.definitions import DEFINITIONS, INJECTED_META_TOOLS
+from pegboard.formats import ToolCall, to_chat_tools
 from pegboard.search import default_index
 from pegboard.search.synced import registry_index
 

@@ -49,7 +49,7 @@ _EXPORTS = {
     "ServerUnavailable": "pegboard.errors",
     "Tool": "pegboard.core",
     "ToolApplyScope": "pegboard.core",
-    "ToolCall": "pegboard.agent.formats",
+    "ToolCall": "pegboard.formats",
     "ToolContext": "pegboard.core",
     "ToolDefinition": "pegboard.core",
     "ToolEntry": "pegboard.core",
@@ -122,9 +122,6 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from pegboard.agent.formats import (
-        ToolCall,
-    )
     from pegboard.agent.params import (
         AgentParams,
         AgentSession,
@@ -170,5 +167,8 @@ if TYPE_CHECKING:
         ToolExecutionError,
         ToolNotAllowed,
         ToolNotFound,
+    )
+    from pegboard.formats import (
+        ToolCall,
     )
     from pegboard.sandbox.limits import ExecLimits

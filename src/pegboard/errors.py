@@ -32,6 +32,7 @@ on purpose. Every message says what is wrong and, where there is one, how to fix
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 
@@ -102,6 +103,62 @@ class ApprovalNotPending(PegboardError):
     """A pending approval cannot be decided: unknown id, already decided, or expired."""
 
 
+# -- a server's failure reason as a fixed phrase (stderr and server text never reach the model)
+_NAME = r"'[\w.-]{1,128}'"
+# pegboard's own failure phrases; a match is returned as matched (the patterns admit only
+# safe characters), so a server's stderr or error text cannot ride along.
+_OWN = tuple(
+    re.compile(p)
+    for p in (
+        r"server process exited with code -?\d+",
+        r"server process exited",
+        rf"(?:initialize|tools/list|tool {_NAME}) (?:did not answer within|timed out after) "
+        r"\d+(?:\.\d+)? ?s",
+        r"timed out after \d+(?:\.\d+)? ?s",
+        # with the setting to raise (a server id is [\w.-]: config keys of safe characters)
+        r"no answer to initialize within \d+(?:\.\d+)?s"
+        r"(?: \(raise (?:first_)?connect_timeout in \[servers\.[\w.-]{1,64}\]\))?",
+        r"retrying in \d+s after \d+ failures",
+        r"server sent a message larger than \d+ bytes",
+        r"tools/list ran over \d+ pages",
+        r"server closed its stdin",
+        r"the refresh was cancelled",
+        r"launch definition changed[\w ;`.-]*",
+        r"not active",
+    )
+)
+_FAILED = re.compile(rf"^((?:tools/list|initialize|tool {_NAME}) failed): (.*)$", re.S)
+_FIXED = (
+    (
+        re.compile(r"no such file|ENOENT", re.I),
+        "failed to start: command not found (No such file or directory)",
+    ),
+    (re.compile(r"permission denied|EACCES", re.I), "failed to start: permission denied"),
+    (re.compile(r"refused|connect(ion)? attempts failed|ConnectError", re.I), "connection refused"),
+    (re.compile(r"connection closed", re.I), "connection closed"),
+    (re.compile(r"timed out|timeout", re.I), "timed out"),
+)
+UNKNOWN_REASON = "failed (see `pegboard servers logs`)"
+
+
+def public_reason(reason: str) -> str:
+    """A fixed phrase for a server failure reason (``server process exited with code 3``).
+
+    Only pegboard's own wording survives; anything a server wrote (stderr, an error message)
+    is dropped or replaced by a fixed phrase, so the result is safe inside a prompt.
+    """
+    text = reason.split(" (stderr:", 1)[0].strip()
+    if match := _FAILED.match(text):
+        return f"{match.group(1)}: {public_reason(match.group(2))}"
+    for pattern in _OWN:
+        if match := pattern.search(text):
+            return match.group(0)
+    for pattern, phrase in _FIXED:
+        if pattern.search(text):
+            return phrase
+    return UNKNOWN_REASON
+
+
 class McpError(PegboardError):
     """An MCP server or catalog problem."""
 
@@ -110,8 +167,6 @@ class ServerUnavailable(McpError):
     """The MCP server is not active, failed to start, timed out or crashed."""
 
     def __init__(self, server_id: str, reason: str) -> None:
-        from pegboard.core.redact import public_reason
-
         self.server_id = server_id
         # A fixed phrase: this message reaches the model, so no stderr or server-sent text.
         self.reason = public_reason(reason)

@@ -4,7 +4,7 @@ One :class:`ToolRuntime` owns the MCP catalog (persistent cache in the data dire
 registry holding the ``pegboard.tools`` entries (the built-ins ``web_search``, ``web_fetch``,
 ``kb_search``, ``kb_list`` and installed plugins, each gated by ``applies`` on the profile)
 and the tools synced from the catalog's cache, the profile's scope, the call session (audit sink,
-grants) and the :class:`~pegboard.gateway.exposure.RegistrySurface` a gateway serves and the
+grants) and the :class:`~pegboard.toolsets.exposure.RegistrySurface` a gateway serves and the
 CLI calls through (one composed toolset: :mod:`pegboard.toolsets`). It never waits on an
 upstream server to answer a read: every change of a server's cached tools re-syncs the registry
 and refreshes the surface, which notifies the connected clients.
@@ -28,16 +28,16 @@ from pegboard.config import LoadedConfig, PegboardConfig, load_config
 from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
-from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.core.status import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ConfigError, PegboardError
-from pegboard.gateway.exposure import RegistrySurface
 from pegboard.mcp import McpCatalog, McpCollision, SqliteCatalogStore, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
 from pegboard.sandbox.engine import Sandbox, require_monty
 from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
 from pegboard.search.synced import LazyRegistryIndex
+from pegboard.toolsets.exposure import RegistrySurface
 
 logger = logging.getLogger("pegboard.gateway")
 

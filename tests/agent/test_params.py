@@ -4,7 +4,6 @@ from typing import Any
 import anyio
 import pytest
 
-from pegboard.agent.formats import ToolCall
 from pegboard.agent.params import AgentSession, build_agent_params
 from pegboard.calls import CallRecord
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
@@ -14,6 +13,7 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ToolError
+from pegboard.formats import ToolCall
 from tests.deferral.factories import Calls, entry, heavy, recorder
 
 SCOPE = ToolApplyScope()

@@ -5,13 +5,13 @@ from typing import Any
 
 import pytest
 
-from pegboard.agent.formats import ToolCall
 from pegboard.agent.params import AgentSession, build_agent_params
 from pegboard.calls import CallRecord
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.core.entry import ToolSource
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
+from pegboard.formats import ToolCall
 from tests.deferral.factories import Calls, entry, heavy, recorder
 
 SCOPE = ToolApplyScope()

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from pegboard.agent.formats import ToolCall
 from pegboard.agent.params import AgentSession, build_agent_params
 from pegboard.calls import CallRecord
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
@@ -17,6 +16,7 @@ from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.deferral.defer import meta_tools_overhead_tokens
 from pegboard.deferral.prompt import INSPECT_USAGE_EXEC
 from pegboard.deferral.tool_exec import ExecSettings
+from pegboard.formats import ToolCall
 from pegboard.sandbox import ExecLimits
 from pegboard.sandbox.tool import EXEC_DESCRIPTION, EXEC_PROMPT_LINE
 from tests.agent.test_params import big_registry

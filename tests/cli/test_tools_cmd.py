@@ -67,7 +67,7 @@ def test_an_unknown_tool_exits_3_with_suggestions(invoke: Invoke, config_path: P
     result = invoke("tools", "inspect", "add")
 
     assert result.exit_code == 3
-    # The one did-you-mean of every route (pegboard.deferral.pool.suggest_names).
+    # The one did-you-mean of every route (pegboard.core.resolve.suggest_names).
     assert result.stderr == "error: Tool not found: add. Did you mean: mcp__box__add?\n"
 
 

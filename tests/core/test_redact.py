@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pegboard.core.redact import UNKNOWN_REASON, escape_markup, mask, public_reason, redact_url
+from pegboard.core.redact import escape_markup, mask, redact_url
+from pegboard.errors import UNKNOWN_REASON, public_reason
 
 
 def test_mask_replaces_every_configured_secret_longest_first() -> None:

@@ -1,6 +1,7 @@
 from pegboard.core.entry import ToolEntry, ToolSource
+from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import default_token_counter
-from pegboard.deferral import NamespaceStatus, render_deferred_section
+from pegboard.deferral import render_deferred_section
 from pegboard.sandbox.tool import EXEC_PROMPT_LINE
 from tests.deferral.factories import entry
 

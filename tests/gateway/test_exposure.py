@@ -9,10 +9,10 @@ from mcp import Client
 
 from pegboard import Tool, ToolApplyScope, ToolEntry, ToolRegistry
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
-from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.core.status import NamespaceStatus
 from pegboard.errors import ApprovalRequired
-from pegboard.gateway.exposure import RegistrySurface
 from pegboard.gateway.server import Gateway
+from pegboard.toolsets.exposure import RegistrySurface
 
 TOPICS = [
     "weather in a city",

@@ -1,11 +1,11 @@
 import pytest
 
 from pegboard.agent import build_agent_params
-from pegboard.agent.formats import ToolCall, to_anthropic_tools, to_chat_tools
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.errors import ModelError
+from pegboard.formats import ToolCall, to_anthropic_tools, to_chat_tools
 from pegboard.llm import Completed, Message, TextDelta, ToolCallStarted, Usage
 from tests.deferral.factories import heavy
 from tests.llm.clients import ADD, KINDS, Kind, client_for

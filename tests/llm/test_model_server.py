@@ -6,7 +6,7 @@ import json
 import openai
 import pytest
 
-from pegboard.agent.formats import parse_responses_tool_calls, to_responses_tools
+from pegboard.formats import parse_responses_tool_calls, to_responses_tools
 from tests.llm.clients import ADD
 from tests.model_server import Call, ScriptedModel, Turn
 

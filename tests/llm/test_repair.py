@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from pegboard.agent import AgentSession, build_agent_params
-from pegboard.agent.formats import ToolCall
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.config import ModelConfig
 from pegboard.core.entry import ToolEntry
@@ -15,6 +14,7 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.core.tool import Tool
 from pegboard.errors import InvalidToolArguments, ToolNotFound
+from pegboard.formats import ToolCall
 from pegboard.llm import Repairer, create_client, create_repair
 from tests.llm.clients import ADD, KINDS, Kind, client_for
 from tests.model_server import ScriptedModel, Turn

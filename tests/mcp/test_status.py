@@ -1,5 +1,5 @@
 from pegboard import AssistantSettings
-from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.core.status import NamespaceStatus
 from pegboard.mcp.status import ServerStatus, namespace_statuses
 
 STATUSES = [

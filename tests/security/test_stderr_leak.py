@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from pegboard.config import load_config
-from pegboard.core.redact import escape_markup, public_reason
-from pegboard.errors import ServerUnavailable
+from pegboard.core.redact import escape_markup
+from pegboard.errors import ServerUnavailable, public_reason
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 from tests.cli.conftest import Invoke, write
 

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from pegboard import ModelInfo, build_agent_params
-from pegboard.agent.formats import ToolCall
+from pegboard.formats import ToolCall
 from pegboard.gateway.server import Gateway
 from tests.gateway.harness import STARTUP_BOUND, text_of
 from tests.toolsets.test_routes import WINDOW, config, runtime_of

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 import pegboard.runtime
 from pegboard import ModelInfo, build_agent_params
-from pegboard.agent.formats import ToolCall
 from pegboard.calls import CallRecord
 from pegboard.cli.app import app
 from pegboard.config import load_config
+from pegboard.formats import ToolCall
 from pegboard.gateway.server import Gateway
 from pegboard.runtime import RuntimeOptions, ToolRuntime
 from tests.gateway.harness import (

@@ -16,11 +16,11 @@ from typing import Any, TypeAlias
 
 import anyio
 
-from pegboard.agent.formats import ProviderFormat, ToolCall
 from pegboard.calls.execute import error_output
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.errors import InvalidToolArguments, ToolError
+from pegboard.formats import ProviderFormat, ToolCall
 from pegboard.toolsets import ToolList
 from pegboard.toolsets.session import ToolSession
 

@@ -22,17 +22,18 @@ from functools import cached_property
 from typing import Any
 
 from pegboard.agent.dispatch import Dispatcher, RepairHook
-from pegboard.agent.formats import Api, format_for
 from pegboard.calls.approval import ApprovalHandler
 from pegboard.calls.audit import AuditSink
 from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
+from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter
-from pegboard.deferral import Exposition, NamespaceStatus
+from pegboard.deferral import Exposition
 from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.tool_exec import ExecSettings
+from pegboard.formats import Api, format_for
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets.session import Deferral, ToolSession
 
@@ -59,9 +60,7 @@ class AgentSession:
     _cache: dict[tuple[Any, ...], AgentParams] = field(default_factory=dict, repr=False)
     _tools: tuple[tuple[Any, ...], ToolSession] | None = field(default=None, repr=False)
 
-    def tool_session(
-        self, key: tuple[Any, ...], make: Callable[[], ToolSession]
-    ) -> ToolSession:
+    def tool_session(self, key: tuple[Any, ...], make: Callable[[], ToolSession]) -> ToolSession:
         """The conversation's :class:`~pegboard.toolsets.ToolSession` for one composition
         (registry, deferral settings); a different one replaces it (same calls session)."""
         if self._tools is None or self._tools[0] != key:

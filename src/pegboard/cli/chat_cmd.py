@@ -1,4 +1,4 @@
-"""``pegboard chat``: try pegboard with a model; the loop is :mod:`pegboard.agent.loop`.
+"""``pegboard chat``: try pegboard with a model; the loop is :mod:`pegboard.chat.loop`.
 
 Interactive by default (``/tools``, ``/status``, ``/exit``; Ctrl-C cancels the running turn,
 not the session); ``--once "prompt"`` runs one turn for scripts and prints the final answer
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
     from rich.console import Console
 
-    from pegboard.agent.loop import AgentLoop, TurnResult
+    from pegboard.chat.loop import AgentLoop, TurnResult
     from pegboard.llm.types import ModelClient
     from pegboard.runtime import ToolRuntime
 
@@ -71,7 +71,7 @@ def chat(
         runtime = ToolRuntime(loaded, RuntimeOptions(profile=profile))
     except PegboardError as exc:
         fail(str(exc), EXIT_USAGE)
-    from pegboard.agent.loop import AgentLoop  # lazy: the loop pulls in the search layer
+    from pegboard.chat.loop import AgentLoop  # lazy: the loop pulls in the search layer
 
     agent = AgentLoop.from_runtime(runtime, client, approval_handler=cli_approval(yes))
     if once is not None:

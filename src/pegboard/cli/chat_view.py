@@ -8,14 +8,14 @@ import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pegboard.agent.formats.calls import ToolCall
 from pegboard.core.output import ToolOutput
+from pegboard.formats.calls import ToolCall
 from pegboard.llm.types import Message
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from pegboard.agent.loop import AgentLoop, TurnResult
+    from pegboard.chat.loop import AgentLoop, TurnResult
     from pegboard.runtime import ToolRuntime
 
 PANEL_CHARS = 600  # a panel shows the start of long arguments and results
@@ -32,7 +32,7 @@ def _arguments(call: ToolCall) -> str:
 
 
 class ChatView:
-    """A :class:`~pegboard.agent.loop.LoopObserver` printing to ``console``; streamed text
+    """A :class:`~pegboard.chat.loop.LoopObserver` printing to ``console``; streamed text
     goes to ``text_stream`` (None: not shown, as with ``--once``)."""
 
     def __init__(self, console: Console, text_stream: TextIO | None = None) -> None:

@@ -212,7 +212,7 @@ def call_tool(
     if code == EXIT_NOT_FOUND:
         fail(output.as_text(), code)
     if as_json:
-        from pegboard.agent.formats.mcp import output_to_call_result  # lazy: the MCP SDK
+        from pegboard.mcp.results import output_to_call_result  # lazy: the MCP SDK
 
         echo_json(
             output_to_call_result(output).model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -1,10 +1,9 @@
 """Hiding secrets and neutralising untrusted text before people or the model see it.
 
 ``mask`` replaces configured secret values (an ``env`` or ``headers`` value of a server) in any
-text, ``redact_url`` hides URL credentials and secret-looking query parameters, and
-``public_reason`` turns a server's failure reason into a fixed, escaped phrase: stderr and
-server-sent text never reach the model or a status line (people read stderr with
-``pegboard servers logs``).
+text, ``redact_url`` hides URL credentials and secret-looking query parameters. (A server's
+failure reason becomes a fixed phrase with :func:`pegboard.errors.public_reason`, which
+:class:`~pegboard.errors.ServerUnavailable` applies itself.)
 """
 
 from __future__ import annotations
@@ -53,61 +52,6 @@ def redact_url(url: str) -> str:
         pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode([(k, MASK if is_secret_key(k) else v) for k, v in pairs], safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-_NAME = r"'[\w.-]{1,128}'"
-# pegboard's own failure phrases; a match is returned as matched (the patterns admit only
-# safe characters), so a server's stderr or error text cannot ride along.
-_OWN = tuple(
-    re.compile(p)
-    for p in (
-        r"server process exited with code -?\d+",
-        r"server process exited",
-        rf"(?:initialize|tools/list|tool {_NAME}) (?:did not answer within|timed out after) "
-        r"\d+(?:\.\d+)? ?s",
-        r"timed out after \d+(?:\.\d+)? ?s",
-        # with the setting to raise (a server id is [\w.-]: config keys of safe characters)
-        r"no answer to initialize within \d+(?:\.\d+)?s"
-        r"(?: \(raise (?:first_)?connect_timeout in \[servers\.[\w.-]{1,64}\]\))?",
-        r"retrying in \d+s after \d+ failures",
-        r"server sent a message larger than \d+ bytes",
-        r"tools/list ran over \d+ pages",
-        r"server closed its stdin",
-        r"the refresh was cancelled",
-        r"launch definition changed[\w ;`.-]*",
-        r"not active",
-    )
-)
-_FAILED = re.compile(rf"^((?:tools/list|initialize|tool {_NAME}) failed): (.*)$", re.S)
-_FIXED = (
-    (
-        re.compile(r"no such file|ENOENT", re.I),
-        "failed to start: command not found (No such file or directory)",
-    ),
-    (re.compile(r"permission denied|EACCES", re.I), "failed to start: permission denied"),
-    (re.compile(r"refused|connect(ion)? attempts failed|ConnectError", re.I), "connection refused"),
-    (re.compile(r"connection closed", re.I), "connection closed"),
-    (re.compile(r"timed out|timeout", re.I), "timed out"),
-)
-UNKNOWN_REASON = "failed (see `pegboard servers logs`)"
-
-
-def public_reason(reason: str) -> str:
-    """A fixed phrase for a server failure reason (``server process exited with code 3``).
-
-    Only pegboard's own wording survives; anything a server wrote (stderr, an error message)
-    is dropped or replaced by a fixed phrase, so the result is safe inside a prompt.
-    """
-    text = reason.split(" (stderr:", 1)[0].strip()
-    if match := _FAILED.match(text):
-        return f"{match.group(1)}: {public_reason(match.group(2))}"
-    for pattern in _OWN:
-        if match := pattern.search(text):
-            return match.group(0)
-    for pattern, phrase in _FIXED:
-        if pattern.search(text):
-            return phrase
-    return UNKNOWN_REASON
 
 
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}

@@ -20,7 +20,6 @@ from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.pool import DeferredPool
 from pegboard.deferral.prompt import (
     PROMPT_SECTION_BUDGET_TOKENS,
-    NamespaceStatus,
     render_deferred_section,
 )
 from pegboard.deferral.tool_exec import ExecSettings
@@ -38,7 +37,6 @@ __all__ = [
     "ExecSettings",
     "Exposition",
     "InspectLedger",
-    "NamespaceStatus",
     "apply_defer_exposition",
     "defer_threshold",
     "inspect_tool",

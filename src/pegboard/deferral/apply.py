@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.registry import ToolRegistry
+from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter, default_token_counter
 from pegboard.core.tool import Tool
 from pegboard.deferral.defer import DeferDecision, should_defer
 from pegboard.deferral.definitions import WITH_EXEC
 from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.pool import DeferredPool
-from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
+from pegboard.deferral.prompt import render_deferred_section
 from pegboard.deferral.tool_exec import (
     ExecSettings,
     alias_lookup,

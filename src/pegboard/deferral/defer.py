@@ -16,9 +16,10 @@ from typing import Any
 
 from pegboard.calls.approval import may_need_approval
 from pegboard.core.entry import ToolEntry
+from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter, count_entries, default_token_counter
 from pegboard.deferral.definitions import DEFINITIONS, EXEC_DEFINITIONS, injected_meta_tools
-from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
+from pegboard.deferral.prompt import render_deferred_section
 
 DEFER_THRESHOLD_PCT = 10
 # Assumed when neither the caller nor the config names the model's window. pegboard serve's

@@ -8,9 +8,7 @@ produces suggestions.
 
 from __future__ import annotations
 
-import difflib
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -21,16 +19,13 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.names import META_TOOL_NAMES, strip_mcp_namespace
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import RegistrySnapshot
+from pegboard.core.resolve import fold_name, resolve_name, suggest_names
 from pegboard.core.tokens import TokenCounter, default_token_counter
 from pegboard.core.tool import ToolContext
 from pegboard.deferral.definitions import TOOL_INVOKE
 from pegboard.deferral.ledger import InspectLedger
-from pegboard.errors import ToolError, ToolNotAllowed, ToolNotFound
+from pegboard.errors import ToolError
 from pegboard.search.interface import SearchIndex
-
-MAX_SUGGESTIONS = 3
-MIN_SOURCE_MATCH = 4
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
 
 
 @dataclass(frozen=True)
@@ -103,55 +98,13 @@ class DeferredPool:
         exact = {raw for raw, label in known.items() if wanted in (raw, label)}
         if exact:
             return frozenset(exact)
-        folded = _fold(strip_mcp_namespace(wanted))
+        folded = fold_name(strip_mcp_namespace(wanted))
         return frozenset(
             raw
             for raw, label in known.items()
-            if folded in (_fold(strip_mcp_namespace(raw)), _fold(strip_mcp_namespace(label)))
+            if folded
+            in (fold_name(strip_mcp_namespace(raw)), fold_name(strip_mcp_namespace(label)))
         )
 
     def suggestions(self, name: str) -> list[str]:
         return suggest_names(name, self.allowed, self.snapshot)
-
-
-def resolve_name(
-    name: str, found: ToolEntry | None, candidates: Iterable[str], snapshot: RegistrySnapshot
-) -> ToolEntry:
-    """``found`` (the exact match of ``name`` among ``candidates``), or the error to raise.
-
-    The one resolve of every route: a registered tool that is not a candidate (disabled for
-    the profile, or not active in this request) is :class:`ToolNotAllowed`; anything else is
-    :class:`ToolNotFound` with :func:`suggest_names` among ``candidates``.
-    """
-    if found is not None:
-        return found
-    if name in snapshot:
-        raise ToolNotAllowed(name)
-    raise ToolNotFound(name, suggest_names(name, candidates, snapshot))
-
-
-def suggest_names(
-    name: str, candidates: Iterable[str], snapshot: RegistrySnapshot | None = None
-) -> list[str]:
-    """Names close to ``name``: same letters ignoring case and punctuation first, then MCP
-    tools whose original name is ``name`` or ends it (``name`` a wire name of another
-    server, say), then spelling neighbours. Never ``name`` itself."""
-    pool = sorted(set(candidates))
-    folded = _fold(name)
-    same = [n for n in pool if folded and _fold(n) == folded]
-    by_source = [
-        n
-        for n in pool
-        if snapshot is not None
-        and (entry := snapshot.get(n)) is not None
-        and entry.source is not None
-        and (tail := _fold(entry.source.tool_name))
-        and (folded == tail or (len(tail) >= MIN_SOURCE_MATCH and folded.endswith(tail)))
-    ]
-    close = difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=0.6)
-    ordered = list(dict.fromkeys([*same, *by_source, *close]))
-    return [n for n in ordered if n != name][:MAX_SUGGESTIONS]
-
-
-def _fold(text: str) -> str:
-    return _NON_ALNUM.sub("", text.casefold())

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pegboard.core.entry import ToolEntry
 from pegboard.core.names import is_mcp_namespace, mcp_namespace, strip_mcp_namespace
 from pegboard.core.redact import escape_markup
+from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter, default_token_counter
 from pegboard.sandbox.tool import EXEC_PROMPT_LINE
 
@@ -35,15 +36,6 @@ USAGE: Mapping[str, str] = {
 INSPECT_USAGE_EXEC = "tool_inspect({name}): a tool's signature (the Python function code calls)"
 
 NATIVE_LOADING = "tools that tool_search finds are loaded for you: call them directly by name"
-
-
-@dataclass(frozen=True, slots=True)
-class NamespaceStatus:
-    """The state of the MCP server behind a namespace, as shown to the model."""
-
-    label: str
-    state: str  # cold | connecting | connected | failed | disabled
-    detail: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,6 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from opentelemetry import trace
 
 import pegboard
-from pegboard.agent.formats.mcp import output_to_call_result
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
@@ -39,6 +38,7 @@ from pegboard.gateway.approval import (
 )
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.surface import ToolSurface
+from pegboard.mcp.results import output_to_call_result
 
 logger = logging.getLogger("pegboard.gateway")
 

@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pegboard.calls.approval import ApprovalHandler
 from pegboard.core.output import ToolOutput
+from pegboard.toolsets.exposure import ChangeListener
 
 if TYPE_CHECKING:
     import mcp_types
-
-ChangeListener = Callable[[], None]
 
 
 class ToolSurface(Protocol):

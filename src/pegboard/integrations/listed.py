@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from pegboard.agent.formats.openai import chat_tool_result
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
+from pegboard.formats.openai import chat_tool_result
 from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
 
 T = TypeVar("T")

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from typing import Any, Unpack
 
-from pegboard.agent.formats.calls import ToolCall
-from pegboard.agent.formats.strict import openai_strict_schema, relax_strict_arguments
 from pegboard.calls.approval import may_need_approval
 from pegboard.core.entry import ToolEntry
 from pegboard.deferral.definitions import TOOL_INVOKE
 from pegboard.errors import OptionalDependencyMissing, SchemaError
+from pegboard.formats.calls import ToolCall
+from pegboard.formats.strict import openai_strict_schema, relax_strict_arguments
 from pegboard.integrations.bridge import FrameworkApproval, Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import BridgedTools, bridged_tools, result_text
 

@@ -22,10 +22,10 @@ import copy
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Unpack
 
-from pegboard.agent.formats.strict import relax_strict_arguments
 from pegboard.calls.approval import Decision
 from pegboard.calls.execute import error_output
 from pegboard.errors import InvalidToolArguments, OptionalDependencyMissing
+from pegboard.formats.strict import relax_strict_arguments
 from pegboard.integrations.bridge import FrameworkApproval, Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import result_text
 

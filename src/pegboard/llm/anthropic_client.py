@@ -13,14 +13,14 @@ from typing import Any
 
 import httpx2
 
-from pegboard.agent.formats import (
+from pegboard.core.entry import ToolEntry
+from pegboard.errors import ModelError
+from pegboard.formats import (
     ToolCall,
     anthropic_tool_result,
     parse_anthropic_tool_calls,
     to_anthropic_tools,
 )
-from pegboard.core.entry import ToolEntry
-from pegboard.errors import ModelError
 from pegboard.llm._common import SdkClient
 from pegboard.llm.types import (
     ChatResponse,

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx2
 
-from pegboard.agent.formats import ToolCall, chat_tool_result, parse_chat_tool_calls, to_chat_tools
 from pegboard.core.entry import ToolEntry
 from pegboard.errors import ModelError
+from pegboard.formats import ToolCall, chat_tool_result, parse_chat_tool_calls, to_chat_tools
 from pegboard.llm._common import SdkClient
 from pegboard.llm.types import (
     ChatResponse,

@@ -19,7 +19,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pegboard.agent.formats.calls import ToolCall
 from pegboard.core.entry import ToolEntry
 from pegboard.core.schema import validate_arguments
 from pegboard.errors import (
@@ -29,6 +28,7 @@ from pegboard.errors import (
     PegboardError,
     SchemaError,
 )
+from pegboard.formats.calls import ToolCall
 from pegboard.llm.types import Message, ModelClient
 
 logger = logging.getLogger("pegboard.llm.repair")

@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from pegboard.agent.formats.calls import ToolCall
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.scope import ModelInfo
+from pegboard.formats.calls import ToolCall
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 

@@ -133,7 +133,7 @@ Resolve and sync (``sync.py``, SPEC section 4)::
         ToolExecutionError whose message is the server's text and ``.output`` the full
         ToolOutput). The registry maps wire name -> ToolSource (``resolve_source``).
 
-Results (``pegboard.agent.formats.mcp``, the MCP format, re-exported here)::
+Results (``pegboard.formats.mcp``, the MCP format, re-exported here)::
 
     call_result_to_output(result: mcp_types.CallToolResult, *, metadata=None) -> ToolOutput
         text, images, audio, embedded/linked resources kept as parts (binary never in text);
@@ -159,7 +159,7 @@ _EXPORTS = {
     "StderrLog": "transport",
     "StoredServer": "store",
     "SyncReport": "sync",
-    "call_result_to_output": "pegboard.agent.formats.mcp",
+    "call_result_to_output": "pegboard.mcp.results",
     "child_environment": "transport",
     "parse_mcp_servers": "config",
     "resolve_assistant_mcp_tool_ids": "sync",
@@ -178,9 +178,9 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from pegboard.agent.formats.mcp import call_result_to_output
     from pegboard.mcp.catalog import McpCatalog
     from pegboard.mcp.config import McpServerConfig, parse_mcp_servers
+    from pegboard.mcp.results import call_result_to_output
     from pegboard.mcp.server_state import tool_hash
     from pegboard.mcp.status import ServerState, ServerStatus
     from pegboard.mcp.store import (

@@ -22,7 +22,6 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from pegboard.agent.formats.mcp import call_result_to_output
 from pegboard.core.definition import ToolDefinition
 from pegboard.core.output import ToolOutput
 from pegboard.errors import (
@@ -34,6 +33,7 @@ from pegboard.errors import (
 )
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
+from pegboard.mcp.results import call_result_to_output
 from pegboard.mcp.server_state import ServerEntry
 from pegboard.mcp.status import ServerStatus
 from pegboard.mcp.store import CatalogStore, MemoryCatalogStore, StoredServer

@@ -12,8 +12,8 @@ import anyio
 
 from pegboard.core.definition import ToolDefinition
 from pegboard.core.names import mcp_tool_name_problem
-from pegboard.core.redact import public_reason
 from pegboard.core.tool import canonical_json
+from pegboard.errors import public_reason
 from pegboard.mcp.cached import cached_definition
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection

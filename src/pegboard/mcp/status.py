@@ -8,7 +8,7 @@ from typing import Literal
 
 from pegboard.core.names import mcp_namespace
 from pegboard.core.scope import AssistantSettings
-from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.core.status import NamespaceStatus
 
 ServerState = Literal["cold", "connecting", "connected", "failed", "disabled"]
 

@@ -18,8 +18,8 @@ from pegboard.calls.session import Call
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import RegistrySnapshot
+from pegboard.core.resolve import resolve_name
 from pegboard.core.scope import ToolApplyScope
-from pegboard.deferral.pool import resolve_name
 
 if TYPE_CHECKING:
     from pegboard.deferral.apply import Exposition

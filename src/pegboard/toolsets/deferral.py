@@ -10,10 +10,10 @@ from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
+from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter
 from pegboard.deferral.apply import apply_defer_exposition
 from pegboard.deferral.ledger import InspectLedger
-from pegboard.deferral.prompt import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets.base import ToolList, WrapperToolset

@@ -26,11 +26,11 @@ from pegboard.core.definition import canonical_json
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
+from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter
 from pegboard.core.tool import ToolContext
 from pegboard.deferral.definitions import TOOL_INVOKE
 from pegboard.deferral.ledger import InspectLedger
-from pegboard.deferral.prompt import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import PegboardError
 from pegboard.search.interface import SearchIndex
@@ -217,4 +217,3 @@ class ToolSession:
         if await self.calls.grants.find(key, self.calls.session_id) is not None:
             return None
         return target
-

@@ -12,8 +12,13 @@ from openai.types.chat import (
 from openai.types.responses import FunctionToolParam, Response
 from openai.types.responses.response_input_param import FunctionCallOutput
 
-from pegboard.agent.formats.calls import ToolCall
-from pegboard.agent.formats.openai import (
+from pegboard.core.entry import ToolEntry
+from pegboard.core.output import ToolOutput
+from pegboard.core.schema import validate_arguments
+from pegboard.core.tool import Tool, ToolContext
+from pegboard.errors import ConfigError, SchemaError
+from pegboard.formats.calls import ToolCall
+from pegboard.formats.openai import (
     chat_tool_result,
     parse_chat_tool_calls,
     parse_responses_tool_calls,
@@ -21,13 +26,8 @@ from pegboard.agent.formats.openai import (
     to_chat_tools,
     to_responses_tools,
 )
-from pegboard.agent.formats.strict import relax_strict_arguments
-from pegboard.core.entry import ToolEntry
-from pegboard.core.output import ToolOutput
-from pegboard.core.schema import validate_arguments
-from pegboard.core.tool import Tool, ToolContext
-from pegboard.errors import ConfigError, SchemaError
-from tests.agent.formats.tools import PNG_1PX, plot, search_entry, strict_plot_entry
+from pegboard.formats.strict import relax_strict_arguments
+from tests.formats.tools import PNG_1PX, plot, search_entry, strict_plot_entry
 
 SEARCH_PARAMETERS = {
     "type": "object",

@@ -2,8 +2,8 @@
 
 import mcp_types
 
-from pegboard.agent.formats.mcp import call_result_to_output, output_to_call_result
 from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart, ToolOutput
+from pegboard.mcp.results import call_result_to_output, output_to_call_result
 
 
 def test_every_content_kind_is_kept_as_its_own_part() -> None:

@@ -5,8 +5,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pegboard.agent.formats.strict import openai_strict_schema, relax_strict_arguments
 from pegboard.core.schema import validate_arguments
+from pegboard.formats.strict import openai_strict_schema, relax_strict_arguments
 
 NAMES = st.sampled_from(["a", "b", "c", "query", "limit", "items"])
 LEAVES = st.one_of(

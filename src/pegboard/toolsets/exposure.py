@@ -1,10 +1,10 @@
 """The registry's tools for one profile, as ``pegboard serve`` exposes them.
 
 :class:`RegistrySurface` is the :class:`~pegboard.gateway.surface.ToolSurface` of ``pegboard
-serve``: it lists through the same composed toolset as the agent dispatcher and ``pegboard
-tools`` (:mod:`pegboard.toolsets`), recomputing the listing only when told the registry or the
-scope changed (:meth:`refresh`), so ``tools/list`` is a read of a prepared list; it tells its
-listeners only when that list really changed.
+serve`` and what the CLI calls through: the MCP face of one
+:class:`~pegboard.toolsets.session.ToolSession`, recomputing the listing only when told the
+registry or the scope changed (:meth:`refresh`), so ``tools/list`` is a read of a prepared
+list; it tells its listeners only when that list really changed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pegboard.agent.formats.mcp import McpFormat
 from pegboard.calls.approval import ApprovalHandler
 from pegboard.calls.execute import error_output
 from pegboard.calls.session import CallSession
@@ -22,11 +21,12 @@ from pegboard.core.output import ToolOutput
 from pegboard.core.redact import escape_markup
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
+from pegboard.core.status import NamespaceStatus
 from pegboard.deferral.apply import Exposition
-from pegboard.deferral.prompt import NamespaceStatus, render_deferred_section
+from pegboard.deferral.prompt import render_deferred_section
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ApprovalRequired
-from pegboard.gateway.surface import ChangeListener
+from pegboard.formats.mcp import McpFormat
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets import StatusSource, ToolList, Toolset
 from pegboard.toolsets.session import Deferral, ToolSession
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     import mcp_types
 
 logger = logging.getLogger("pegboard.gateway")
+
+ChangeListener = Callable[[], None]
 
 VIA = "gateway"
 _FORMAT = McpFormat()

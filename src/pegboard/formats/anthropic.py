@@ -9,13 +9,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pegboard.agent.formats.calls import ToolCall, as_dict
-from pegboard.agent.formats.naming import checked_name
-from pegboard.agent.formats.strict import anthropic_strict_schema
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart, ToolOutput
 from pegboard.deferral.definitions import TOOL_SEARCH
 from pegboard.deferral.tool_search import TOOL_REFERENCES
+from pegboard.formats.calls import ToolCall, as_dict
+from pegboard.formats.naming import checked_name
+from pegboard.formats.strict import anthropic_strict_schema
 
 __all__ = [
     "AnthropicMessages",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
-from pegboard.agent.formats.calls import ToolCall
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
+from pegboard.formats.calls import ToolCall
 
 Api: TypeAlias = Literal["openai_chat", "openai_responses", "anthropic"]
 

@@ -2,13 +2,13 @@ import importlib
 
 import pytest
 
-import pegboard.agent.formats
+import pegboard.formats
 
 MODULES = [
-    "pegboard.agent.formats",
-    "pegboard.agent.formats.anthropic",
-    "pegboard.agent.formats.mcp",
-    "pegboard.agent.formats.openai",
+    "pegboard.formats",
+    "pegboard.formats.anthropic",
+    "pegboard.formats.mcp",
+    "pegboard.formats.openai",
 ]
 
 
@@ -21,6 +21,6 @@ def test_all_is_sorted_and_every_name_exists(name: str) -> None:
 
 
 def test_the_package_re_exports_every_provider_function() -> None:
-    exported = set(pegboard.agent.formats.__all__)
+    exported = set(pegboard.formats.__all__)
     for name in MODULES[1:4]:
         assert set(importlib.import_module(name).__all__) <= exported, name

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from pegboard.agent.formats.calls import ToolCall
 from pegboard.agent.params import AgentParams, AgentSession, build_agent_params
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo, ToolApplyScope
-from pegboard.deferral.prompt import NamespaceStatus
+from pegboard.core.status import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
+from pegboard.formats.calls import ToolCall
 from pegboard.llm.repair import Repairer, create_repair
 from pegboard.llm.types import Completed, Message, ModelClient, TextDelta, Usage
 from pegboard.search.interface import SearchIndex

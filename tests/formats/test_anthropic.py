@@ -2,18 +2,18 @@ import pydantic
 import pytest
 from anthropic.types import Message, ToolParam, ToolResultBlockParam
 
-from pegboard.agent.formats.anthropic import (
-    anthropic_tool_result,
-    parse_anthropic_tool_calls,
-    to_anthropic_tools,
-)
-from pegboard.agent.formats.calls import ToolCall
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart, ToolOutput
 from pegboard.core.schema import validate_arguments
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ConfigError
-from tests.agent.formats.tools import PNG_1PX, search_entry, strict_plot_entry
+from pegboard.formats.anthropic import (
+    anthropic_tool_result,
+    parse_anthropic_tool_calls,
+    to_anthropic_tools,
+)
+from pegboard.formats.calls import ToolCall
+from tests.formats.tools import PNG_1PX, search_entry, strict_plot_entry
 
 RESULT_ADAPTER = pydantic.TypeAdapter(ToolResultBlockParam)
 

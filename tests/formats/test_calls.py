@@ -1,6 +1,6 @@
 import pytest
 
-from pegboard.agent.formats.calls import ToolCall, as_dict
+from pegboard.formats.calls import ToolCall, as_dict
 
 
 def test_json_string_arguments_are_parsed_and_the_raw_text_kept() -> None:

@@ -6,23 +6,21 @@ functions are their pieces. Nothing here imports a provider SDK or (until asked 
 object) the MCP SDK.
 """
 
-from pegboard.agent.formats.anthropic import (
+from pegboard.formats.anthropic import (
     AnthropicMessages,
     anthropic_tool_result,
     parse_anthropic_tool_calls,
     to_anthropic_tools,
 )
-from pegboard.agent.formats.base import Api, ProviderFormat
-from pegboard.agent.formats.calls import ToolCall
-from pegboard.agent.formats.mcp import (
+from pegboard.formats.base import Api, ProviderFormat
+from pegboard.formats.calls import ToolCall
+from pegboard.formats.mcp import (
     McpFormat,
-    call_result_to_output,
-    output_to_call_result,
     parse_mcp_tool_call,
     to_mcp_tool,
     to_mcp_tools,
 )
-from pegboard.agent.formats.openai import (
+from pegboard.formats.openai import (
     OpenAIChat,
     OpenAIResponses,
     chat_tool_result,
@@ -32,7 +30,7 @@ from pegboard.agent.formats.openai import (
     to_chat_tools,
     to_responses_tools,
 )
-from pegboard.agent.formats.strict import (
+from pegboard.formats.strict import (
     anthropic_strict_schema,
     openai_strict_schema,
     relax_strict_arguments,
@@ -48,11 +46,9 @@ __all__ = [
     "ToolCall",
     "anthropic_strict_schema",
     "anthropic_tool_result",
-    "call_result_to_output",
     "chat_tool_result",
     "format_for",
     "openai_strict_schema",
-    "output_to_call_result",
     "parse_anthropic_tool_calls",
     "parse_chat_tool_calls",
     "parse_mcp_tool_call",

@@ -5,14 +5,14 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from pegboard.agent.formats.calls import ToolCall
-from pegboard.agent.loop import AgentLoop
+from pegboard.chat.loop import AgentLoop
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import Tool
 from pegboard.errors import ModelError
+from pegboard.formats.calls import ToolCall
 from tests.llm.clients import KINDS, Kind, client_for
 from tests.model_server import Call, ScriptedModel, Turn
 

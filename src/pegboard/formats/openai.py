@@ -10,11 +10,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pegboard.agent.formats.calls import ToolCall, as_dict
-from pegboard.agent.formats.naming import checked_name
-from pegboard.agent.formats.strict import openai_strict_schema, relax_strict_arguments
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ImagePart, ToolOutput
+from pegboard.formats.calls import ToolCall, as_dict
+from pegboard.formats.naming import checked_name
+from pegboard.formats.strict import openai_strict_schema, relax_strict_arguments
 
 __all__ = [
     "OpenAIChat",

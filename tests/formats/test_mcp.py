@@ -3,12 +3,12 @@ import logging
 import mcp_types
 import pytest
 
-from pegboard.agent.formats.calls import ToolCall
-from pegboard.agent.formats.mcp import parse_mcp_tool_call, to_mcp_tool, to_mcp_tools
 from pegboard.core.entry import ToolEntry
 from pegboard.core.schema import validate_arguments
 from pegboard.core.tool import Tool, ToolContext
-from tests.agent.formats.tools import search_entry
+from pegboard.formats.calls import ToolCall
+from pegboard.formats.mcp import parse_mcp_tool_call, to_mcp_tool, to_mcp_tools
+from tests.formats.tools import search_entry
 
 OBJECT_OUT = {"type": "object", "properties": {"n": {"type": "integer"}}}
 
@@ -41,7 +41,7 @@ def test_non_object_output_schemas_are_left_out() -> None:
 
 def test_invalid_annotations_are_dropped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     tool = Tool("T.", annotations={"readOnlyHint": "very"})
-    with caplog.at_level(logging.WARNING, logger="pegboard.agent.formats"):
+    with caplog.at_level(logging.WARNING, logger="pegboard.formats"):
         mcp_tool = to_mcp_tool(ToolEntry("t", "user", tool))
     assert mcp_tool.annotations is None
     assert [r.getMessage().split(":")[0] for r in caplog.records] == ["tool t"]

@@ -2,14 +2,14 @@ from typing import Any
 
 import pytest
 
-from pegboard.agent.formats.strict import (
+from pegboard.core.schema import validate_arguments
+from pegboard.core.tool import Tool
+from pegboard.errors import SchemaError
+from pegboard.formats.strict import (
     anthropic_strict_schema,
     openai_strict_schema,
     relax_strict_arguments,
 )
-from pegboard.core.schema import validate_arguments
-from pegboard.core.tool import Tool
-from pegboard.errors import SchemaError
 
 SEARCH: dict[str, Any] = {
     "type": "object",

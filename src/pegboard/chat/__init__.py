@@ -1,0 +1,1 @@
+"""The agent loop behind ``pegboard chat``: model turns, tool calls, repair, approval."""
