@@ -200,17 +200,15 @@ def call_tool(
 
     Starts the tool's server; exits 1 when the tool reports an error.
     """
-    try:
-        args = json.loads(arguments)
-    except json.JSONDecodeError as exc:
-        fail(f"arguments are not valid JSON: {exc}", EXIT_USAGE)
-    if not isinstance(args, dict):
-        fail("arguments must be a JSON object", EXIT_USAGE)
+    args, problem = _parse(arguments)
     runtime = _runtime(ctx, profile)
     handler = cli_approval(yes)
-    output, code = run(lambda: _call(runtime, name, args, handler))
+    # Unreadable arguments are refused on the call path too, so the audit log has the call.
+    output, code = run(lambda: _call(runtime, name, args, handler, problem))
     if code == EXIT_NOT_FOUND:
         fail(output.as_text(), code)
+    if problem is not None:
+        fail(problem, EXIT_USAGE)
     if as_json:
         from pegboard.mcp.results import output_to_call_result  # lazy: the MCP SDK
 
@@ -223,8 +221,23 @@ def call_tool(
         raise typer.Exit(code)
 
 
+def _parse(arguments: str) -> tuple[dict[str, Any], str | None]:
+    """The arguments object, or ``{}`` and why the text is not one."""
+    try:
+        args = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        return {}, f"arguments are not valid JSON: {exc}"
+    if not isinstance(args, dict):
+        return {}, "arguments must be a JSON object"
+    return args, None
+
+
 async def _call(
-    runtime: ToolRuntime, name: str, args: dict[str, Any], handler: ApprovalHandler
+    runtime: ToolRuntime,
+    name: str,
+    args: dict[str, Any],
+    handler: ApprovalHandler,
+    problem: str | None = None,
 ) -> tuple[ToolOutput, int]:
     """One call through the runtime's tool session (resolve, approval, audit); servers
     start only when the name resolves. Returns the output and the exit code."""
@@ -233,13 +246,19 @@ async def _call(
     async def attempt() -> tuple[ToolOutput, int]:
         try:
             output = await session.call(
-                name, args, VIA, via=VIA, approval=handler, raising=(ToolNotFound, ToolNotAllowed)
+                name,
+                args,
+                VIA,
+                via=VIA,
+                approval=handler,
+                unparsable=problem,
+                raising=(ToolNotFound, ToolNotAllowed),
             )
         except (ToolNotFound, ToolNotAllowed) as exc:
             return error_output(exc), EXIT_NOT_FOUND
         return output, EXIT_FAILED if output.is_error else 0
 
-    if session.tools.get(name) is None:  # refused (and audited) without starting a server
+    if problem is not None or session.tools.get(name) is None:  # refused without a server
         return await attempt()
     async with runtime.running():
         return await attempt()
