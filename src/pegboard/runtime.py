@@ -21,7 +21,7 @@ import anyio
 
 from pegboard.builtin.plugins import load_tool_entries
 from pegboard.calls.approval import unmatched_gates
-from pegboard.calls.audit import AuditSink, CallRecord
+from pegboard.calls.audit import AuditSink, FanOut
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.session import CallSession
 from pegboard.config import LoadedConfig, PegboardConfig, load_config
@@ -130,14 +130,7 @@ class ToolRuntime:
     def _audit_sink(self) -> AuditSink:
         """The audit log file, plus the sink given in the options (if any)."""
         extra = self.options.audit
-        if extra is None:
-            return self.audit
-
-        def both(record: CallRecord) -> None:
-            self.audit(record)
-            extra(record)
-
-        return both
+        return self.audit if extra is None else FanOut((self.audit, extra))
 
     def _search_index(self) -> SearchIndex:
         """The registry's shared index with the ranker ``[meta] search`` names, built when a

@@ -32,6 +32,7 @@ class CallSession:
     session_id: str | None = field(default_factory=lambda: uuid.uuid4().hex)
     pending: PendingApprovalStore = field(default_factory=MemoryPendingStore)
     principal: Principal = ANONYMOUS
+    client: str | None = None  # the MCP client (its clientInfo name), for the records
     # Approval policies evaluated ahead of a call (a framework asked whether to pause), by
     # call id: the call itself uses the answer, so a policy runs once per call.
     gates: dict[str, bool] = field(default_factory=dict)

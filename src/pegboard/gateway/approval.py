@@ -52,6 +52,12 @@ def connection_session_id(session: ServerSession) -> str:
     return session_id
 
 
+def client_name(session: ServerSession) -> str | None:
+    """The connected client's name as it introduced itself (``clientInfo.name``), if it did."""
+    params = session.client_params
+    return params.client_info.name if params is not None and params.client_info else None
+
+
 def client_can_elicit(session: ServerSession) -> bool:
     caps = session.client_capabilities
     return caps is not None and caps.elicitation is not None

@@ -33,6 +33,7 @@ from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
     ElicitationApproval,
     client_can_elicit,
+    client_name,
     connection_of,
     connection_session_id,
 )
@@ -241,6 +242,7 @@ class Gateway:
                 call_id=f"mcp-{request_id}",
                 approval=approval,
                 session_id=connection_session_id(session),
+                client=client_name(session),
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.

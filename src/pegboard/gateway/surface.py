@@ -38,6 +38,7 @@ class ToolSurface(Protocol):
         call_id: str,
         approval: ApprovalHandler | None,
         session_id: str | None = None,
+        client: str | None = None,
     ) -> ToolOutput: ...
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]: ...

@@ -150,6 +150,7 @@ class RegistrySurface:
         call_id: str,
         approval: ApprovalHandler | None,
         session_id: str | None = None,
+        client: str | None = None,
     ) -> ToolOutput:
         """Run one tool of the listing (deferred ones included); failures become error outputs.
 
@@ -163,6 +164,7 @@ class RegistrySurface:
                 call_id,
                 via=VIA,
                 session_id=session_id,
+                client=client,
                 approval=approval,
                 raising=(ApprovalRequired,),
             )

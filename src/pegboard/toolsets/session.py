@@ -158,6 +158,7 @@ class ToolSession:
         via: str,
         tools: ToolList | None = None,
         session_id: str | None = None,
+        client: str | None = None,
         approval: ApprovalHandler | Literal["session"] | None = "session",
         messages: Sequence[Any] = (),
         unparsable: str | None = None,
@@ -168,14 +169,17 @@ class ToolSession:
         (:func:`~pegboard.toolsets.call_or_error`) unless it is one of ``raising``.
 
         ``via`` names the route; ``session_id`` the client connection (default: this
-        session's); ``approval`` the handler that asks about this call (default: the
-        session's); ``unparsable`` is why the arguments could not be read (the call is
-        refused and audited like any other).
+        session's) and ``client`` its name (for the audit record); ``approval`` the handler
+        that asks about this call (default: the session's); ``unparsable`` is why the
+        arguments could not be read (the call is refused and audited like any other).
         """
         listing = tools if tools is not None else self.tools
         handler = self.calls.approval_handler if approval == "session" else approval
         session = replace(
-            self.calls, approval_handler=handler, session_id=session_id or self.calls.session_id
+            self.calls,
+            approval_handler=handler,
+            session_id=session_id or self.calls.session_id,
+            client=client or self.calls.client,
         )
         ctx = self.context(call_id, session_id=session.session_id, messages=messages)
         call = Call(name, dict(arguments), replace(ctx, call_session=session), via, session)
