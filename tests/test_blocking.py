@@ -27,3 +27,13 @@ async def test_waiting_without_blocking_is_not_reported() -> None:
         await anyio.to_thread.run_sync(time.sleep, 0.6)
 
     assert seen.longest == 0.0
+
+
+async def test_a_cpu_bound_loop_on_the_event_loop_is_reported() -> None:
+    async with blocking.watch_the_loop(threshold=0.2) as seen:
+        deadline = time.monotonic() + 0.8
+        while time.monotonic() < deadline:  # computing, never yielding
+            pass
+
+    assert seen.longest > 0.2
+    assert "while time.monotonic() < deadline" in seen.stack

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,9 @@ from pegboard.agent.params import AgentSession, build_agent_params
 from pegboard.calls.approval import ApprovalRequest, CallbackApprovalHandler, Decision
 from pegboard.calls.audit_log import AuditLog
 from pegboard.chat.loop import AgentLoop
+from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ModelInfo
+from pegboard.core.tool import ToolContext
 from pegboard.formats.calls import ToolCall
 from tests.cli.terminal import CONTROLLING_TTY, PseudoTerminal
 from tests.gateway.harness import (
@@ -355,3 +358,39 @@ async def test_pegboard_tools_call_asks_once_per_command_and_audits_each_executi
         (ECHO, "denied", "ApprovalDenied"),
         (ECHO, "not_required", "InvalidToolArguments"),
     ]
+
+
+class CountingWorld(World):
+    """The scenario's registry, its gate a policy function that counts its evaluations."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.evaluated: list[str] = []
+
+    def registry(self) -> ToolRegistry:
+        registry = super().registry()
+        entry = registry.get_by_name("send_email")
+        assert entry is not None
+
+        def policy(args: dict[str, Any], ctx: ToolContext) -> bool:
+            self.evaluated.append(ctx.call_id)
+            return True
+
+        registry.register(replace(entry, tool=replace(entry.tool, needs_approval=policy)))
+        return registry
+
+
+@pytest.mark.usefixtures("_loopback_only")
+@pytest.mark.parametrize("route", list(IN_PROCESS))
+async def test_each_route_evaluates_an_approval_policy_once_per_call(
+    route: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    run, expected = IN_PROCESS[route]
+    world = CountingWorld()
+    with anyio.fail_after(60), ScriptedModel() as server:
+        await run(world, server)
+
+    assert trail(world) == expected
+    gated_runs = [r.call_id for r in world.records if r.tool == "send_email" and r.outcome == "ok"]
+    assert sorted(world.evaluated) == sorted(gated_runs)
