@@ -64,6 +64,7 @@ class RegistrySurface:
     ) -> None:
         self.tool_exec = tool_exec
         self.defer = defer
+        self._context_window = context_window
         self._statuses = statuses
         deferral = None
         if defer:
@@ -76,6 +77,11 @@ class RegistrySurface:
         self._sdk: list[mcp_types.Tool] | None = None
         self.tool_session.subscribe(self._relisted)
         self.refresh()
+
+    @property
+    def context_window(self) -> int | None:
+        """The window deferral is sized for (None: the model's own)."""
+        return self._context_window
 
     @property
     def registry(self) -> ToolRegistry:
