@@ -341,3 +341,23 @@ def test_import_reads_vs_code_jsonc_with_comments_and_trailing_commas(tmp_path: 
     assert plan.merged == {
         "servers": {"fs": {"command": "npx", "args": ["-y", "pkg//not-a-comment", "a,]"]}}
     }
+
+
+def test_auth_rules_refuse_blank_names_and_a_half_configured_issuer() -> None:
+    import pydantic
+    import pytest
+
+    from pegboard.config.model import PegboardConfig
+
+    base = {"issuer": "https://idp", "audience": "https://gw/mcp"}
+    for bad in (
+        {"issuer": "https://idp"},
+        {"audience": "https://gw/mcp"},
+        base | {"issuer": "idp.example.com"},
+        base | {"allow": [{"subjects": []}]},
+        base | {"allow": [{"subjects": [" alice"]}]},
+        base | {"allow": [{"subjects": ["group:"]}]},
+        base | {"allow": [{"subjects": ["*"], "colour": "red"}]},
+    ):
+        with pytest.raises(pydantic.ValidationError):
+            PegboardConfig.model_validate({"auth": bad})

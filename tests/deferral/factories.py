@@ -55,12 +55,14 @@ def entry(
     needs_approval: NeedsApproval = None,
     source: ToolSource | None = None,
     summary: str = "",
+    annotations: Mapping[str, Any] | None = None,
 ) -> ToolEntry:
     tool = Tool(
         description=description,
         input_schema=schema if schema is not None else query_schema(),
         execute=execute,
         needs_approval=needs_approval,
+        annotations=annotations,
     )
     return ToolEntry(
         name=name,

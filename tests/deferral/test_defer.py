@@ -13,6 +13,7 @@ from pegboard.deferral import (
     should_defer,
 )
 from pegboard.deferral import defer as defer_module
+from pegboard.deferral.defer import stays_inline
 from pegboard.deferral.definitions import DEFINITIONS, EXEC_DEFINITIONS, INJECTED_META_TOOLS
 from tests.deferral.factories import entry, heavy
 
@@ -94,7 +95,7 @@ def test_an_unknown_context_window_means_200000(window: int | None) -> None:
     assert defer_threshold(window) == DEFAULT_CONTEXT_WINDOW // 10
 
 
-def test_approval_gated_tools_are_never_deferred_whatever_their_policy() -> None:
+def test_explicitly_gated_tools_are_never_deferred_whatever_their_policy() -> None:
     async def gate(args: dict[str, Any], ctx: ToolContext) -> bool:
         return args.get("dangerous") is True
 
@@ -106,6 +107,43 @@ def test_approval_gated_tools_are_never_deferred_whatever_their_policy() -> None
     ]
     decision = should_defer(entries, 32_000)
     assert decision.names == {"auto0", "auto1", "auto2", "auto3", "auto4", "ungated_false"}
+
+
+DESTRUCTIVE = {"destructiveHint": True}
+
+
+def test_tools_gated_only_by_the_destructive_hint_are_deferred_with_the_auto_pool() -> None:
+    entries = [
+        *(heavy(f"auto{i}") for i in range(4)),
+        heavy("destroys", needs_approval=True, annotations=DESTRUCTIVE),
+        heavy("destroys_but_read_only", annotations={**DESTRUCTIVE, "readOnlyHint": True}),
+        heavy("explicit_gate", needs_approval=True, annotations={"readOnlyHint": False}),
+        # force_prompt_tools are registered defer="never": inline, as in the reference.
+        heavy("forced", defer="never", needs_approval=True, annotations=DESTRUCTIVE),
+    ]
+    decision = should_defer(entries, 32_000)
+    assert decision.names == {
+        "auto0",
+        "auto1",
+        "auto2",
+        "auto3",
+        "destroys",
+        "destroys_but_read_only",
+    }
+    # The destructive tool counts towards the auto pool's minimum size and cost.
+    assert decision.auto_cost == count_entries([e for e in entries if e.name in decision.names])
+    assert [stays_inline(e) for e in entries] == [False] * 6 + [True, False]
+
+
+def test_a_callable_gate_keeps_a_destructive_tool_inline() -> None:
+    async def gate(args: dict[str, Any], ctx: ToolContext) -> bool:
+        return True
+
+    entries = [
+        *(heavy(f"auto{i}") for i in range(5)),
+        heavy("destroys", needs_approval=gate, annotations=DESTRUCTIVE),
+    ]
+    assert "destroys" not in should_defer(entries, 32_000).names
 
 
 def test_the_overhead_is_measured_from_the_meta_tools_and_section_with_the_same_counter() -> None:

@@ -23,7 +23,17 @@ function mcp__s1__t(params) {}"""
 def test_the_injected_tool_is_named_tool_inspect_and_describes_itself() -> None:
     tool = make_tool_inspect(pool_of(entry("x", defer="always")))
     assert TOOL_INSPECT == "tool_inspect"
-    assert tool.input_schema["required"] == ["name"]
+    assert tool.description == (
+        "Show the signature of one deferred tool (its parameters, types, required fields and "
+        "allowed values) as a JSDoc stub."
+    )
+    assert tool.input_schema == {
+        "type": "object",
+        "properties": {"name": {"type": "string", "description": "Exact tool name"}},
+        "required": ["name"],
+        "additionalProperties": False,
+        "examples": [{"name": "mcp__github__create_issue"}],
+    }
 
 
 def test_the_stub_shows_the_signature_and_records_the_ledger() -> None:

@@ -207,3 +207,21 @@ async def test_a_call_by_the_pre_hyphen_wire_name_reaches_the_renamed_tool() -> 
     )
 
     assert (output.is_error, output.as_text()) == (False, "5")
+
+
+def test_a_deferred_pool_stays_deferred_when_it_shrinks_below_the_threshold() -> None:
+    registry = ToolRegistry()
+    _bulk(registry, 12)  # about 1,550 tokens; 6 of them about 780
+    surface = _surface(registry, context_window=12_000)  # threshold 1,200
+    meta = ["tool_inspect", "tool_invoke", "tool_search"]
+    assert [t.name for t in surface.list_tools()] == meta
+
+    for i in range(6, 12):
+        registry.deregister(f"bulk_{i}")
+    assert surface.refresh() is False  # still deferred: the client's list does not flip
+
+    assert [t.name for t in surface.list_tools()] == meta
+    assert (surface.instructions() or "").startswith("<deferred-tools>")
+    # A surface that never deferred lists the same six tools inline: only stickiness differs.
+    fresh = _surface(registry, context_window=12_000)
+    assert [t.name for t in fresh.list_tools()] == [f"bulk_{i}" for i in range(6)]

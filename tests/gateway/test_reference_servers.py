@@ -19,6 +19,7 @@ from tests.gateway.harness import (
     STARTUP_BOUND,
     require_installed,
     run_cli,
+    scripted_elicitation,
     serve_stdio,
     text_of,
     write_config,
@@ -52,6 +53,7 @@ def _config(tmp_path: Path) -> dict[str, Any]:
             "git": {
                 "command": str(PY_BIN / "mcp-server-git"),
                 "args": ["--repository", str(repo)],
+                "force_prompt_tools": ["git_reset"],
             },
             "everything": {"command": str(NPM_BIN / "mcp-server-everything")},
             "memory": {
@@ -94,18 +96,10 @@ async def test_reference_servers_are_refreshed_and_their_tools_called_through_to
             }
 
     meta = ["tool_inspect", "tool_invoke", "tool_search"]
-    # What stays inline beside the meta-tools is what asks first: the tools these servers
-    # annotate destructiveHint (approval-gated tools are never deferred).
+    # Only the force-prompted tool stays inline beside the meta-tools: the tools these servers
+    # annotate destructiveHint are deferred with the rest and asked for when called.
     assert [n for n in names if n in meta] == meta
-    assert sorted(n for n in names if n not in meta) == [
-        "mcp__filesystem__edit_file",
-        "mcp__filesystem__move_file",
-        "mcp__filesystem__write_file",
-        "mcp__git__git_reset",
-        "mcp__memory__delete_entities",
-        "mcp__memory__delete_observations",
-        "mcp__memory__delete_relations",
-    ]
+    assert [n for n in names if n not in meta] == ["mcp__git__git_reset"]
     assert {name: r.is_error for name, r in results.items()} == dict.fromkeys(calls, False)
     assert json.loads(text_of(results["mcp__time__get_current_time"]))["timezone"] == "UTC"
     assert text_of(results["mcp__everything__echo"]) == "Echo: through pegboard"
@@ -115,3 +109,46 @@ async def test_reference_servers_are_refreshed_and_their_tools_called_through_to
     }
     assert str(tmp_path / "files") in text_of(results["mcp__filesystem__list_allowed_directories"])
     assert "On branch" in text_of(results["mcp__git__git_status"])
+
+
+async def test_a_deferred_destructive_tool_is_asked_for_and_never_runs_unasked(
+    tmp_path: Path,
+) -> None:
+    config = _config(tmp_path)
+    config["servers"] = {"memory": config["servers"]["memory"]}
+    config["context_window"] = 8000  # the memory server's 9 tools are then deferred
+    write_config(tmp_path, config)
+    code, _, _ = await run_cli(tmp_path, "servers", "refresh", "memory")
+    assert code == 0
+    args = {"entities": [{"name": "otter", "entityType": "animal", "observations": []}]}
+    asked: list[str] = []
+    elicit = scripted_elicitation(["allow_once"], asked)
+    with anyio.fail_after(STARTUP_BOUND):
+        async with serve_stdio(tmp_path, elicitation=elicit) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            await client.call_tool(
+                "tool_invoke", {"name": "mcp__memory__create_entities", "params": args}
+            )
+            target = {"name": "mcp__memory__delete_entities", "params": {"entityNames": ["otter"]}}
+            invoked = await client.call_tool("tool_invoke", target)
+            graph_after_invoke = await client.call_tool(
+                "tool_invoke", {"name": "mcp__memory__read_graph", "params": {}}
+            )
+            direct = await client.call_tool("mcp__memory__delete_entities", target["params"])
+            graph_after_direct = await client.call_tool(
+                "tool_invoke", {"name": "mcp__memory__read_graph", "params": {}}
+            )
+
+    assert "mcp__memory__delete_entities" not in names  # deferred with the rest
+    # tool_invoke refuses the gated tool without running it and says how to get it asked for.
+    assert invoked.is_error
+    assert text_of(invoked) == (
+        "Tool mcp__memory__delete_entities requires user approval; call it directly instead "
+        "of via tool_invoke, so the user can approve it."
+    )
+    assert [e["name"] for e in json.loads(text_of(graph_after_invoke))["entities"]] == ["otter"]
+    # Called by its wire name, the deferred tool asks the user, then runs.
+    assert len(asked) == 1
+    assert "mcp__memory__delete_entities" in asked[0]
+    assert not direct.is_error
+    assert json.loads(text_of(graph_after_direct))["entities"] == []

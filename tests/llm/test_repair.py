@@ -238,3 +238,52 @@ async def test_a_failed_repair_leaves_the_original_error_for_the_model(
     assert output.as_text().startswith(
         'Invalid params for "add": a: expected integer, got string "x"\nExpected signature:'
     )
+
+
+KEYWORD_SCHEMAS = {
+    "uniqueItems": (
+        {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        ["a", "a"],
+        ["a", "b"],
+    ),
+    "contains": (
+        {"type": "array", "items": {"type": "integer"}, "contains": {"const": 0}},
+        [1, 2],
+        [1, 0],
+    ),
+    "unevaluatedProperties": (
+        {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "allOf": [{"properties": {"size": {"type": "integer"}}}],
+            "unevaluatedProperties": False,
+        },
+        {"name": "n", "colour": "red"},
+        {"name": "n", "size": 2},
+    ),
+}
+
+
+@pytest.mark.parametrize("keyword", sorted(KEYWORD_SCHEMAS))
+async def test_repair_rejects_answers_that_break_the_schemas_applicator_keywords(
+    keyword: str, model_server: ScriptedModel
+) -> None:
+    schema, breaking, valid = KEYWORD_SCHEMAS[keyword]
+    tool = ToolEntry(
+        "put",
+        "x",
+        Tool(
+            "Put a value.",
+            input_schema={"type": "object", "properties": {"v": schema}, "required": ["v"]},
+        ),
+    )
+    error = InvalidToolArguments("put", [f"v: fails {keyword}"])
+    model_server.add(Turn(structured={"v": breaking}), Turn(structured={"v": valid}))
+    repair = _repair(model_server)
+
+    # The broken value as sent (a free reading of it) and the model's answer both break it.
+    assert await repair.repair(tool, json.dumps({"v": breaking}), error) is None
+    assert (repair.stats.free_fixes, repair.stats.model_calls) == (0, 1)
+    # An answer that keeps the keyword is taken: the rejection is the keyword's, not the shape's.
+    assert await repair.repair(tool, {"v": breaking}, error) == {"v": valid}
+    assert (repair.stats.model_calls, repair.stats.model_fixes) == (2, 1)

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import sqlite3
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -549,3 +550,53 @@ async def test_a_full_disk_is_a_warning_and_the_catalog_keeps_serving(
     assert stored is not None
     assert stored.tools is not None
     assert len(stored.tools) == 300
+
+
+async def test_a_server_that_keeps_crashing_is_retried_with_growing_backoff(
+    tmp_path: Path,
+) -> None:
+    log, modes = tmp_path / "log", tmp_path / "modes"
+    config = scripted("s1", "crash-once", log=log, mode_file=modes, connect_timeout=1.5)
+    catalog = McpCatalog([config])
+    states: list[str] = []
+    restart_failed = anyio.Event()
+
+    def on_status(server_id: str) -> None:
+        states.append(catalog.status(server_id).state)
+        if states[-3:] == ["failed", "connecting", "failed"]:
+            restart_failed.set()
+
+    catalog.on_status_changed(on_status)
+
+    def starts() -> int:
+        return log.read_text().count("pid:")
+
+    async def timed_call() -> tuple[float, str]:
+        began = time.monotonic()
+        with pytest.raises(ServerUnavailable) as caught:
+            await catalog.call_tool("s1", "tool_0", {})
+        return time.monotonic() - began, str(caught.value)
+
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("s1")
+        modes.write_text("exit")  # from now on every start of the server fails at once
+        with pytest.raises(ServerUnavailable):
+            await catalog.call_tool("s1", "tool_0", {})  # the server crashes mid-call
+        with anyio.fail_after(10):
+            await restart_failed.wait()  # restarted in the background at once: failed again
+        assert starts() == 2
+        waited, _ = await timed_call()  # waits out 0.5 s before the third start
+        assert waited >= 0.45
+        assert starts() == 3
+        waited, _ = await timed_call()  # then 1 s before the fourth
+        assert waited >= 0.95
+        assert starts() == 4
+        # The next wait (2 s) is longer than the connect timeout: refused at once, no start.
+        waited, message = await timed_call()
+        assert waited < 1.0
+        assert message == "MCP server s1 is not available: retrying in 2s after 4 failures"
+        assert starts() == 4
+        modes.write_text("")
+        assert names(await catalog.restart("s1")) == ["tool_0", "tool_1", "tool_2"]  # resets
+        assert starts() == 5
+        assert catalog.status("s1").state == "connected"

@@ -1,12 +1,13 @@
 """One rule on every route: a failing server keeps serving its last-known-good tools.
 
-The library (``resolve_assistant_mcp_tool_ids`` -> sync -> ``build_agent_params``) and the
-gateway (``ToolRuntime``, what ``pegboard serve`` exposes) run the same scenario: a server
-with cached tools whose command no longer starts.
+The library (``resolve_assistant_mcp_tool_ids`` -> sync -> ``build_agent_params``), the
+gateway (``ToolRuntime``, what ``pegboard serve`` exposes) and the CLI (``pegboard`` in a
+subprocess) run the same scenario: a server with cached tools whose command no longer starts.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from pegboard.mcp import (
     sync_mcp_tools_to_registry,
 )
 from pegboard.runtime import RuntimeOptions, ToolRuntime
+from tests.gateway.harness import run_cli
 from tests.mcp.conftest import scripted
 from tests.test_runtime import _loaded, _names
 
@@ -83,3 +85,27 @@ async def test_a_cold_read_inside_a_running_catalog_warms_the_server() -> None:
         assert catalog.list_tools("cold") == []
         await catalog.wait_warm("cold", 10.0)
         assert [t.name for t in catalog.list_tools("cold")] == ["tool_0", "tool_1"]
+
+
+async def test_the_cli_route_keeps_a_failing_servers_cached_tools(tmp_path: Path) -> None:
+    _loaded(tmp_path)
+    code, out, _ = await run_cli(tmp_path, "servers", "refresh", "a")
+    assert code == 1
+    assert out.startswith("a: failed: MCP server a is not available: failed to start")
+
+    code, out, _ = await run_cli(tmp_path, "servers", "status", "--json")
+    rows = {row["id"]: row for row in json.loads(out)}
+    assert code == 0
+    assert (rows["a"]["state"], rows["a"]["tools"]) == ("failed", 2)
+    assert rows["a"]["error"] == "failed to start: command not found (No such file or directory)"
+
+    code, out, _ = await run_cli(tmp_path, "tools", "list", "--json")
+    assert code == 0
+    assert [row["name"] for row in json.loads(out)] == EXPECTED
+
+    code, out, _ = await run_cli(tmp_path, "tools", "call", "mcp__a__read", "{}")
+    assert code == 1
+    assert out == (
+        "MCP server a is not available: failed to start: command not found "
+        "(No such file or directory)\n"
+    )

@@ -95,6 +95,42 @@ def test_applies_only_when_the_exact_id_is_in_scope() -> None:
     assert [e.name for e in registry.select_active(scope)] == ["mcp__s1__a"]
 
 
+def test_an_explicit_empty_selection_activates_no_mcp_tool() -> None:
+    registry = ToolRegistry([user_entry("mine")])
+    sync_mcp_tools_to_registry(registry, seeded({"s1": [tool("a")]}))
+    scope = ToolApplyScope(mcp_tool_ids=frozenset())
+    assert [e.name for e in registry.select_active(scope)] == ["mine"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "active"),
+    [
+        pytest.param(AssistantSettings(), ["mcp__s1__a", "mcp__s1__b", "mcp__s2__c"], id="auto"),
+        pytest.param(
+            AssistantSettings(disabled_tools=frozenset({"s1/b", "mcp__s2__c"})),
+            ["mcp__s1__a"],
+            id="auto minus disabled tools",
+        ),
+        pytest.param(
+            AssistantSettings(mcp_mode="manual", mcp_server_ids=("s2",)),
+            ["mcp__s2__c"],
+            id="manual",
+        ),
+        pytest.param(AssistantSettings(mcp_mode="manual"), [], id="manual, nothing linked"),
+        pytest.param(AssistantSettings(mcp_mode="disabled"), [], id="disabled"),
+    ],
+)
+def test_an_omitted_selection_lets_the_assistants_mcp_mode_decide(
+    settings: AssistantSettings, active: list[str]
+) -> None:
+    registry = ToolRegistry([user_entry("mine")])
+    catalog = seeded({"s1": [tool("a"), tool("b")], "s2": [tool("c")]})
+    sync_mcp_tools_to_registry(registry, catalog)
+    scope = ToolApplyScope(assistant=settings)
+    assert scope.mcp_tool_ids is None
+    assert [e.name for e in registry.select_active(scope)] == [*active, "mine"]
+
+
 def test_force_prompt_tool_is_never_deferred_and_needs_approval() -> None:
     catalog = seeded(
         {"s1": [tool("send"), tool("read"), tool("wipe")]},

@@ -247,3 +247,37 @@ async def test_leaving_the_catalog_cancels_a_hanging_prewarm_and_reaps_its_child
             pid = int(log.read_text().split()[0].removeprefix("pid:"))
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
+
+
+def refreshing(catalog: McpCatalog, server_id: str) -> bool:
+    """Whether a refresh of ``server_id`` is in flight (the catalog has no public view of it)."""
+    return catalog._entries[server_id].flight is not None
+
+
+@pytest.mark.parametrize("failed_in", ["this process", "the previous process"])
+async def test_reads_never_reprobe_a_failed_server_even_after_its_backoff(
+    tmp_path: Path, failed_in: str
+) -> None:
+    log, clock = tmp_path / "log", Clock()
+    store = SqliteCatalogStore(tmp_path / "c.db")
+    config = scripted("s1", "exit", log=log)
+    if failed_in == "the previous process":
+        async with McpCatalog([config], store, clock=clock).running(prewarm=False) as first:
+            await first.warm("s1")
+    catalog = McpCatalog([config], store, clock=clock)
+    async with catalog.running(prewarm=False):
+        if failed_in == "this process":
+            assert catalog.list_tools("s1") == []  # the first read of a cold server warms it
+            await anyio.wait_all_tasks_blocked()
+            assert refreshing(catalog, "s1")
+            await catalog.wait_warm("s1", 10)
+        assert catalog.status("s1").state == "failed"
+        assert starts(log) == 1
+        clock.advance(31)  # past the failure's backoff: only a warmer may try again
+        for _ in range(3):
+            assert catalog.list_tools("s1") == []
+            assert catalog.read_tools("s1") is None
+        await anyio.wait_all_tasks_blocked()  # a refresh a read had spawned would be running
+        assert not refreshing(catalog, "s1")
+        await catalog.warm("s1")
+        assert starts(log) == 2

@@ -254,3 +254,57 @@ def test_exec_aliases_cover_the_exposed_tools_and_match_the_signatures() -> None
     assert python_signature(entries[0], aliases["get-env"]) == (
         'async def get_env_e42fa272() -> Any:\n    """Do nothing."""'
     )
+
+
+async def test_a_tool_without_an_executor_raises_in_the_code_and_is_audited() -> None:
+    h = Harness(ToolEntry(name="mcp__notes__ghost", namespace="mcp:notes", tool=Tool("Nothing.")))
+    code = (
+        "try:\n"
+        "    await mcp__notes__ghost()\n"
+        "except Exception as e:\n"
+        "    r = type(e).__name__ + ': ' + str(e)\n"
+        "r"
+    )
+    out = await h.run(code)
+    assert out.is_error is False
+    assert out.as_text() == (
+        '"RuntimeError: Tool mcp__notes__ghost has no execute handler; it cannot be called."'
+        "\ntool calls: 1 (1 failed)"
+    )
+    assert [(r.tool, r.outcome) for r in h.audit] == [("mcp__notes__ghost", "ToolExecutionError")]
+
+
+async def test_cancelling_a_run_from_outside_stops_it_and_the_tool_call_inside_it() -> None:
+    started, stopped = anyio.Event(), anyio.Event()
+
+    async def wait_forever() -> str:
+        """Wait until cancelled."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.set()
+        return "unreachable"
+
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    h = Harness(entry("mcp__notes__wait", wait_forever), entry("mcp__notes__add", add))
+    results: list[ToolOutput] = []
+
+    async def run() -> None:
+        results.append(await h.run("await gather(mcp__notes__wait())"))
+
+    with anyio.fail_after(10):  # far below the run's own 30 s wall limit
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            await started.wait()
+            group.cancel_scope.cancel()
+        await stopped.wait()
+    assert results == []  # cancelled: no result was produced
+    assert [r.tool for r in h.audit] == ["mcp__notes__wait"]
+    # The sandbox is usable at once by the next run.
+    with anyio.fail_after(10):
+        out = await h.run("await mcp__notes__add(a=1, b=2)")
+    assert out.as_text() == "3\ntool calls: 1"

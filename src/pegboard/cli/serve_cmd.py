@@ -15,6 +15,8 @@ from pegboard.deferral.defer import DEFAULT_CONTEXT_WINDOW
 from pegboard.errors import ConfigError, PegboardError
 
 if TYPE_CHECKING:
+    from pegboard.config.model import AuthConfig
+    from pegboard.gateway.oauth import JwtVerifier
     from pegboard.runtime import ToolRuntime
 
 
@@ -93,7 +95,14 @@ def serve(
     gateway_cfg = loaded.config.gateway
     bind = host or gateway_cfg.host
     token = loaded.gateway_token
-    if http and not is_loopback(bind) and not token:
+    auth = loaded.config.auth
+    if http and auth.enabled and token:
+        fail(
+            f"both [gateway] token (or PEGBOARD_TOKEN) and [auth] are set in {loaded.path}: "
+            "use the token for one user or [auth] for a team, not both",
+            EXIT_USAGE,
+        )
+    if http and not is_loopback(bind) and not token and not auth.enabled:
         fail(
             f"--host {bind} is not a loopback address: set a bearer token ([gateway] token in "
             f"{loaded.path} or PEGBOARD_TOKEN) or bind 127.0.0.1",
@@ -130,12 +139,21 @@ def serve(
                     host=bind,
                     port=port if port is not None else gateway_cfg.port,
                     token=token,
+                    verifier=_verifier(auth),
                 )
             else:
                 await serve_stdio(gateway)
             tg.cancel_scope.cancel()
 
     run(body)
+
+
+def _verifier(auth: AuthConfig) -> JwtVerifier | None:
+    if not auth.enabled:
+        return None
+    from pegboard.gateway.oauth import JwtVerifier
+
+    return JwtVerifier(auth)
 
 
 def _announce(config_path: object, runtime: ToolRuntime, transport: str) -> None:

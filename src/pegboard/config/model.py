@@ -159,6 +159,94 @@ class GatewayConfig(_Section):
     )
 
 
+class AllowRule(_Section):
+    """One ``[[auth.allow]]`` rule: these subjects may use these tools of these servers."""
+
+    subjects: list[str] = Field(
+        min_length=1,
+        description='Who: a subject (the token\'s sub), "group:NAME", or "*" for everyone.',
+    )
+    servers: list[str] = Field(
+        default_factory=lambda: ["*"],
+        description='Server ids, or "*" for every server (built-in tools count as server '
+        '"builtin").',
+    )
+    tools: list[str] = Field(
+        default_factory=lambda: ["*"],
+        description='Tool names of those servers (as the server names them), or "*".',
+    )
+
+    @field_validator("subjects", "servers", "tools")
+    @classmethod
+    def _no_blank(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not value.strip() or value != value.strip():
+                raise ValueError(f"{value!r}: names may not be blank or padded with spaces")
+            if value.startswith("group:") and not value[len("group:") :]:
+                raise ValueError('"group:" needs a group name, e.g. "group:ops"')
+        return values
+
+
+class AuthConfig(_Section):
+    """OAuth 2.1 resource server for ``pegboard serve --http`` (MCP authorization)."""
+
+    issuer: str | None = Field(
+        default=None,
+        description="The authorization server (its metadata and JWKS are discovered from it), "
+        "e.g. https://idp.example.com/realms/team.",
+    )
+    audience: str | None = Field(
+        default=None,
+        description="This gateway's resource URL, e.g. https://mcp.example.com/mcp: tokens "
+        "must carry it in aud; published as the protected-resource metadata's resource.",
+    )
+    groups_claim: str = Field(
+        default="groups", min_length=1, description="Token claim that lists the groups."
+    )
+    admins: list[str] = Field(
+        default_factory=list,
+        description="Who may use the admin UI and decide others' approvals: subjects or "
+        '"group:NAME".',
+    )
+    leeway: float = Field(
+        default=30.0, ge=0, le=300, description="Clock skew allowed on exp / nbf, s."
+    )
+    allow: list[AllowRule] = Field(
+        default_factory=list,
+        description="Access rules; with none every authenticated principal gets the profile, "
+        "with any, access is denied unless a rule allows it.",
+    )
+
+    @field_validator("issuer", "audience")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError("must be an http(s) URL, e.g. https://idp.example.com")
+        return value
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> AuthConfig:
+        if (self.issuer is None) != (self.audience is None):
+            raise ValueError("set both issuer and audience (or neither)")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.issuer is not None
+
+
+class LimitsConfig(_Section):
+    """Rate limits of the gateway, per principal (off by default)."""
+
+    calls_per_minute: int | None = Field(
+        default=None, gt=0, description="Tool calls per minute per principal (token bucket)."
+    )
+    per_tool: dict[str, int] = Field(
+        default_factory=dict,
+        description="Tool calls per minute per principal for one tool (wire name).",
+    )
+
+
 class ModelConfig(_Section):
     """A chat model endpoint (``pegboard chat``, tool-call repair). The API key is read from
     the environment variable named by ``api_key_env``; it never goes in this file."""
@@ -234,6 +322,8 @@ class PegboardConfig(_Section):
     )
     meta: MetaConfig = Field(default_factory=lambda: MetaConfig())
     gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
+    auth: AuthConfig = Field(default_factory=lambda: AuthConfig())
+    limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
 
     @model_validator(mode="before")
     @classmethod

@@ -40,6 +40,15 @@ class AssistantSettings:
     def is_force_prompt(self, wire_name: str, server_id: str, tool_name: str) -> bool:
         return _listed(self.force_prompt_tools, wire_name, server_id, tool_name)
 
+    def allows_mcp_tool(self, wire_name: str, server_id: str, tool_name: str) -> bool:
+        """Whether the MCP mode selects this tool: ``disabled`` none, ``manual`` the tools of
+        the linked servers, ``auto`` every server's; minus the disabled tools."""
+        if self.mcp_mode == "disabled":
+            return False
+        if self.mcp_mode == "manual" and server_id not in self.mcp_server_ids:
+            return False
+        return not self.is_tool_disabled(wire_name, server_id, tool_name)
+
 
 def _listed(items: frozenset[str], wire_name: str, server_id: str, tool_name: str) -> bool:
     # The pre-hyphen wire name still matches, so lists written before the rename keep working.
@@ -68,9 +77,16 @@ class ModelInfo:
 
 @dataclass(frozen=True, slots=True)
 class ToolApplyScope:
-    """Everything ``ToolEntry.applies`` may look at for one request."""
+    """Everything ``ToolEntry.applies`` may look at for one request.
+
+    ``mcp_tool_ids`` is the set of MCP tools (wire names) this request may use, as
+    :func:`~pegboard.mcp.resolve_assistant_mcp_tool_ids` resolves it; an empty set means no
+    MCP tool. Omitted (``None``), the assistant's MCP mode decides over the registered MCP
+    tools (:meth:`AssistantSettings.allows_mcp_tool`): with the default ``auto`` mode, every
+    one not disabled.
+    """
 
     assistant: AssistantSettings = field(default_factory=AssistantSettings)
-    mcp_tool_ids: frozenset[str] = frozenset()
+    mcp_tool_ids: frozenset[str] | None = None
     has_file_attachments: bool = False
     model: ModelInfo | None = None

@@ -16,7 +16,19 @@ if TYPE_CHECKING:
     from pegboard.core.scope import ToolApplyScope
 
 # canonical_json lives with the definition it hashes; re-exported for older import paths.
-__all__ = ["Tool", "ToolContext", "ToolDefinition", "canonical_json"]
+__all__ = ["Tool", "ToolContext", "ToolDefinition", "canonical_json", "is_destructive"]
+
+
+def is_destructive(annotations: Mapping[str, Any] | None) -> bool:
+    """Whether a tool says it may destroy data: ``destructiveHint: true``, not read-only.
+
+    Only an explicit ``destructiveHint: true`` counts (the MCP spec's implicit default of true
+    for tools that are not read-only would gate nearly every tool of older servers).
+    """
+    if not annotations:
+        return False
+    read_only = annotations.get("readOnlyHint") is True
+    return annotations.get("destructiveHint") is True and not read_only
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,14 @@
 deferred all together or not at all: only when it has at least :data:`MIN_AUTO_DEFER_COUNT`
 entries and its token cost exceeds both :data:`DEFER_THRESHOLD_PCT` of the context window and
 the measured overhead of deferring (the injected meta-tool definitions plus the prompt section
-that would list the deferred tools). Approval-gated tools are never deferred: inline, the user
-is asked before they run; ``tool_invoke`` refuses them.
+that would list the deferred tools).
+
+Approval-gated tools stay inline (the user is asked before they run), except those gated only
+by the default rule of the destructive hint (``needs_approval=True`` on a tool annotated
+``destructiveHint``): they are deferred like any other, since every route authorises at call
+time (a direct call by wire name asks; ``tool_invoke`` asks where the route can, refuses where
+it cannot). Force-prompted tools are registered ``defer="never"`` and so stay inline, as in
+the reference design.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pegboard.calls.approval import may_need_approval
 from pegboard.core.entry import ToolEntry
 from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter, count_entries, default_token_counter
+from pegboard.core.tool import is_destructive
 from pegboard.deferral.definitions import DEFINITIONS, EXEC_DEFINITIONS, injected_meta_tools
 from pegboard.deferral.prompt import render_deferred_section
 
@@ -68,6 +75,19 @@ def meta_tools_overhead_tokens(
     return tools + counter.count_text(section)
 
 
+def stays_inline(entry: ToolEntry) -> bool:
+    """Whether ``entry``'s approval gate keeps it inline whatever its ``defer`` policy.
+
+    A gate of the destructive hint alone (``needs_approval=True`` and ``destructiveHint``)
+    does not: that tool is asked for when called, from wherever it is called. Any other gate
+    (an explicit ``True``, a callable policy) does.
+    """
+    tool = entry.tool
+    if not may_need_approval(tool):
+        return False
+    return not (tool.needs_approval is True and is_destructive(tool.annotations))
+
+
 def should_defer(
     entries: Sequence[ToolEntry],
     context_window: int | None,
@@ -87,7 +107,7 @@ def should_defer(
     in the overhead.
     """
     threshold = defer_threshold(context_window)
-    eligible = [e for e in entries if not may_need_approval(e.tool)]
+    eligible = [e for e in entries if not stays_inline(e)]
     always = [e for e in eligible if e.defer == "always"]
     auto = [e for e in eligible if e.defer == "auto"]
     names = {e.name for e in always}

@@ -29,6 +29,8 @@ from pegboard.gateway.stdio import pipe_stdio_server
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from pegboard.gateway.oauth import JwtVerifier
+
 logger = logging.getLogger("pegboard.gateway")
 
 MCP_PATH = "/mcp"
@@ -144,18 +146,68 @@ class BearerTokenMiddleware:
         await self.app(scope, receive, send)
 
 
-def http_app(gateway: Gateway, *, host: str, token: str | None) -> ASGIApp:
-    if not is_loopback(host) and not token:
+def http_app(
+    gateway: Gateway, *, host: str, token: str | None, verifier: JwtVerifier | None = None
+) -> ASGIApp:
+    """The streamable HTTP app: bearer token, OAuth resource server (``verifier``) or neither.
+
+    With a verifier the SDK's middleware checks every request's token and answers 401 with
+    ``WWW-Authenticate: Bearer ... resource_metadata="..."``; the RFC 9728 metadata is served at
+    ``/.well-known/oauth-protected-resource`` and under the endpoint's path.
+    """
+    if token and verifier:
+        raise ConfigError(
+            "both [gateway] token (or PEGBOARD_TOKEN) and [auth] are set: use one of them"
+        )
+    if not is_loopback(host) and not (token or verifier):
         raise ConfigError(
             f"refusing to serve on non-loopback address {host} without a bearer token; set "
-            "[gateway] token in the config or PEGBOARD_TOKEN, or bind 127.0.0.1"
+            "[gateway] token in the config or PEGBOARD_TOKEN, or [auth] issuer and audience, "
+            "or bind 127.0.0.1"
         )
     # Without a token, or on loopback, a browser page is the threat: always check Host/Origin.
-    guard = rebinding_guard(host) if (not token or is_loopback(host)) else None
-    app: ASGIApp = gateway.server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=guard
+    guard = rebinding_guard(host) if (not (token or verifier) or is_loopback(host)) else None
+    if verifier is None:
+        app: ASGIApp = gateway.server.streamable_http_app(
+            streamable_http_path=MCP_PATH, host=host, transport_security=guard
+        )
+        return BearerTokenMiddleware(app, token) if token else app
+    from mcp.server.auth.settings import AuthSettings
+
+    settings = AuthSettings(
+        issuer_url=verifier.issuer,  # type: ignore[arg-type]
+        resource_server_url=verifier.audience,  # type: ignore[arg-type]
+        validate_token_resource=True,
     )
-    return BearerTokenMiddleware(app, token) if token else app
+    return gateway.server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=guard,
+        auth=settings,
+        token_verifier=verifier,
+        custom_starlette_routes=_root_metadata_route(verifier),
+    )
+
+
+def _root_metadata_route(verifier: JwtVerifier) -> list[Any]:
+    """The protected-resource metadata at the root too, for clients that look there first."""
+    from urllib.parse import urlsplit
+
+    from mcp.server.auth.routes import create_protected_resource_routes
+
+    if urlsplit(verifier.audience).path.strip("/") == "":
+        return []  # the SDK's route is already the root one
+    routes = create_protected_resource_routes(
+        resource_url=verifier.audience,  # type: ignore[arg-type]
+        authorization_servers=[verifier.issuer],  # type: ignore[list-item]
+    )
+    from starlette.routing import Route
+
+    return [
+        Route("/.well-known/oauth-protected-resource", route.endpoint, methods=["GET", "OPTIONS"])
+        for route in routes
+        if isinstance(route, Route)
+    ]
 
 
 async def serve_http(
@@ -164,6 +216,7 @@ async def serve_http(
     host: str = "127.0.0.1",
     port: int = 8765,
     token: str | None = None,
+    verifier: JwtVerifier | None = None,
     log_level: str = "warning",
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
@@ -172,7 +225,9 @@ async def serve_http(
     """
     import uvicorn  # lazy: only --http needs it (start-up time of stdio serving)
 
-    app = http_app(gateway, host=host, token=token)
+    if verifier is not None:
+        await verifier.start()  # before binding: an unreachable issuer is a one-line error
+    app = http_app(gateway, host=host, token=token, verifier=verifier)
     sock = bind_listening_socket(host, port)
     bound: Any = sock.getsockname()
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host

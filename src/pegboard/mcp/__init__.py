@@ -123,7 +123,8 @@ Resolve and sync (``sync.py``, SPEC section 4)::
         -> SyncReport(registered: list[str], evicted: list[str], collisions: list[McpCollision])
         reads only the cache. One ToolEntry per tool: name = mcp_tool_name(...), namespace
         ``mcp:<server_id>``, label ``mcp:<display name>``, source ToolSource(server_id, tool),
-        applies = wire name in scope.mcp_tool_ids, defer "never" + needs_approval=True for
+        applies = wire name in scope.mcp_tool_ids (None: the assistant's MCP mode decides,
+        AssistantSettings.allows_mcp_tool), defer "never" + needs_approval=True for
         force-prompt tools (server config or ``assistant.force_prompt_tools``), else "auto".
         Idempotent; evicts only tools of inactive servers or tools missing from a successful
         read (with a selection: only selected ids); other namespaces untouched; an empty

@@ -11,7 +11,7 @@ transient failure never hides tools, and a selection never evicts what it did no
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from pegboard.core.names import is_mcp_namespace, mcp_namespace, mcp_tool_name
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ToolApplyScope
-from pegboard.core.tool import Tool, ToolContext
+from pegboard.core.tool import Tool, ToolContext, is_destructive
 from pegboard.errors import ToolExecutionError
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.config import McpServerConfig
@@ -105,7 +105,7 @@ async def resolve_assistant_mcp_tool_ids(
             continue
         for tool in tools:
             wire = mcp_tool_name(server_id, catalog.server(server_id).name, tool.name)
-            if not assistant_settings.is_tool_disabled(wire, server_id, tool.name):
+            if assistant_settings.allows_mcp_tool(wire, server_id, tool.name):
                 ids.add(wire)
     return sorted(ids)
 
@@ -183,18 +183,6 @@ def sync_mcp_tools_to_registry(
     return report
 
 
-def is_destructive(annotations: Mapping[str, Any] | None) -> bool:
-    """Whether an MCP tool says it may destroy data: ``destructiveHint: true``, not read-only.
-
-    Only an explicit ``destructiveHint: true`` counts (the spec's implicit default of true
-    for tools that are not read-only would gate nearly every tool of older servers).
-    """
-    if not annotations:
-        return False
-    read_only = annotations.get("readOnlyHint") is True
-    return annotations.get("destructiveHint") is True and not read_only
-
-
 def _entry(
     wire: str,
     config: McpServerConfig,
@@ -215,6 +203,8 @@ def _entry(
         return output
 
     def applies(scope: ToolApplyScope) -> bool:
+        if scope.mcp_tool_ids is None:  # not resolved for this request: the mode decides
+            return scope.assistant.allows_mcp_tool(wire, server_id, tool_name)
         return wire in scope.mcp_tool_ids
 
     annotations = dict(tool.annotations) if tool.annotations is not None else None

@@ -96,15 +96,19 @@ class RunState:
         self.printed.append(text)
         self.printed_bytes += size
 
-    async def finish(self) -> None:
-        """Cancel the tool calls still running and wait (bounded) until they have stopped."""
+    def stop_calls(self) -> bool:
+        """End the run for its tool calls: cancel those still running (without waiting, so a
+        run cancelled from outside can do it on its way out); True if any was running."""
         self.finished = True
-        if not self.call_scopes:
-            return
         for scope in tuple(self.call_scopes):
             scope.cancel()
-        with anyio.move_on_after(_DRAIN_SECONDS):
-            await self.drained.wait()
+        return bool(self.call_scopes)
+
+    async def finish(self) -> None:
+        """Cancel the tool calls still running and wait (bounded) until they have stopped."""
+        if self.stop_calls():
+            with anyio.move_on_after(_DRAIN_SECONDS):
+                await self.drained.wait()
 
     def host_function(self, name: str, alias: str, tool: SandboxTool) -> SandboxTool:
         """The sandbox-side face of ``tool`` (wire name ``name``, called as ``alias``)."""

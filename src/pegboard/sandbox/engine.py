@@ -113,6 +113,11 @@ class Sandbox:
                 error = f"the sandbox worker died and was replaced ({exc}); the run was stopped"
             except monty.MontyError as exc:
                 error = _describe(exc)
+            except BaseException:
+                # Cancelled from outside: the tool calls Monty started as tasks of its own
+                # would outlive the run.
+                state.stop_calls()
+                raise
         await state.finish()
         # A host-side stop wins even when the code finished before the cancel landed.
         if state.stop_reason is not None:
