@@ -90,6 +90,28 @@ def test_tools_list_json_serves_the_cache_without_the_sdk_or_numpy(
     assert loaded == []
 
 
+# Modules a read command does not need: other commands' (the chat loop, the audit reader,
+# the gateway), and the HTTP client web_fetch loads on its first fetch.
+NOT_FOR_READS = (
+    "pegboard.cli.chat_cmd",
+    "pegboard.cli.audit_cmd",
+    "pegboard.cli.serve_cmd",
+    "pegboard.cli.kb_cmd",
+    "pegboard.chat",
+    "pegboard.gateway.server",
+    "httpx2",
+)
+
+
+@pytest.mark.parametrize(
+    "args", [["tools", "list", "--json"], ["tools", "search", "file"], ["servers", "status"]]
+)
+def test_read_commands_import_only_their_own_command_module(
+    cached_server_env: dict[str, str], args: list[str]
+) -> None:
+    assert _loaded_after(*args, heavy=NOT_FOR_READS, env=cached_server_env) == []
+
+
 def test_tools_search_serves_the_cache_without_the_sdk(
     cached_server_env: dict[str, str],
 ) -> None:

@@ -230,13 +230,35 @@ def test_enabled_must_be_a_real_boolean_in_the_config(
 
 
 @pytest.mark.anyio
-async def test_empty_overlong_and_invisible_tool_names_are_dropped(tmp_path: Path) -> None:
-    names = ",".join(["ok", "x" * 129, "y" * 128, "zero\u200bwidth", "sp ace"])
-    catalog = McpCatalog([scripted("s", names=names)])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("x" * 129, "the tool name is 129 characters long (MCP allows 1-128)"),
+        ("zero\u200bwidth", "the tool name contains an invisible character (U+200B)"),
+        ("bidi\u202eevil", "the tool name contains an invisible character (U+202E)"),
+        ("tag\U000e0041ged", "the tool name contains an invisible character (U+E0041)"),
+        ("soft\u00adhyphen", "the tool name contains an invisible character (U+00AD)"),
+        ("bell\x07", "the tool name contains an invisible character (U+0007)"),
+        ("tab\tbed", "the tool name contains an invisible character (U+0009)"),
+        (" lead", "the tool name begins or ends with a space"),
+        ("trail ", "the tool name begins or ends with a space"),
+    ],
+)
+async def test_overlong_and_misleading_tool_names_are_refused_with_the_reason(
+    tmp_path: Path, name: str, reason: str
+) -> None:
+    names = ",".join(["ok", "y" * 128, name, "sp ace"])
+    store = SqliteCatalogStore(tmp_path / "c.sqlite3")
+    config = scripted("s", names=names)
+    catalog = McpCatalog([config], store)
     async with catalog.running(prewarm=False):
         listed = sorted(t.name for t in await catalog.refresh_tools("s"))
+        assert catalog.status("s").refused == ((name, reason),)
 
-    assert listed == ["ok", "y" * 128]
+    assert listed == ["ok", "sp ace", "y" * 128]
+    # The refusal survives in the cache: a later process (`servers status`) still shows it.
+    assert McpCatalog([config], store).status("s").refused == ((name, reason),)
+    store.close()
 
 
 def test_an_empty_tool_name_in_the_cached_store_is_dropped(tmp_path: Path) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from pegboard.builtin.address_policy import AddressPolicy
-from pegboard.builtin.guarded_http import fetch
-from pegboard.builtin.readable import readable_text
 from pegboard.config.model import WebFetchConfig
 
 DEFAULT_MAX_CHARS = 20_000
@@ -19,6 +17,11 @@ async def web_fetch(
     Text longer than ``max_chars`` is cut and the cut is marked, with the full length, so the
     model knows there is more. Refusals and failures raise model-readable errors.
     """
+    # Lazy: the HTTP client and the HTML reader load on the first fetch, not when the tool
+    # is registered (every CLI read command registers it).
+    from pegboard.builtin.guarded_http import fetch
+    from pegboard.builtin.readable import readable_text
+
     settings = config or WebFetchConfig()
     policy = AddressPolicy.from_cidrs(settings.allow_networks)
     page = await fetch(url, policy, max_bytes=settings.max_bytes, deadline=settings.timeout)

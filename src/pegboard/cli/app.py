@@ -2,25 +2,60 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Annotated
 
 import typer
+from typer import _click as click
 
-from pegboard.cli import (
-    audit_cmd,
-    bench_cmd,
-    chat_cmd,
-    config_cmd,
-    kb_cmd,
-    serve_cmd,
-    servers_cmd,
-    tools_cmd,
-)
 from pegboard.cli._common import state
 from pegboard.cli.help import PlainCommand, PlainGroup
 
+# name -> (module, attribute): a typer app (a command group) or a command function. A module
+# is imported only when its command runs or help lists it, so ``tools list`` does not pay
+# for the chat loop, the audit reader or the gateway.
+COMMANDS = {
+    "serve": ("pegboard.cli.serve_cmd", "serve"),
+    "chat": ("pegboard.cli.chat_cmd", "chat"),
+    "tools": ("pegboard.cli.tools_cmd", "app"),
+    "servers": ("pegboard.cli.servers_cmd", "app"),
+    "config": ("pegboard.cli.config_cmd", "app"),
+    "bench": ("pegboard.cli.bench_cmd", "app"),
+    "kb": ("pegboard.cli.kb_cmd", "app"),
+    "audit": ("pegboard.cli.audit_cmd", "app"),
+}
+
+
+def lazy_command(name: str) -> click.Command:
+    """The click command ``name`` of :data:`COMMANDS`, its module imported now."""
+    module, attribute = COMMANDS[name]
+    target = getattr(importlib.import_module(module), attribute)
+    command: click.Command
+    if isinstance(target, typer.Typer):
+        command = typer.main.get_group(target)
+    else:
+        info = typer.models.CommandInfo(name=name, cls=PlainCommand, callback=target)
+        command = typer.main.get_command_from_info(
+            info, pretty_exceptions_short=True, rich_markup_mode=None
+        )
+    command.name = name
+    return command
+
+
+class LazyGroup(PlainGroup):
+    """The root group: its subcommands come from :data:`COMMANDS`, imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*COMMANDS, *(n for n in super().list_commands(ctx) if n not in COMMANDS)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            self.add_command(lazy_command(cmd_name), cmd_name)
+        return self.commands.get(cmd_name)
+
+
 app = typer.Typer(
-    cls=PlainGroup,
+    cls=LazyGroup,
     name="pegboard",
     help="A tool layer for LLM agents: many tools and MCP servers, a small context.",
     no_args_is_help=True,
@@ -43,13 +78,3 @@ def main(
 ) -> None:
     """Run `pegboard serve` as your MCP client's only server; see `pegboard config path`."""
     state(ctx).config_path = config
-
-
-app.command("serve", cls=PlainCommand)(serve_cmd.serve)
-app.command("chat", cls=PlainCommand)(chat_cmd.chat)
-app.add_typer(tools_cmd.app, name="tools")
-app.add_typer(servers_cmd.app, name="servers")
-app.add_typer(config_cmd.app, name="config")
-app.add_typer(bench_cmd.app, name="bench")
-app.add_typer(kb_cmd.app, name="kb")
-app.add_typer(audit_cmd.app, name="audit")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
@@ -74,6 +75,7 @@ def serve(
     from pegboard.gateway.content import UpstreamContent
     from pegboard.gateway.server import Gateway
     from pegboard.gateway.transports import check_port, is_loopback, serve_http, serve_stdio
+    from pegboard.gateway.warmup import searching, warm_search_index
     from pegboard.runtime import RuntimeOptions, ToolRuntime
 
     if context_window is not None and context_window <= 0:
@@ -133,6 +135,8 @@ def serve(
             tg.start_soon(content.run, gateway.content_changed)
             tg.start_soon(_until_signal, tg.cancel_scope)
             tg.start_soon(runtime.watch_config)
+            offered = partial(searching, runtime.surface)
+            tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered)
             if http:
                 await serve_http(
                     gateway,

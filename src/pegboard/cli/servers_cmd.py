@@ -71,11 +71,13 @@ def _status_row(s: ServerStatus, runtime: ToolRuntime) -> dict[str, object]:
         "launch_changed": s.launch_changed,
         "flags": {name: list(flags) for name, flags in s.flags},
         "excluded": [c.as_json() for c in runtime.excluded(s.server_id)],
+        "refused": [{"tool": name, "reason": why} for name, why in s.refused],
     }
 
 
 def _trust_lines(s: ServerStatus) -> list[str]:
     """What waits for `pegboard tools trust`, and poisoning flags (tool names escaped)."""
+    from pegboard.core.names import escape_tool_name
     from pegboard.mcp.poison import escape_invisible
 
     lines = []
@@ -90,6 +92,8 @@ def _trust_lines(s: ServerStatus) -> list[str]:
     if s.flags:
         flagged = "; ".join(f"{escape_invisible(n)}: {', '.join(f)}" for n, f in s.flags)
         lines.append(f"{s.server_id}: possible hidden instructions: {flagged}")
+    for name, why in s.refused:
+        lines.append(f"{s.server_id}: refused tool {escape_tool_name(name)}: {why}")
     return lines
 
 

@@ -91,19 +91,37 @@ def _wire_name(server_id: str, tool_name: str, verbatim: re.Pattern[str]) -> str
 
 
 MAX_MCP_TOOL_NAME_LENGTH = 128  # MCP: names are 1-128 characters
-_NAME_CONTROL = re.compile(r"[\x00-\x20\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+# Characters a person cannot see (controls, zero-width, bidi overrides, tags, soft hyphen):
+# a name holding one would read as another tool's name in a list, an approval or a log.
+_NAME_INVISIBLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069"
+    "\ufeff\U000e0000-\U000e007f]"
+)
 
 
 def mcp_tool_name_problem(name: object) -> str | None:
-    """Why ``name`` cannot be an MCP tool name (1-128 characters, no spaces, controls or
-    invisible characters), or None."""
+    """Why pegboard refuses ``name`` as an MCP tool name, or None.
+
+    Refused: empty, over 128 characters, and names that would mislead a person: invisible
+    characters (named by code point) or a space at either end. Any other name is served,
+    spaces and all: :func:`mcp_tool_name` gives it a legal wire name with the stable hash
+    suffix, and calls reach the server under the name it listed.
+    """
     if not isinstance(name, str) or not name:
         return "the tool name is empty"
     if len(name) > MAX_MCP_TOOL_NAME_LENGTH:
         return f"the tool name is {len(name)} characters long (MCP allows 1-128)"
-    if _NAME_CONTROL.search(name):
-        return "the tool name contains spaces, control or invisible characters"
+    if (found := _NAME_INVISIBLE.search(name)) is not None:
+        return f"the tool name contains an invisible character (U+{ord(found.group()):04X})"
+    if name != name.strip(" "):
+        return "the tool name begins or ends with a space"
     return None
+
+
+def escape_tool_name(name: str) -> str:
+    """``name`` quoted, its invisible characters shown as ``\\uXXXX`` (for people to read)."""
+    shown = _NAME_INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", name)
+    return f"'{shown}'"
 
 
 def is_valid_wire_name(name: str) -> bool:

@@ -261,7 +261,10 @@ def bind_listening_socket(host: str, port: int) -> socket.socket:
     """A listening TCP socket; a port out of range or in use is a ConfigError naming the fix."""
     check_port(port)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose protocol
+    # says TCP. Without it a kept-alive request's response (headers and body written
+    # separately) waits ~40 ms for the client's delayed ACK (Nagle).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

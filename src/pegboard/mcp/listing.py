@@ -29,7 +29,6 @@ from mcp_types.methods import validate_server_result
 from pydantic import ValidationError
 from referencing.exceptions import Unresolvable
 
-from pegboard.core.names import mcp_tool_name_problem
 from pegboard.core.tool import canonical_json
 
 DEFAULT_PROTOCOL_VERSION = "2025-11-25"
@@ -49,8 +48,8 @@ def tool_problem(raw: Any, protocol_version: str = DEFAULT_PROTOCOL_VERSION) -> 
     """Why ``raw`` is not a usable tool definition, or None when it is."""
     if not isinstance(raw, Mapping):
         return "the definition is not an object"
-    if (name_problem := mcp_tool_name_problem(raw.get("name"))) is not None:
-        return name_problem
+    if not isinstance(raw.get("name"), str):
+        return "the tool name is not a string"
     try:
         validate_server_result("tools/list", protocol_version, {"tools": [raw]})
         mcp_types.Tool.model_validate(raw, by_name=False)

@@ -84,6 +84,8 @@ class ServerEntry:
         self.new_pins: dict[str, str] = {}
         self.launch_changed = False
         self.flags: dict[str, list[str]] = {}
+        # Tools listed under a name pegboard refuses (see mcp_tool_name_problem): name, reason.
+        self.refused: tuple[tuple[str, str], ...] = ()
 
     def set_pins(self, pins: dict[str, str]) -> bool:
         """Take the store's pins; True if what is visible changed."""
@@ -113,9 +115,15 @@ class ServerEntry:
     def _set_tools(self, raw: tuple[dict[str, Any], ...]) -> None:
         parsed: dict[str, ToolDefinition] = {}
         kept: list[dict[str, Any]] = []
+        listed: list[dict[str, Any]] = []  # kept and refused: what the cache keeps
+        refused: list[tuple[str, str]] = []
         for item in raw:
-            if (problem := mcp_tool_name_problem(item.get("name"))) is not None:
-                logger.warning("MCP server %s: dropping a tool: %s", self.config.id, problem)
+            name = item.get("name")
+            if (problem := mcp_tool_name_problem(name)) is not None:
+                if isinstance(name, str):  # kept in the cache, so `servers status` shows why
+                    refused.append((name, problem))
+                    listed.append(item)
+                logger.warning("MCP server %s: refusing a tool: %s", self.config.id, problem)
                 continue
             try:
                 tool = cached_definition(item)
@@ -128,7 +136,9 @@ class ServerEntry:
                 continue  # a server listing one name twice: the first definition wins
             parsed[tool.name] = tool
             kept.append(item)
-        self.raw = tuple(kept)
+            listed.append(item)
+        self.raw = tuple(listed)
+        self.refused = tuple(refused)
         self.tools = tuple(parsed.values())
         pinned = {item["name"]: definition_hash(item) for item in kept}
         trust = check_trust(self.pins, pinned, self.config.fingerprint)
@@ -221,6 +231,7 @@ class ServerEntry:
             pending_trust=tuple(sorted(self.pending)),
             launch_changed=self.launch_changed,
             flags=tuple((name, tuple(f)) for name, f in sorted(self.flags.items())),
+            refused=self.refused,
         )
 
     def begin_flight(self) -> Flight:

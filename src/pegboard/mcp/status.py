@@ -23,6 +23,7 @@ class ServerStatus:
     ``pending_trust`` names tools hidden until ``pegboard tools trust`` accepts their changed
     definition; ``launch_changed`` says the whole server waits (its command, args, env, url
     or headers changed). ``flags`` are poisoning heuristics per tool (they gate nothing).
+    ``refused`` names the tools listed under a name pegboard refuses, with the reason.
     """
 
     server_id: str
@@ -35,6 +36,7 @@ class ServerStatus:
     pending_trust: tuple[str, ...] = ()
     launch_changed: bool = False
     flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:

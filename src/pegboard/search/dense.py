@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -53,25 +53,41 @@ def unit_rows(rows: Vectors) -> Vectors:
     return unit
 
 
+def table_digest(rows: Callable[[slice], Vectors], count: int) -> str:
+    """sha256 (12 hex) of a float32 table's bytes, read ``rows`` by chunk (no full copy)."""
+    digest = hashlib.sha256()
+    for start in range(0, count, 4096):
+        digest.update(np.ascontiguousarray(rows(slice(start, start + 4096))).tobytes())
+    return digest.hexdigest()[:12]
+
+
 class StaticEmbedder:
-    """Mean of static word-piece vectors, normalised to unit length."""
+    """Mean of static word-piece vectors, normalised to unit length.
+
+    The table stays as shipped (int8 and a float32 scale per row, 7.8 MB); the rows a text
+    uses are scaled to float32 when it is embedded, the same arithmetic as scaling the whole
+    table up front (31 MB resident) and the same vectors.
+    """
 
     def __init__(self, model_dir: Path = MODEL_DIR) -> None:
         vocab_lines = (model_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
-        table = np.load(model_dir / "embeddings.npy").astype(np.float32)
-        scales = np.load(model_dir / "scales.npy").astype(np.float32)
-        self._table: Vectors = table * scales[:, None]
+        self._int8 = np.load(model_dir / "embeddings.npy")
+        self._scales = np.load(model_dir / "scales.npy").astype(np.float32)[:, None]
         self._tokenizer = WordPiece({word: i for i, word in enumerate(vocab_lines)})
-        self.dims = int(self._table.shape[1])
-        digest = hashlib.sha256(self._table.tobytes()).hexdigest()[:12]
+        self.dims = int(self._int8.shape[1])
+        digest = table_digest(self._rows, len(self._int8))
         self.model_id = f"static-minilm-{self.dims}-{digest}"
+
+    def _rows(self, ids: Any) -> Vectors:
+        rows: Vectors = self._int8[ids].astype(np.float32) * self._scales[ids]
+        return rows
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for row, text in enumerate(texts):
             ids = self._tokenizer.encode(text)
             if ids:
-                out[row] = self._table[ids].mean(0)
+                out[row] = self._rows(ids).mean(0)
         return unit_rows(out)
 
     def embed_query(self, text: str, weight: WordWeight) -> Vectors:
@@ -85,7 +101,7 @@ class StaticEmbedder:
                 weights.extend([w] * len(pieces))
         if not rows:
             return np.zeros(self.dims, dtype=np.float32)
-        vector = np.asarray(weights, dtype=np.float32) @ self._table[rows]
+        vector = np.asarray(weights, dtype=np.float32) @ self._rows(rows)
         norm = float(np.linalg.norm(vector))
         unit: Vectors = vector / norm if norm > 0 else vector
         return unit

@@ -14,16 +14,16 @@ download it from Hugging Face.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from pegboard.errors import OptionalDependencyMissing, SearchModelError
-from pegboard.search.dense import Vectors, WordWeight, unit_rows
+from pegboard.search.dense import Vectors, WordWeight, table_digest, unit_rows
 from pegboard.search.wordpiece import basic_words
 
 WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
@@ -65,19 +65,25 @@ class WordLlamaEmbedder:
             raise SearchModelError(f"cannot read the WordLlama model: {exc}; {REINSTALL}") from exc
         if table is None or table.ndim != 2:
             raise SearchModelError(f"{weights} has no 2-D 'embedding.weight' table; {REINSTALL}")
-        self._table: Vectors = np.ascontiguousarray(table, dtype=np.float32)
+        # Kept as stored (float16, 16 MB): the rows a text uses become float32 when it is
+        # embedded; float16 -> float32 is exact, so the vectors are those of a float32 table.
+        self._table = np.ascontiguousarray(table)
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
         self.dims = int(self._table.shape[1])
-        digest = hashlib.sha256(self._table.tobytes()).hexdigest()[:12]
+        digest = table_digest(self._rows, len(self._table))
         self.model_id = f"wordllama-l2-supercat-{self.dims}-{digest}"
+
+    def _rows(self, ids: Any) -> Vectors:
+        rows: Vectors = self._table[ids].astype(np.float32)
+        return rows
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
         for row, encoding in enumerate(encodings):
             if encoding.ids:
-                out[row] = self._table[encoding.ids].mean(0)
+                out[row] = self._rows(encoding.ids).mean(0)
         return unit_rows(out)
 
     def embed_query(self, text: str, weight: WordWeight) -> Vectors:

@@ -118,7 +118,9 @@ def _generated(name: str) -> Callable[..., str]:
 
 
 def _listen() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections, as a bare SDK server's
+    # uvicorn does (a fair baseline for the gateway's kept-alive HTTP latency).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)

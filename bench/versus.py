@@ -1,0 +1,472 @@
+"""pegboard's gateway beside FastMCP's proxy and the floors, in one run.
+
+    .venv/bin/python bench/versus.py [--only latency,throughput,...] [--calls 300]
+
+FastMCP runs from its own virtualenv (``--fastmcp-python``, default
+``bench/.cache/fastmcp/bin/python``; make it with ``python3 -m venv bench/.cache/fastmcp &&
+bench/.cache/fastmcp/bin/pip install fastmcp``): ``bench/fastmcp_proxy.py`` proxies the same
+upstream. Upstream: the SDK test server ``tests/mcp/servers/sdk_server.py`` (tool ``echo``),
+over stdio behind both proxies; its own streamable HTTP endpoint is the HTTP floor.
+
+Sections (``--only`` picks some; the rows of a table alternate run by run so that load on a
+shared machine hits all alike; ratios are against the floor of the same run):
+
+* ``latency``: sequential ``tools/call echo`` on one kept-alive HTTP connection, p50/p95 per
+  call for three clients: the Python SDK client (httpx2), ``httpx.Client`` speaking raw
+  JSON-RPC, and Node's ``fetch`` (``bench/clients/fetch_calls.mjs``, what the TypeScript SDK
+  uses). Added = proxy p50 - direct p50. Server CPU per call from /proc.
+* ``throughput``: calls/s with 1, 8, 32 and 64 concurrent sessions (``--clients``), each on
+  its own kept-alive connection, raw JSON-RPC from this process; server CPU per call.
+* ``cpu``: stdio, sequential calls: the upstream itself and a standard-library JSON-RPC relay
+  (``bench/relay.py``) as floors, ``pegboard serve --no-defer``, FastMCP's stdio proxy; CPU
+  per call of the proxy process alone.
+* ``first-call``: spawn to the first answered ``tools/call`` (the catalog cache warm), beside
+  a bare SDK server's ready time and the upstream's own first call.
+* ``first-search``: pegboard deferred over a LiveMCPBench-like catalog (``bench/
+  catalog_server.py``): the first ``tool_search`` sent ``--search-pauses`` seconds after the
+  ``initialize`` answer, against the later ones.
+* ``memory``: RSS of each serving process after tools/list, a search (deferred rows) and a
+  call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import httpx
+import httpx2
+import tomli_w
+from anyio.abc import Process
+from anyio.streams.text import TextReceiveStream
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+import versus_stdio  # bench/ is the script's directory
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
+PEGBOARD = str(Path(sys.executable).parent / "pegboard")
+FASTMCP_PROXY = HERE / "fastmcp_proxy.py"
+FETCH_CALLS = HERE / "clients" / "fetch_calls.mjs"
+ECHO = {"text": "hello"}
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "0"},
+}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def percentile(samples: list[float], pct: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * pct))]
+
+
+@dataclass
+class Target:
+    """One HTTP endpoint under test and the name its echo tool has there."""
+
+    label: str
+    url: str
+    tool: str
+    pid: int
+
+
+@dataclass
+class Setup:
+    tmp: Path
+    fastmcp_python: str
+    before_src: str | None = None
+
+    def pegboard_env(self) -> dict[str, str]:
+        return dict(os.environ) | {
+            "PEGBOARD_CONFIG": str(self.tmp / "config.toml"),
+            "PEGBOARD_DATA_DIR": str(self.tmp / "data"),
+        }
+
+    def write_configs(self) -> None:
+        upstream = {"command": sys.executable, "args": [str(SDK_SERVER), "stdio"]}
+        config = {"data_dir": str(self.tmp / "data"), "servers": {"up": upstream}}
+        (self.tmp / "config.toml").write_text(tomli_w.dumps(config))
+        before = {"data_dir": str(self.tmp / "data-before"), "servers": {"up": upstream}}
+        (self.tmp / "config-before.toml").write_text(tomli_w.dumps(before))
+        (self.tmp / "fastmcp.json").write_text(json.dumps({"mcpServers": {"up": upstream}}))
+
+
+async def _first_line(process: Process, marker: str, from_stderr: bool) -> str:
+    stream = process.stderr if from_stderr else process.stdout
+    assert stream is not None
+    text = ""
+    with anyio.fail_after(60):
+        async for chunk in TextReceiveStream(stream):
+            text += chunk
+            for line in text.splitlines():
+                if line.startswith(marker):
+                    return line.removeprefix(marker).split()[0]
+    raise RuntimeError(f"no {marker!r} line; output: {text}")
+
+
+@asynccontextmanager
+async def http_server(
+    args: list[str], marker: str, env: dict[str, str] | None, from_stderr: bool
+) -> AsyncIterator[tuple[str, int]]:
+    """Spawn an HTTP MCP server; yield its /mcp URL and pid."""
+    async with await anyio.open_process(args, env=env) as process:
+        try:
+            found = await _first_line(process, marker, from_stderr)
+            url = found if found.startswith("http") else f"http://127.0.0.1:{found}/mcp"
+            yield url, process.pid
+        finally:
+            process.terminate()
+            with anyio.move_on_after(10):
+                await process.wait()
+
+
+@asynccontextmanager
+async def http_targets(setup: Setup) -> AsyncIterator[list[Target]]:
+    """The floor (the upstream's own HTTP endpoint), pegboard serve --http, FastMCP's proxy."""
+    async with AsyncExitStack() as stack:
+        direct, direct_pid = await stack.enter_async_context(
+            http_server([sys.executable, str(SDK_SERVER), "http"], "PORT ", None, False)
+        )
+        gateway_args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
+        gateway, gateway_pid = await stack.enter_async_context(
+            http_server(gateway_args, "pegboard serving MCP on ", setup.pegboard_env(), True)
+        )
+        before: list[Target] = []
+        if setup.before_src:
+            env = setup.pegboard_env() | {
+                "PYTHONPATH": setup.before_src,
+                "PEGBOARD_CONFIG": str(setup.tmp / "config-before.toml"),
+                "PEGBOARD_DATA_DIR": str(setup.tmp / "data-before"),
+            }
+            old, old_pid = await stack.enter_async_context(
+                http_server(gateway_args, "pegboard serving MCP on ", env, True)
+            )
+            before = [Target("pegboard, code before (--before-src)", old, "mcp__up__echo", old_pid)]
+        fastmcp_args = [setup.fastmcp_python, str(FASTMCP_PROXY), "http"]
+        fastmcp, fastmcp_pid = await stack.enter_async_context(
+            http_server([*fastmcp_args, str(setup.tmp / "fastmcp.json")], "PORT ", None, False)
+        )
+        yield [
+            Target("direct (upstream's own HTTP, floor)", direct, "echo", direct_pid),
+            Target("pegboard serve --http", gateway, "mcp__up__echo", gateway_pid),
+            *before,
+            Target("FastMCP proxy", fastmcp, "echo", fastmcp_pid),
+        ]
+
+
+class RawSession:
+    """An MCP session over one kept-alive ``httpx.Client`` connection, raw JSON-RPC."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = httpx.Client(timeout=60)
+        self.headers = dict(ACCEPT)
+        self.next_id = 1
+
+    def rpc(self, method: str, params: dict[str, Any], notification: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notification:
+            message["id"] = self.next_id
+            self.next_id += 1
+        answer = self.http.post(self.url, headers=self.headers, content=json.dumps(message))
+        answer.raise_for_status()
+        if "mcp-session-id" in answer.headers:
+            self.headers["mcp-session-id"] = answer.headers["mcp-session-id"]
+            self.headers["mcp-protocol-version"] = INIT["protocolVersion"]
+        if notification:
+            return None
+        text = answer.text
+        if not text.startswith("{"):
+            text = next(ln[6:] for ln in text.splitlines() if ln.startswith("data: "))
+        return json.loads(text)["result"]
+
+    def open(self, tool: str) -> None:
+        self.rpc("initialize", INIT)
+        self.rpc("notifications/initialized", {}, notification=True)
+        deadline = time.monotonic() + 60
+        while tool not in [t["name"] for t in self.rpc("tools/list", {})["tools"]]:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{tool} never listed at {self.url}")
+            time.sleep(0.1)
+
+    def calls(self, tool: str, count: int) -> list[float]:
+        times = []
+        for _ in range(count):
+            started = time.perf_counter()
+            result = self.rpc("tools/call", {"name": tool, "arguments": ECHO})
+            times.append((time.perf_counter() - started) * 1000)
+            assert not result.get("isError"), result
+        return times
+
+
+async def wait_listed(client: Client, tool: str) -> None:
+    """Poll tools/list (the proxies list their upstream lazily) for up to 60 s."""
+    for _ in range(600):
+        if tool in [t.name for t in (await client.list_tools()).tools]:
+            return
+        await anyio.sleep(0.1)
+    raise RuntimeError(f"{tool} never listed")
+
+
+async def _sdk_client(stack: AsyncExitStack, url: str) -> Client:
+    """An SDK client session on ``url``, retried: a loaded machine can cut a first handshake."""
+    for attempt in range(3):
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=120))
+        try:
+            return await stack.enter_async_context(
+                Client(streamable_http_client(url, http_client=http), mode="legacy")
+            )
+        except Exception as exc:
+            print(f"SDK client handshake with {url} failed ({exc}); retrying", file=sys.stderr)
+            if attempt == 2:
+                raise
+            await anyio.sleep(1)
+    raise AssertionError("unreachable")
+
+
+async def sdk_calls(client: Client, tool: str, count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        result = await client.call_tool(tool, ECHO)
+        times.append((time.perf_counter() - started) * 1000)
+        assert not result.is_error, result
+    return times
+
+
+async def node_calls(target: Target, count: int) -> list[float]:
+    done = await anyio.run_process(["node", str(FETCH_CALLS), target.url, target.tool, str(count)])
+    times: list[float] = json.loads(done.stdout)
+    return times
+
+
+@dataclass
+class Timed:
+    """Per-call wall times (ms) and the server process's CPU per call (ms)."""
+
+    times: list[float]
+    cpu_s: float = 0.0
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.cpu_s * 1000 / max(1, len(self.times))
+
+
+async def latency(setup: Setup, calls: int, rounds: int) -> dict[str, dict[str, Timed]]:
+    """client -> target label -> per-call times, rounds alternating target by target."""
+    per_round = max(1, calls // rounds)
+    found: dict[str, dict[str, Timed]] = {}
+    async with http_targets(setup) as targets, AsyncExitStack() as stack:
+        sdk: dict[str, Client] = {}
+        raw: dict[str, RawSession] = {}
+        for target in targets:
+            client = await _sdk_client(stack, target.url)
+            await wait_listed(client, target.tool)
+            sdk[target.label] = client
+            raw[target.label] = RawSession(target.url)
+            stack.callback(raw[target.label].http.close)
+            await anyio.to_thread.run_sync(raw[target.label].open, target.tool)
+        runners: dict[str, Callable[[Target, int], Any]] = {
+            "Python SDK client (httpx2)": lambda t, n: sdk_calls(sdk[t.label], t.tool, n),
+            "httpx.Client, raw JSON-RPC": lambda t, n: anyio.to_thread.run_sync(
+                raw[t.label].calls, t.tool, n
+            ),
+            "Node fetch": node_calls,
+        }
+        for client_label, run in runners.items():
+            rows = found[client_label] = {t.label: Timed([]) for t in targets}
+            for target in targets:  # warm-up
+                await run(target, 20)
+            for _ in range(rounds):
+                for target in targets:
+                    cpu_before = cpu_seconds(target.pid)
+                    rows[target.label].times += await run(target, per_round)
+                    rows[target.label].cpu_s += cpu_seconds(target.pid) - cpu_before
+    return found
+
+
+def print_latency(found: dict[str, dict[str, Timed]]) -> None:
+    print("\nHTTP latency, sequential tools/call echo on one kept-alive connection (ms)\n")
+    print(
+        "| client | server | min | p50 | p95 | added p50 (over floor) | x of floor p50 "
+        "| server CPU per call |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for client_label, rows in found.items():
+        floor = statistics.median(next(iter(rows.values())).times)
+        for target_label, row in rows.items():
+            p50 = statistics.median(row.times)
+            print(
+                f"| {client_label} | {target_label} | {min(row.times):.2f} | {p50:.2f} "
+                f"| {percentile(row.times, 0.95):.2f} "
+                f"| {p50 - floor:+.2f} | x{p50 / floor:.2f} | {row.cpu_ms:.2f} |"
+            )
+    print(
+        "\nserver CPU per call: of the server process the client talks to (the upstream for "
+        "the floor; the proxy alone, without its upstream, for pegboard and FastMCP)."
+    )
+
+
+class AsyncRawSession:
+    """An MCP session over its own ``httpx2.AsyncClient`` (one kept-alive connection)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = httpx2.AsyncClient(timeout=120)
+        self.headers = dict(ACCEPT)
+        self.next_id = 1
+
+    async def rpc(self, method: str, params: dict[str, Any], notification: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notification:
+            message["id"] = self.next_id
+            self.next_id += 1
+        answer = await self.http.post(self.url, headers=self.headers, content=json.dumps(message))
+        answer.raise_for_status()
+        if "mcp-session-id" in answer.headers:
+            self.headers["mcp-session-id"] = answer.headers["mcp-session-id"]
+            self.headers["mcp-protocol-version"] = INIT["protocolVersion"]
+        if notification:
+            return None
+        text = answer.text
+        if not text.startswith("{"):
+            text = next(ln[6:] for ln in text.splitlines() if ln.startswith("data: "))
+        return json.loads(text)["result"]
+
+    async def open(self, tool: str) -> None:
+        await self.rpc("initialize", INIT)
+        await self.rpc("notifications/initialized", {}, notification=True)
+        for _ in range(600):
+            if tool in [t["name"] for t in (await self.rpc("tools/list", {}))["tools"]]:
+                return
+            await anyio.sleep(0.1)
+        raise RuntimeError(f"{tool} never listed at {self.url}")
+
+
+async def throughput(
+    setup: Setup, levels: list[int], seconds: float
+) -> dict[int, dict[str, tuple[float, float]]]:
+    """clients -> target -> (calls/s, server CPU ms per call); targets alternate per level."""
+    found: dict[int, dict[str, tuple[float, float]]] = {}
+    async with http_targets(setup) as targets:
+        for clients in levels:
+            found[clients] = {}
+            for target in targets:
+                sessions = [AsyncRawSession(target.url) for _ in range(clients)]
+                try:
+                    for session in sessions:
+                        await session.open(target.tool)
+                    found[clients][target.label] = await _drive(target, sessions, seconds)
+                finally:
+                    for session in sessions:
+                        await session.http.aclose()
+    return found
+
+
+async def _drive(
+    target: Target, sessions: list[AsyncRawSession], seconds: float
+) -> tuple[float, float]:
+    count = 0
+    deadline = time.perf_counter() + seconds
+
+    async def one(session: AsyncRawSession) -> None:
+        nonlocal count
+        while time.perf_counter() < deadline:
+            await session.rpc("tools/call", {"name": target.tool, "arguments": ECHO})
+            count += 1
+
+    started, cpu_before = time.perf_counter(), cpu_seconds(target.pid)
+    async with anyio.create_task_group() as tg:
+        for session in sessions:
+            tg.start_soon(one, session)
+    elapsed = time.perf_counter() - started
+    return count / elapsed, (cpu_seconds(target.pid) - cpu_before) * 1000 / max(1, count)
+
+
+def print_throughput(found: dict[int, dict[str, tuple[float, float]]], seconds: float) -> None:
+    print(f"\nHTTP throughput, tools/call echo, N concurrent sessions for {seconds:g} s each\n")
+    print("| clients | server | calls/s | x of FastMCP | server CPU per call (ms) |")
+    print("| ---: | --- | ---: | ---: | ---: |")
+    for clients, rows in found.items():
+        fastmcp = next((v[0] for k, v in rows.items() if k.startswith("FastMCP")), float("nan"))
+        for label, (rate, cpu) in rows.items():
+            print(f"| {clients} | {label} | {rate:.0f} | x{rate / fastmcp:.2f} | {cpu:.2f} |")
+    print("\nThe load comes from this process (raw JSON-RPC on httpx2), on the same 2 cores.")
+
+
+SECTIONS = ("latency", "throughput", "cpu", "first-call", "first-search", "memory")
+
+
+async def main(ns: argparse.Namespace) -> None:
+    only = set(ns.only.split(",")) if ns.only else set(SECTIONS)
+    with tempfile.TemporaryDirectory() as name:
+        setup = Setup(Path(name), ns.fastmcp_python, ns.before_src)
+        setup.write_configs()
+        stdio = versus_stdio.Stdio(Path(name) / "stdio", ns.fastmcp_python, ns.before_src)
+        if "latency" in only:
+            print_latency(await latency(setup, ns.calls, ns.rounds))
+        if "throughput" in only:
+            levels = [int(n) for n in ns.clients.split(",")]
+            print_throughput(await throughput(setup, levels, ns.seconds), ns.seconds)
+        if "cpu" in only:
+            versus_stdio.print_cpu(await versus_stdio.cpu_per_call(stdio, ns.calls), ns.calls)
+        if "first-call" in only:
+            versus_stdio.print_first_calls(await versus_stdio.first_calls(stdio, ns.starts))
+        if "first-search" in only:
+            found = {}
+            for size in ns.sizes.split(","):
+                for pause in (float(p) for p in ns.search_pauses.split(",")):
+                    found[(size, pause)] = await versus_stdio.searches(stdio, size, 5, pause)
+            versus_stdio.print_searches(found)
+        if "memory" in only:
+            sizes = ns.sizes.split(",")
+            versus_stdio.print_memory({s: await versus_stdio.memory(stdio, s) for s in sizes})
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help=f"comma-separated sections of {', '.join(SECTIONS)}")
+    parser.add_argument("--calls", type=int, default=300, help="timed calls per row")
+    parser.add_argument("--rounds", type=int, default=3, help="alternations per row")
+    parser.add_argument("--clients", default="1,8,32,64", help="throughput levels")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per throughput row")
+    parser.add_argument("--starts", type=int, default=5, help="spawns per first-call row")
+    parser.add_argument(
+        "--search-pauses", default="0,5", help="seconds between ready and the first search"
+    )
+    parser.add_argument(
+        "--sizes",
+        default="527,5000",
+        help="catalog sizes (527: livemcpbench; 5000: livemcpbench + sealtools + metatool pooled)",
+    )
+    parser.add_argument(
+        "--before-src",
+        help="a src/ directory of an older pegboard (git archive REV src | tar -x -C DIR): "
+        "adds its gateway as a row",
+    )
+    parser.add_argument(
+        "--fastmcp-python", default=str(HERE / ".cache" / "fastmcp" / "bin" / "python")
+    )
+    anyio.run(main, parser.parse_args())

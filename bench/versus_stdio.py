@@ -1,0 +1,420 @@
+"""The stdio sections of ``bench/versus.py``: CPU per call, first call and first search after
+a spawn, and memory at catalog sizes. Raw JSON-RPC lines on pipes (no client library in the
+way); each proxy's own process is measured, never its upstream."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import tomli_w
+from anyio.abc import Process
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
+CATALOG_SERVER = HERE / "catalog_server.py"
+RELAY = HERE / "relay.py"
+FASTMCP_PROXY = HERE / "fastmcp_proxy.py"
+PEGBOARD = str(Path(sys.executable).parent / "pegboard")
+EVAL = Path(os.environ.get("PEGBOARD_EVAL_DIR", "/work/shared/eval"))
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "0"},
+}
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Peer:
+    """A JSON-RPC client on a spawned process's pipes."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        self.next_id = 1
+        self._buffer = b""
+
+    async def send(self, method: str, params: dict[str, Any] | None = None) -> int:
+        assert self.process.stdin is not None
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.next_id += 1
+        await self.process.stdin.send((json.dumps(message) + "\n").encode())
+        return self.next_id - 1
+
+    async def notify(self, method: str) -> None:
+        assert self.process.stdin is not None
+        line = json.dumps({"jsonrpc": "2.0", "method": method}) + "\n"
+        await self.process.stdin.send(line.encode())
+
+    async def answer(self, msg_id: int) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        while True:
+            while b"\n" not in self._buffer:
+                self._buffer += await self.process.stdout.receive()
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            if not line.strip():
+                continue
+            message = json.loads(line)
+            if message.get("id") == msg_id and "method" not in message:
+                if "error" in message:
+                    raise RuntimeError(f"error answer: {message['error']}")
+                result: dict[str, Any] = message["result"]
+                return result
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await self.answer(await self.send(method, params))
+
+    async def handshake(self) -> None:
+        await self.request("initialize", INIT)
+        await self.notify("notifications/initialized")
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await self.request("tools/call", {"name": tool, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(f"{tool} failed: {result}")
+        return result
+
+    async def wait_listed(self, tool: str) -> None:
+        for _ in range(900):
+            if tool in [t["name"] for t in (await self.request("tools/list"))["tools"]]:
+                return
+            await anyio.sleep(0.1)
+        raise RuntimeError(f"{tool} never listed")
+
+
+@asynccontextmanager
+async def spawned(args: Sequence[str], env: dict[str, str] | None = None) -> AsyncIterator[Peer]:
+    async with await anyio.open_process(list(args), env=env, stderr=subprocess.DEVNULL) as process:
+        try:
+            yield Peer(process)
+        finally:
+            if process.stdin is not None:
+                await process.stdin.aclose()
+            with anyio.move_on_after(5):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+@dataclass
+class Proxy:
+    """One way to reach an upstream over stdio: the command, and the upstream tool's name."""
+
+    label: str
+    args: list[str]
+    tool: str
+    env: dict[str, str] | None = None
+
+
+@dataclass
+class Stdio:
+    """The configurations of the stdio proxies around one upstream command."""
+
+    tmp: Path
+    fastmcp_python: str
+    before_src: str | None
+    upstream: list[str] = field(default_factory=list)
+    search: bool = False  # pegboard rows deferred (tool_search offered) instead of --no-defer
+
+    def pegboard_env(self, name: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+        home = self.tmp / name
+        return (
+            dict(os.environ)
+            | {
+                "PEGBOARD_CONFIG": str(home / "config.toml"),
+                "PEGBOARD_DATA_DIR": str(home / "data"),
+                "PEGBOARD_CACHE_DIR": str(home / "cache"),
+            }
+            | (extra or {})
+        )
+
+    async def prepare(self, name: str) -> None:
+        """Write the config of pegboard home ``name`` and list the upstream into its cache."""
+        home = self.tmp / name
+        home.mkdir(parents=True, exist_ok=True)
+        upstream = {"command": self.upstream[0], "args": self.upstream[1:], "list_timeout": 60}
+        config = {"data_dir": str(home / "data"), "servers": {"up": upstream}}
+        (home / "config.toml").write_text(tomli_w.dumps(config))
+        (home / "fastmcp.json").write_text(json.dumps({"mcpServers": {"up": upstream}}))
+        done = await anyio.run_process(
+            [PEGBOARD, "servers", "refresh"], env=self.pegboard_env(name), check=False
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"servers refresh failed: {done.stderr.decode()[-500:]}")
+
+    def proxies(self, name: str, tool: str, floors: bool = True) -> list[Proxy]:
+        mode = [] if self.search else ["--no-defer"]
+        rows = []
+        if floors:
+            rows += [
+                Proxy("direct (the upstream itself, floor)", self.upstream, tool),
+                Proxy(
+                    "stdlib JSON-RPC relay (floor)",
+                    [sys.executable, str(RELAY), *self.upstream],
+                    tool,
+                ),
+            ]
+        rows.append(
+            Proxy(
+                "pegboard serve",
+                [PEGBOARD, "serve", *mode],
+                f"mcp__up__{tool}",
+                self.pegboard_env(name),
+            )
+        )
+        if self.before_src:
+            env = self.pegboard_env(name, {"PYTHONPATH": self.before_src})
+            rows.append(
+                Proxy("pegboard, code before", [PEGBOARD, "serve", *mode], f"mcp__up__{tool}", env)
+            )
+        fastmcp = [
+            self.fastmcp_python,
+            str(FASTMCP_PROXY),
+            "stdio",
+            str(self.tmp / name / "fastmcp.json"),
+        ]
+        rows.append(Proxy("FastMCP proxy (stdio)", fastmcp, tool))
+        return rows
+
+
+# -- CPU per call ---------------------------------------------------------------------------
+
+
+async def cpu_per_call(stdio: Stdio, calls: int) -> dict[str, tuple[float, float]]:
+    """label -> (p50 ms per sequential call, proxy CPU ms per call), interleaved call by call."""
+    stdio.upstream = [sys.executable, str(SDK_SERVER), "stdio"]
+    await stdio.prepare("cpu")
+    rows = stdio.proxies("cpu", "echo")
+    times: dict[str, list[float]] = {r.label: [] for r in rows}
+    cpu: dict[str, float] = {}
+    async with anyio.create_task_group() as tg, _peers(rows) as peers:
+        del tg
+        for row, peer in zip(rows, peers, strict=True):
+            await peer.handshake()
+            await peer.wait_listed(row.tool)
+            for _ in range(20):
+                await peer.call(row.tool, {"text": "hello"})
+        before = {r.label: cpu_seconds(p.process.pid) for r, p in zip(rows, peers, strict=True)}
+        for _ in range(calls):
+            for row, peer in zip(rows, peers, strict=True):
+                started = time.perf_counter()
+                await peer.call(row.tool, {"text": "hello"})
+                times[row.label].append((time.perf_counter() - started) * 1000)
+        for row, peer in zip(rows, peers, strict=True):
+            cpu[row.label] = (cpu_seconds(peer.process.pid) - before[row.label]) * 1000 / calls
+    return {label: (statistics.median(times[label]), cpu[label]) for label in times}
+
+
+@asynccontextmanager
+async def _peers(rows: list[Proxy]) -> AsyncIterator[list[Peer]]:
+    from contextlib import AsyncExitStack
+
+    async with AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(spawned(r.args, r.env)) for r in rows]
+
+
+def print_cpu(found: dict[str, tuple[float, float]], calls: int) -> None:
+    print(f"\nstdio, sequential tools/call echo, {calls} calls per row interleaved\n")
+    print("| path | p50 (ms) | CPU per call of the proxy process (ms) |")
+    print("| --- | ---: | ---: |")
+    for label, (p50, cpu) in found.items():
+        print(f"| {label} | {p50:.3f} | {cpu:.3f} |")
+    print("\nCPU: the upstream's own for the direct row; the proxy process alone for the others.")
+
+
+# -- first call after a spawn -----------------------------------------------------------------
+
+
+async def first_call(peer: Peer, tool: str, started: float) -> tuple[float, float]:
+    """Seconds from ``started`` (the spawn) to the initialize answer and to the first
+    successful tools/call answer (retried while the proxy says the tool is not there yet)."""
+    await peer.request("initialize", INIT)
+    ready = time.perf_counter() - started
+    await peer.notify("notifications/initialized")
+    with anyio.fail_after(90):
+        while True:
+            result = await peer.request("tools/call", {"name": tool, "arguments": {"text": "hi"}})
+            if not result.get("isError"):
+                return ready, time.perf_counter() - started
+            await anyio.sleep(0.01)
+
+
+BARE = '''
+from mcp.server import MCPServer
+server = MCPServer("bare")
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text."""
+    return text
+server.run("stdio")
+'''
+
+
+async def first_calls(stdio: Stdio, repeats: int) -> dict[str, tuple[float, float]]:
+    """label -> median (ready s, first call s) over ``repeats`` spawns, rows alternating."""
+    stdio.upstream = [sys.executable, str(SDK_SERVER), "stdio"]
+    await stdio.prepare("first")
+    bare = Proxy("bare SDK server, one tool (floor)", [sys.executable, "-c", BARE], "echo")
+    rows = [bare, *stdio.proxies("first", "echo")]
+    runs: dict[str, list[tuple[float, float]]] = {r.label: [] for r in rows}
+    for _ in range(repeats):
+        for row in rows:
+            started = time.perf_counter()
+            async with spawned(row.args, row.env) as peer:
+                runs[row.label].append(await first_call(peer, row.tool, started))
+    return {
+        label: (statistics.median(r for r, _ in found), statistics.median(c for _, c in found))
+        for label, found in runs.items()
+    }
+
+
+def print_first_calls(found: dict[str, tuple[float, float]]) -> None:
+    print("\nfirst call after a spawn, stdio (s from spawn; medians)\n")
+    print("| path | initialize answered | first tools/call answered |")
+    print("| --- | ---: | ---: |")
+    for label, (ready, call) in found.items():
+        print(f"| {label} | {ready:.3f} | {call:.3f} |")
+    labels = list(found)
+    bare_ready = found[labels[0]][0]
+    upstream_call = found[labels[1]][1]
+    print(
+        f"\ntarget for a proxy's first call: bare SDK ready + the upstream's own first call = "
+        f"{bare_ready:.3f} + {upstream_call:.3f} = {bare_ready + upstream_call:.3f} s"
+    )
+
+
+# -- catalogs: first search and memory ----------------------------------------------------------
+
+
+def catalog_files(size: str) -> list[str]:
+    live = EVAL / "livemcpbench" / "tools.jsonl"
+    if size == "527":
+        return [str(live)]
+    return [
+        str(live),
+        str(EVAL / "sealtools" / "tools.jsonl"),
+        str(EVAL / "metatool" / "tools.jsonl"),
+    ]
+
+
+async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[str, list[float]]:
+    """pegboard rows (deferred): ms of the first tool_search sent ``pause`` s after the
+    initialize answer, then of ``later`` more; first tools/list answer time as a reference."""
+    stdio.upstream = [sys.executable, str(CATALOG_SERVER), *catalog_files(size)]
+    stdio.search = True
+    name = f"search{size}"
+    await stdio.prepare(name)
+    rows = [r for r in stdio.proxies(name, "x", floors=False) if r.label.startswith("pegboard")]
+    queries = ["search the web for news", "send an email", "weather forecast", "read a file"]
+    found: dict[str, list[float]] = {}
+    for row in rows:
+        async with spawned(row.args, row.env) as peer:
+            await peer.handshake()
+            await peer.request("tools/list")
+            await anyio.sleep(pause)
+            times = []
+            for i in range(later + 1):
+                started = time.perf_counter()
+                await peer.request(
+                    "tools/call", {"name": "tool_search", "arguments": {"query": queries[i % 4]}}
+                )
+                times.append((time.perf_counter() - started) * 1000)
+            found[row.label] = times
+    stdio.search = False
+    return found
+
+
+def print_searches(found: dict[tuple[str, float], dict[str, list[float]]]) -> None:
+    print("\nfirst tool_search after a spawn vs later ones (ms), pegboard serve deferred\n")
+    print(
+        "| catalog | sent after ready | server | first search | later searches p50 "
+        "| first / later |"
+    )
+    print("| --- | ---: | --- | ---: | ---: | ---: |")
+    for (size, pause), rows in found.items():
+        for label, times in rows.items():
+            later = statistics.median(times[1:])
+            print(
+                f"| {size} tools | {pause:g} s | {label} | {times[0]:.1f} | {later:.1f} "
+                f"| x{times[0] / later:.1f} |"
+            )
+
+
+async def memory(stdio: Stdio, size: str) -> dict[str, float]:
+    """label -> RSS (MB) of the proxy process after tools/list, one tool_search (deferred
+    rows) and one tools/call."""
+    stdio.upstream = [sys.executable, str(CATALOG_SERVER), *catalog_files(size)]
+    name = f"mem{size}"
+    await stdio.prepare(name)
+    tool = "bing_search"
+    found: dict[str, float] = {}
+    rows: list[tuple[Proxy, bool]] = [(r, False) for r in stdio.proxies(name, tool)]
+    stdio.search = True
+    deferred = [
+        r for r in stdio.proxies(name, tool, floors=False) if r.label.startswith("pegboard")
+    ]
+    stdio.search = False
+    rows[2:2] = [(dataclass_replace(r, label=f"{r.label}, deferred"), True) for r in deferred]
+    for row, search in rows:
+        async with spawned(row.args, row.env) as peer:
+            await peer.handshake()
+            if search:
+                await peer.request("tools/list")
+                await peer.request(
+                    "tools/call", {"name": "tool_search", "arguments": {"query": "search the web"}}
+                )
+                await peer.request(
+                    "tools/call",
+                    {
+                        "name": "tool_invoke",
+                        "arguments": {"name": row.tool, "params": {"query": "x"}},
+                    },
+                )
+            else:
+                await peer.wait_listed(row.tool)
+                await peer.request("tools/call", {"name": row.tool, "arguments": {"query": "x"}})
+            found[row.label] = rss_mb(peer.process.pid)
+    return found
+
+
+def dataclass_replace(row: Proxy, **changes: Any) -> Proxy:
+    from dataclasses import replace
+
+    return replace(row, **changes)
+
+
+def print_memory(found: dict[str, dict[str, float]]) -> None:
+    sizes = list(found)
+    print("\nRSS of the serving process (MB) after tools/list, a search (deferred rows), a call\n")
+    print("| process | " + " | ".join(f"{s} tools" for s in sizes) + " |")
+    print("| --- | " + " | ".join("---:" for _ in sizes) + " |")
+    for label in found[sizes[0]]:
+        print(
+            f"| {label} | "
+            + " | ".join(f"{found[s].get(label, float('nan')):.0f}" for s in sizes)
+            + " |"
+        )

@@ -1,0 +1,54 @@
+"""Building ``tool_search``'s index in the background once the gateway has answered.
+
+The index (BM25F over every tool plus the embedding tables) is built by its first search
+otherwise: 1-2.5 s paid by the model's first ``tool_search``, on the event loop. Here it is
+built in a worker thread right after the first client has been answered (or after
+:data:`ANSWER_WAIT_S` without a client), so the first search costs what later ones do.
+Nothing is built when no tool is deferred (``--no-defer``, or a pool that fits): no search
+meta-tool is offered then, and the tables would only take memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import anyio
+
+if TYPE_CHECKING:
+    from pegboard.search.interface import SearchIndex
+    from pegboard.toolsets.exposure import RegistrySurface
+
+logger = logging.getLogger("pegboard.gateway")
+
+ANSWER_WAIT_S = 2.0
+
+
+def searching(surface: RegistrySurface) -> bool:
+    """Whether the surface offers ``tool_search`` now (some tools are deferred)."""
+    exposition = surface.exposition
+    return surface.defer and exposition is not None and bool(exposition.deferred)
+
+
+async def warm_search_index(
+    index: SearchIndex, answered: anyio.Event, offered: Callable[[], bool]
+) -> None:
+    """Build ``index`` in a thread after ``answered`` (or :data:`ANSWER_WAIT_S`), when
+    ``offered()`` says a search can come.
+
+    A daemon thread, not awaited: a shutdown never waits for a build (the vector cache is
+    written by atomic rename, so one cut short leaves the last good file).
+    """
+    with anyio.move_on_after(ANSWER_WAIT_S):
+        await answered.wait()
+    if offered():
+        threading.Thread(target=_build, args=(index,), name="search-index", daemon=True).start()
+
+
+def _build(index: SearchIndex) -> None:
+    try:
+        len(index)  # a LazyRegistryIndex builds on first use
+    except Exception as exc:  # the first search builds it, as before
+        logger.warning("could not build the search index in the background: %s", exc)

@@ -1,0 +1,97 @@
+"""tool_search's index is built in the background once the gateway has answered, so the
+model's first search does not pay for it; nothing is built when nothing is deferred."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from pegboard.gateway.warmup import warm_search_index
+from tests.gateway.harness import (
+    STARTUP_BOUND,
+    run_cli,
+    sdk_server,
+    serve_stdio,
+    victim_server,
+    write_config,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def _has_files(path: Path) -> bool:
+    return path.exists() and any(path.iterdir())
+
+
+async def _appears(path: Path, within: float) -> bool:
+    """Whether ``path`` gets a file within ``within`` seconds (polled)."""
+    for _ in range(int(within / 0.05)):
+        if _has_files(path):
+            return True
+        await anyio.sleep(0.05)
+    return _has_files(path)
+
+
+async def test_serve_builds_the_search_index_after_answering_before_any_search(
+    tmp_path: Path,
+) -> None:
+    write_config(
+        tmp_path, {"servers": {"toolbox": sdk_server(), "bulk": victim_server("--tools", "30")}}
+    )
+    code, _, _ = await run_cli(tmp_path, "servers", "refresh")
+    assert code == 0
+    vectors = tmp_path / "data" / "vectors"  # written when the index embeds the catalog
+    assert not vectors.exists()
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with serve_stdio(tmp_path, "--context-window", "8000") as client:
+            listed = [t.name for t in (await client.list_tools()).tools]
+            assert "tool_search" in listed  # deferred: a search can come
+            assert await _appears(vectors, within=STARTUP_BOUND / 2)
+
+
+async def test_without_deferral_serve_builds_no_index(tmp_path: Path) -> None:
+    write_config(tmp_path, {"servers": {"toolbox": sdk_server()}})
+    code, _, _ = await run_cli(tmp_path, "servers", "refresh")
+    assert code == 0
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with serve_stdio(tmp_path, "--no-defer") as client:
+            assert "tool_search" not in [t.name for t in (await client.list_tools()).tools]
+            await client.call_tool("mcp__toolbox__echo", {"text": "hi"})
+            assert not await _appears(tmp_path / "data" / "vectors", within=3)
+
+
+class _Counting:
+    """An index that records being built (its first ``len``)."""
+
+    def __init__(self) -> None:
+        self.built = anyio.Event()
+        self.token = anyio.lowlevel.current_token()
+
+    def __len__(self) -> int:
+        anyio.from_thread.run_sync(self.built.set, token=self.token)
+        return 0
+
+
+async def test_the_build_waits_for_the_first_answer_and_for_a_search_to_be_offered() -> None:
+    answered = anyio.Event()
+    index = _Counting()
+    offered = True
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(warm_search_index, index, answered, lambda: offered)
+        await anyio.sleep(0.3)
+        assert not index.built.is_set()  # no answer yet, and the wait (2 s) not over
+        answered.set()
+        with anyio.fail_after(10):
+            await index.built.wait()
+
+    offered = False
+    idle = _Counting()
+    done = anyio.Event()
+    done.set()
+    await warm_search_index(idle, done, lambda: offered)
+    await anyio.sleep(0.3)
+    assert not idle.built.is_set()
