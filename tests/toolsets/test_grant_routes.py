@@ -300,6 +300,7 @@ async def test_the_gateway_over_http_asks_once_and_audits_each_execution(tmp_pat
                 httpx2.AsyncClient(headers=headers) as http,
                 Client(
                     streamable_http_client(url, http_client=http),
+                    mode="legacy",  # the handshake era: a session to grant "for this session"
                     message_handler=changes,
                     elicitation_callback=elicit,
                 ) as client,
