@@ -110,7 +110,8 @@ class UpstreamContent:
         try:
             with anyio.fail_after(config.list_timeout):
                 session = await self._catalog.session(server_id)
-                capabilities = (await session.initialize()).capabilities
+                # negotiated when the session opened (initialize, or discover on 2026-07-28)
+                capabilities = session.server_capabilities or mcp_types.ServerCapabilities()
                 listed: dict[str, list[Any]] = {"resources": [], "templates": [], "prompts": []}
                 if capabilities.resources is not None:
                     listed["resources"] = list((await session.list_resources()).resources)
