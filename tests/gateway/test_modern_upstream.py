@@ -48,6 +48,17 @@ async def _until(client: Client, sub: Subscription, ready: Callable[[list[str]],
         await anext(aiter(sub))
 
 
+async def _prompts(client: Client, count: int) -> list[str]:
+    """The listed prompt names once ``count`` are listed (content is listed after tools;
+    polled, bounded at 20 s, in either era)."""
+    for _ in range(100):
+        names = sorted(p.name for p in (await client.list_prompts()).prompts)
+        if len(names) >= count:
+            break
+        await anyio.sleep(0.2)
+    return names
+
+
 @pytest.mark.parametrize("client_mode", ["legacy", "2026-07-28"])
 async def test_upstreams_of_both_eras_are_reached_in_theirs_and_their_list_changes_arrive(
     tmp_path: Path, client_mode: str
@@ -83,6 +94,7 @@ async def test_upstreams_of_both_eras_are_reached_in_theirs_and_their_list_chang
             eras = {
                 sid: text_of(await client.call_tool(f"mcp__{sid}__version", {})) for sid in SERVERS
             }
+            prompts = await _prompts(client, len(SERVERS))
             echoed = text_of(await client.call_tool("mcp__only__echo", {"text": "hi"}))
             with anyio.fail_after(10):  # refused at once, never waiting on an answer
                 asked = await client.call_tool("mcp__only__confirm", {})
@@ -91,6 +103,7 @@ async def test_upstreams_of_both_eras_are_reached_in_theirs_and_their_list_chang
             listed = [t.name for t in (await client.list_tools()).tools]
 
     assert eras == {"dual": "2025-11-25", "only": "2026-07-28", "forced": "2026-07-28"}
+    assert prompts == sorted(f"mcp__{sid}__hello" for sid in SERVERS)
     assert echoed == "hi"
     assert "mcp__forced__spare" in listed
     assert {"mcp__dual__spare", "mcp__only__spare"}.isdisjoint(listed)

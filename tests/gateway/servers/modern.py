@@ -14,7 +14,7 @@ removal, which reaches clients at once; a new tool would wait for `pegboard tool
 and announces it the way each kind of server does: ``notifications/tools/list_changed`` on
 its session (a server written for the handshake era; the SDK drops this on a 2026-07-28
 connection), and, modern-only, on its ``subscriptions/listen`` streams
-(``ctx.notify_tools_changed``, the only 2026-07-28 way).
+(``ctx.notify_tools_changed``, the only 2026-07-28 way). Prompt ``hello(name)``.
 """
 
 from __future__ import annotations
@@ -73,6 +73,12 @@ def confirm() -> mcp_types.InputRequiredResult:
     return mcp_types.InputRequiredResult(
         input_requests={"sure": mcp_types.ElicitRequest(params=ask)}, request_state="asked"
     )
+
+
+@server.prompt()
+def hello(name: str) -> str:
+    """A greeting (content the gateway lists in the server's era)."""
+    return f"Hello {name}"
 
 
 async def serve_modern_only() -> None:
