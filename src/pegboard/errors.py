@@ -17,6 +17,7 @@ kinds: misuse (:class:`UserError`: the message says the fix), signals
     │   ├── InvalidToolArguments     arguments do not validate against the tool's schema
     │   ├── ApprovalRequired         a human must approve this call first (a signal, not a bug)
     │   ├── ApprovalDenied           a human (or the policy) refused the call
+    │   ├── RateLimited              the principal called too often ([limits]); retry after N s
     │   ├── AuditUnavailable         [audit] on_failure = "refuse" and the audit cannot be written
     │   └── ToolExecutionError       the tool ran and failed; its message is model-readable
     │       ├── UrlRefused           web_fetch refused a URL (scheme, userinfo, address, redirect)
@@ -81,6 +82,14 @@ class ToolNotAllowed(ToolError):
 
     def __init__(self, tool_name: str) -> None:
         super().__init__(f"Tool not available in this request: {tool_name}", tool_name=tool_name)
+
+
+class RateLimited(ToolError):
+    """The principal called too often (``[limits]``); the message says when to retry."""
+
+    def __init__(self, message: str, *, tool_name: str | None = None, retry_after: int = 1):
+        super().__init__(message, tool_name=tool_name)
+        self.retry_after = retry_after
 
 
 class InvalidToolArguments(ToolError):

@@ -56,7 +56,7 @@ class Harness:
         return await execute_entry(self.entries[name], call)
 
     async def run(self, code: str, limits: ExecLimits | None = None) -> ToolOutput:
-        tool = make_tool_exec(self.call_tool, lambda: self.entries.values(), limits)
+        tool = make_tool_exec(self.call_tool, lambda ctx: self.entries.values(), limits)
         return await tool.run({"code": code}, CTX)
 
 

@@ -17,6 +17,7 @@ from pegboard.calls.approval import authorise
 from pegboard.calls.audit import audited
 from pegboard.calls.session import Call
 from pegboard.core.entry import ToolEntry
+from pegboard.core.names import TOOL_INVOKE
 from pegboard.core.output import ToolOutput
 from pegboard.core.schema import apply_defaults, validate_arguments
 from pegboard.core.tool import ToolContext
@@ -25,6 +26,7 @@ from pegboard.errors import (
     PegboardError,
     SchemaError,
     ToolExecutionError,
+    ToolNotFound,
 )
 
 logger = logging.getLogger("pegboard.calls.execute")
@@ -46,9 +48,22 @@ async def authorise_call(call: Call, entry: ToolEntry) -> None:
     where validation, repair and the prompt happen, instead of after a futile fix.
     """
     _require_executor(entry)
+    await check_access(call, entry)
     if call.interactive:
         check_arguments(entry, call.arguments)
     await settle_approval(call, entry)
+
+
+async def check_access(call: Call, entry: ToolEntry) -> None:
+    """Refuse ``call`` unless its principal may use ``entry`` (as unknown:
+    :class:`ToolNotFound`, so the refusal says nothing of a tool it may not see) and is
+    within its rate limits (:class:`~pegboard.errors.RateLimited`, with when to retry).
+    ``tool_invoke`` itself takes nothing: its inner call is the call of a tool."""
+    session = call.session
+    if session.access is not None and not session.access.allows_entry(entry):
+        raise ToolNotFound(call.name)
+    if session.limits is not None and entry.name != TOOL_INVOKE:
+        await session.limits.check(session.principal.subject, entry.name)
 
 
 async def settle_approval(call: Call, entry: ToolEntry, *, gated: bool | None = None) -> None:

@@ -16,6 +16,8 @@ from typing import Protocol
 
 import anyio
 
+from pegboard.errors import RateLimited
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -81,14 +83,33 @@ class Limits:
         return self.calls_per_minute is None and not self.per_tool
 
 
-async def check_limits(limiter: RateLimiter, limits: Limits, who: str, tool: str) -> str | None:
-    """None when the call may go on, else the message the model gets (when to retry)."""
-    for limit in limits.applying_to(tool):
-        wait = await limiter.take(who, limit)
-        if wait is not None:
-            scope = f"calls of {tool}" if limit.tool else "tool calls"
-            return (
-                f"rate limit reached: {limit.per_minute} {scope} per minute; "
-                f"retry after {max(1, math.ceil(wait))} s"
-            )
-    return None
+@dataclass(frozen=True)
+class CallLimits:
+    """The configured limits and the buckets they take from (a runtime's, shared by all its
+    sessions: the buckets are keyed by principal)."""
+
+    limits: Limits
+    limiter: RateLimiter
+
+    @classmethod
+    def configured(cls, limits: Limits, limiter: RateLimiter | None = None) -> CallLimits | None:
+        """None when ``limits`` are off (no call pays for a check)."""
+        if limits.off:
+            return None
+        return cls(limits, limiter if limiter is not None else MemoryRateLimiter())
+
+    async def check(self, principal: str, tool: str) -> None:
+        """Take this call of ``tool`` by ``principal`` from its buckets, or raise
+        :class:`~pegboard.errors.RateLimited` (the model reads when to retry)."""
+        for limit in self.limits.applying_to(tool):
+            wait = await self.limiter.take(principal, limit)
+            if wait is not None:
+                retry = max(1, math.ceil(wait))
+                raise RateLimited(
+                    limit_message(limit, tool, retry), tool_name=tool, retry_after=retry
+                )
+
+
+def limit_message(limit: Limit, tool: str, retry: int) -> str:
+    scope = f"calls of {tool}" if limit.tool else "tool calls"
+    return f"rate limit reached: {limit.per_minute} {scope} per minute; retry after {retry} s"

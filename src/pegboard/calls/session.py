@@ -10,7 +10,9 @@ from typing import Any
 from pegboard.calls.approval import ApprovalHandler, ApprovalOutcome
 from pegboard.calls.audit import AuditSink
 from pegboard.calls.grants import GrantStore, MemoryGrantStore
+from pegboard.calls.limits import CallLimits
 from pegboard.calls.pending import MemoryPendingStore, PendingApprovalStore
+from pegboard.core.access import AccessView
 from pegboard.core.principal import ANONYMOUS, Principal
 from pegboard.core.tool import ToolContext
 
@@ -24,6 +26,10 @@ class CallSession:
     session or always, ``pending`` the questions asked and their answers (both shared by
     every session of a runtime: grants are scoped by principal and session id);
     ``audit`` receives one :class:`~pegboard.calls.audit.CallRecord` per call.
+    ``access`` is what ``principal`` may use (``[[auth.allow]]``; None: everything): tools
+    outside it are absent from its listings and unknown when named, on every route, inner
+    calls of meta-tools included; ``limits`` are the rate limits every call of the
+    principal takes from (``[limits]``; None: off).
     """
 
     approval_handler: ApprovalHandler | None = None
@@ -39,6 +45,8 @@ class CallSession:
     # Approval policies evaluated ahead of a call (a framework asked whether to pause), by
     # call id: the call itself uses the answer, so a policy runs once per call.
     gates: dict[str, bool] = field(default_factory=dict)
+    access: AccessView | None = None
+    limits: CallLimits | None = None
 
 
 @dataclass(slots=True)

@@ -27,7 +27,8 @@ import re
 from collections.abc import Iterable
 
 BUILTIN_TOOL_NAMES = frozenset({"web_search", "web_fetch", "kb_search", "kb_list"})
-META_TOOL_NAMES = frozenset({"tool_search", "tool_inspect", "tool_invoke", "tool_exec"})
+TOOL_INVOKE = "tool_invoke"
+META_TOOL_NAMES = frozenset({"tool_search", "tool_inspect", TOOL_INVOKE, "tool_exec"})
 RESERVED_TOOL_NAMES = BUILTIN_TOOL_NAMES | META_TOOL_NAMES
 
 MAX_WIRE_NAME_LENGTH = 64

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pegboard.core.definition import ToolDefinition
+from pegboard.core.names import TOOL_INVOKE as TOOL_INVOKE
 from pegboard.sandbox.tool import EXEC_DESCRIPTION, EXEC_SCHEMA, TOOL_EXEC
 
 DEFAULT_SEARCH_LIMIT = 8
@@ -18,7 +19,6 @@ MAX_SEARCH_LIMIT = 50
 
 TOOL_SEARCH = "tool_search"
 TOOL_INSPECT = "tool_inspect"
-TOOL_INVOKE = "tool_invoke"
 INJECTED_META_TOOLS = (TOOL_SEARCH, TOOL_INSPECT, TOOL_INVOKE)
 WITH_EXEC = (*INJECTED_META_TOOLS, TOOL_EXEC)
 """The meta-tools injected when ``tool_exec`` is switched on."""

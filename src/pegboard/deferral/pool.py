@@ -15,6 +15,7 @@ from typing import Any
 
 from pegboard.calls.execute import execute_entry
 from pegboard.calls.session import Call, CallSession
+from pegboard.core.access import AccessView
 from pegboard.core.entry import ToolEntry
 from pegboard.core.names import META_TOOL_NAMES, strip_mcp_namespace
 from pegboard.core.output import ToolOutput
@@ -47,6 +48,27 @@ class DeferredPool:
 
     def lookup(self, name: str) -> ToolEntry | None:
         return self.snapshot.get(name)
+
+    def seen_by(self, ctx: ToolContext) -> DeferredPool:
+        """This pool as the principal of ``ctx``'s call session sees it (its access view:
+        ``[[auth.allow]]``): the tools it may not use are not searched, inspected, invoked or
+        callable from code, and are unknown when named. The same pool when access is open."""
+        session = ctx.call_session
+        view = session.access if isinstance(session, CallSession) else None
+        if view is None:
+            return self
+        return view.memo("pool", self, lambda: self._narrowed(view))
+
+    def _narrowed(self, view: AccessView) -> DeferredPool:
+        snapshot = view.snapshot(self.snapshot)
+        return DeferredPool(
+            snapshot,
+            tuple(e for e in self.deferred if view.allows_entry(e)),
+            frozenset(n for n in self.allowed if n in snapshot),
+            self.index,
+            self.session,
+            self.counter,
+        )
 
     def resolve(self, name: str, *, meta_tool: str) -> ToolEntry:
         """The entry ``meta_tool`` may act on, by exact name, or raise.

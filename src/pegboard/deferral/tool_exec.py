@@ -44,14 +44,16 @@ class CodeTools:
     pool: DeferredPool
     search: ToolEntry
 
-    def entries(self) -> list[ToolEntry]:
-        found = (self.pool.lookup(name) for name in sorted(self.pool.allowed))
+    def entries(self, ctx: ToolContext | None = None) -> list[ToolEntry]:
+        """What code may call (as ``ctx``'s principal sees the pool, when given)."""
+        pool = self.pool.seen_by(ctx) if ctx is not None else self.pool
+        found = (pool.lookup(name) for name in sorted(pool.allowed))
         return [self.search, *(e for e in found if e is not None)]
 
     async def call(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """One call from code, non-interactive, through the pool's one inner-call path."""
         if name != TOOL_SEARCH:
-            return await self.pool.call(name, args, ctx, via=TOOL_EXEC)
+            return await self.pool.seen_by(ctx).call(name, args, ctx, via=TOOL_EXEC)
         return await self.pool.run_inner(self.search, args, ctx, via=TOOL_EXEC)
 
 

@@ -30,7 +30,7 @@ def make_tool_inspect(pool: DeferredPool, code_name: CodeName | None = None) -> 
     """The ``tool_inspect`` tool of one request; ``code_name`` (tool_exec on) shows Python."""
 
     async def execute(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        return inspect_tool(pool, str(args["name"]), code_name)
+        return inspect_tool(pool.seen_by(ctx), str(args["name"]), code_name)
 
     description = INSPECT_DESCRIPTION if code_name is None else INSPECT_DESCRIPTION_EXEC
     return Tool(description=description, input_schema=INSPECT_SCHEMA, execute=execute)

@@ -32,4 +32,4 @@ async def invoke_tool(
     pool: DeferredPool, name: str, params: dict[str, Any], ctx: ToolContext
 ) -> ToolOutput:
     """Run ``name`` with ``params`` for the model; raises a ToolError when it may not run."""
-    return await pool.call(name, params, ctx.child(name), via=TOOL_INVOKE)
+    return await pool.seen_by(ctx).call(name, params, ctx.child(name), via=TOOL_INVOKE)

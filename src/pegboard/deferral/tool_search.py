@@ -38,7 +38,7 @@ def make_tool_search(pool: DeferredPool) -> Tool:
 
     async def execute(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         return search_pool(
-            pool,
+            pool.seen_by(ctx),
             _queries(args.get("query")),
             namespace=args.get("namespace"),
             limit=int(args.get("limit", DEFAULT_SEARCH_LIMIT)),

@@ -33,7 +33,7 @@ from pegboard.sandbox.result import ExecResult
 TOOL_EXEC = "tool_exec"
 
 CallTool = Callable[[str, dict[str, Any], ToolContext], Awaitable[ToolOutput]]
-AllowedEntries = Callable[[], Iterable[ToolEntry]] | Iterable[ToolEntry]
+AllowedEntries = Callable[[ToolContext], Iterable[ToolEntry]] | Iterable[ToolEntry]
 
 EXEC_DESCRIPTION = (
     "Run Python that calls this request's tools: loop, filter and join results in one step "
@@ -103,13 +103,14 @@ def make_tool_exec(
     ``call_tool(name, args, ctx)`` runs one call and returns its :class:`ToolOutput`, raising
     a ``ToolError`` when the call may not or cannot run; it must authorise without asking a
     human (a gated call raises ``ApprovalRequired`` and is not run). ``allowed`` is the
-    request's allowed entries, or a function returning them, read at each run. Each inner
+    request's allowed entries, or a function of the run's context returning them (what its
+    principal may call), read at each run. Each inner
     call gets the context ``<outer call id>::<name>#<n>``.
     """
     bounds = limits or ExecLimits()
 
     async def execute(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        names = list(exec_aliases(allowed() if callable(allowed) else allowed))
+        names = list(exec_aliases(allowed(ctx) if callable(allowed) else allowed))
         sequence = itertools.count(1)
 
         def bind(name: str) -> SandboxTool:

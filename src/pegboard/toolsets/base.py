@@ -22,6 +22,7 @@ from pegboard.core.resolve import resolve_name
 from pegboard.core.scope import ToolApplyScope
 
 if TYPE_CHECKING:
+    from pegboard.core.access import AccessView
     from pegboard.deferral.apply import Exposition
 
 
@@ -64,6 +65,21 @@ class ToolList:
         """Whether the auto pool was deferred (the next listing's ``sticky``)."""
         deferred = self.exposition.deferred if self.exposition else ()
         return any(e.defer == "auto" for e in deferred)
+
+    def narrowed(self, view: AccessView) -> ToolList:
+        """This listing as the principals of ``view`` see it: the tools they may not use are
+        gone from it and from its snapshot, so naming one (by any spelling) is an unknown
+        tool, with suggestions only among theirs. Kept per view until the listing changes."""
+        return view.memo("listing", self, lambda: self._narrowed(view))
+
+    def _narrowed(self, view: AccessView) -> ToolList:
+        return ToolList(
+            tuple(e for e in self.shown if view.allows_entry(e)),
+            view.snapshot(self.snapshot),
+            tuple(e for e in self.hidden if view.allows_entry(e)),
+            self.prompt_section,
+            self.exposition,
+        )
 
     def entries(self) -> Sequence[ToolEntry]:
         """Every callable entry, shown first."""
