@@ -33,10 +33,12 @@ from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink, FanOut
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.grants import GrantStore, MemoryGrantStore
+from pegboard.calls.limits import CallLimits, Limits, RateLimiter
 from pegboard.calls.pending import MemoryPendingStore, PendingApprovalStore
 from pegboard.calls.session import CallSession
 from pegboard.config import LoadedConfig, load_config
 from pegboard.config.source import ConfigSource, FileConfigSource
+from pegboard.core.access import AccessPolicy, AccessViews
 from pegboard.core.events import CallFinished, EventBus, ToolsChanged
 from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
@@ -78,7 +80,9 @@ class RuntimeComponents:
     (:mod:`pegboard.calls`; default: in memory); ``search_index`` builds the
     index behind ``tool_search`` over the registry (default: the ranker ``[meta] search`` names,
     built at the first search); ``events`` is the one event bus; ``config`` is where
-    :meth:`ToolRuntime.watch_config` reads changes (default: the config file).
+    :meth:`ToolRuntime.watch_config` reads changes (default: the config file);
+    ``rate_limiter`` holds the buckets of ``[limits]`` (default: this process's memory; a team
+    store shares them across replicas).
     """
 
     store: CatalogStore | None = None
@@ -89,6 +93,7 @@ class RuntimeComponents:
     search_index: Callable[[ToolRegistry], SearchIndex] | None = None
     events: EventBus | None = None
     config: ConfigSource | None = None
+    rate_limiter: RateLimiter | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +108,7 @@ class ResolvedComponents:
     search_index: Callable[[ToolRegistry], SearchIndex]
     events: EventBus
     config: ConfigSource
+    rate_limiter: RateLimiter | None
 
 
 def default_components(
@@ -126,6 +132,7 @@ def default_components(
         search_index=given.search_index or _default_index(loaded),
         events=given.events if given.events is not None else EventBus(),
         config=given.config if given.config is not None else FileConfigSource(loaded.path),
+        rate_limiter=given.rate_limiter,
     )
 
 
@@ -146,6 +153,7 @@ class ToolRuntime:
     audit: AuditSink
     registry: ToolRegistry
     calls: CallSession
+    access: AccessViews
     index: SearchIndex
     surface: RegistrySurface
     sandbox: Sandbox | None
@@ -230,9 +238,17 @@ class ToolRuntime:
         )
         self.audit = parts.audit
         self.registry = ToolRegistry(events=self.events)
+        limits = config.limits
         self.calls = CallSession(
-            audit=self._audit_sink(), grants=parts.grants, pending=parts.pending
+            audit=self._audit_sink(),
+            grants=parts.grants,
+            pending=parts.pending,
+            limits=CallLimits.configured(
+                Limits(limits.calls_per_minute, limits.per_tool), parts.rate_limiter
+            ),
         )
+        # What each principal of pegboard serve may use ([[auth.allow]]; open without rules).
+        self.access = AccessViews(AccessPolicy.from_rules(config.auth.allow))
         self._register_plugins()
         self.resync(refresh_surface=False)
         # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
@@ -433,7 +449,17 @@ class ToolRuntime:
 
 
 _PARTS = frozenset(
-    {"catalog", "audit", "registry", "calls", "index", "surface", "sandbox", "config_source"}
+    {
+        "catalog",
+        "audit",
+        "registry",
+        "calls",
+        "index",
+        "surface",
+        "sandbox",
+        "config_source",
+        "access",
+    }
 )
 
 

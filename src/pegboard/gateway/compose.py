@@ -16,4 +16,7 @@ def gateway_for(runtime: ToolRuntime) -> tuple[Gateway, UpstreamContent]:
         lambda: [s for s in servers if runtime.server_allowed(s)],
         session=runtime.calls,
     )
-    return Gateway(runtime.surface, content=content, store=runtime.catalog.store), content
+    gateway = Gateway(
+        runtime.surface, content=content, store=runtime.catalog.store, access=runtime.access
+    )
+    return gateway, content

@@ -25,8 +25,10 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from pegboard.calls.session import CallSession
+from pegboard.core.access import AccessView
 from pegboard.core.events import ContentChanged
 from pegboard.core.names import mcp_tool_name
+from pegboard.core.principal import Principal
 from pegboard.gateway.content_guard import Asking, ContentGuard
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.store import StoredContent
@@ -36,6 +38,9 @@ logger = logging.getLogger("pegboard.gateway")
 URI_PREFIX = "pegboard://"
 AskingOf = Callable[[Any, Any], Asking | None]
 """(request context, params) -> how that request's client is asked in rounds, or None."""
+Caller = tuple[Principal | None, AccessView | None]
+CallerOf = Callable[[Any], Caller]
+"""request context -> who sent it and what they may use (None: everything)."""
 RESOURCE_NOT_FOUND = -32002  # the code the MCP spec gives an unknown resource
 
 
@@ -133,25 +138,33 @@ class UpstreamContent:
         self._last[(kind, server_id)] = (stored, items)
         return items
 
-    def _listed(self, kind: str) -> list[tuple[str, Any]]:
+    def _visible(self, view: AccessView | None) -> list[str]:
+        """The allowed servers whose content the principals of ``view`` may see (those of
+        which some rule gives them a tool)."""
+        servers = self._servers()
+        return servers if view is None else [s for s in servers if view.allows_server(s)]
+
+    def _listed(self, kind: str, view: AccessView | None = None) -> list[tuple[str, Any]]:
         found: list[tuple[str, Any]] = []
-        for server_id in self._servers():
+        for server_id in self._visible(view):
             items = self._cached(kind, server_id)
             if items is None:
                 self._due.set()  # never listed: ask it in the background
             found.extend((server_id, item) for item in items or [])
         return found
 
-    async def list_resources(self) -> list[mcp_types.Resource]:
+    async def list_resources(self, view: AccessView | None = None) -> list[mcp_types.Resource]:
         return [
             r.model_copy(update={"uri": wrap_uri(sid, str(r.uri))})
-            for sid, r in self._listed("resources")
+            for sid, r in self._listed("resources", view)
         ]
 
-    async def list_resource_templates(self) -> list[mcp_types.ResourceTemplate]:
+    async def list_resource_templates(
+        self, view: AccessView | None = None
+    ) -> list[mcp_types.ResourceTemplate]:
         return [
             t.model_copy(update={"uri_template": wrap_uri(sid, t.uri_template)})
-            for sid, t in self._listed("templates")
+            for sid, t in self._listed("templates", view)
         ]
 
     async def read_resource(
@@ -160,13 +173,18 @@ class UpstreamContent:
         session: ServerSession | None = None,
         request_id: mcp_types.RequestId | None = None,
         asking: Asking | None = None,
+        caller: Caller | None = None,
     ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
         """Read ``uri`` from its server, approved and audited (``session``: who asks;
-        ``asking``: how a modern client is asked)."""
+        ``asking``: how a modern client is asked; ``caller``: its principal and what that
+        principal may use: a resource of a server it may not see is not found)."""
+        principal, view = caller or (None, None)
         owner = unwrap_uri(uri)
-        if owner is None or owner[0] not in self._servers():
+        if owner is None or owner[0] not in self._visible(view):
             # Unknown: refused, but audited like an unknown tool.
-            return await self._guard.run(uri, None, {}, session, request_id, _not_found(uri))
+            return await self._guard.run(
+                uri, None, {}, session, request_id, _not_found(uri), principal=principal
+            )
         server_id, upstream = owner
 
         async def read() -> mcp_types.ReadResourceResult:
@@ -177,25 +195,29 @@ class UpstreamContent:
             ]
             return result.model_copy(update={"contents": contents})
 
-        return await self._guard.run(uri, server_id, {}, session, request_id, read, asking)
+        return await self._guard.run(
+            uri, server_id, {}, session, request_id, read, asking, principal=principal
+        )
 
-    async def list_prompts(self) -> list[mcp_types.Prompt]:
+    async def list_prompts(self, view: AccessView | None = None) -> list[mcp_types.Prompt]:
         return [
             p.model_copy(update={"name": prompt_name(sid, p.name)})
-            for sid, p in self._listed("prompts")
+            for sid, p in self._listed("prompts", view)
         ]
 
-    def _prompt_owner(self, name: str) -> tuple[str, str, Any] | None:
+    def _prompt_owner(
+        self, name: str, view: AccessView | None = None
+    ) -> tuple[str, str, Any] | None:
         """``(server id, upstream name, listed prompt or None)`` of a shown prompt name.
 
         From the cached listings; a get never waits for a listing, so a name not listed yet
         is read off when it is a plain ``mcp__S__P`` (which only one server and prompt can
         produce); a suffixed name must have been listed."""
-        for sid, prompt in self._listed("prompts"):
+        for sid, prompt in self._listed("prompts", view):
             if prompt_name(sid, prompt.name) == name:
                 return sid, prompt.name, prompt
         parts = name.split("__")
-        plain = len(parts) == 3 and parts[0] == "mcp" and parts[1] in self._servers()
+        plain = len(parts) == 3 and parts[0] == "mcp" and parts[1] in self._visible(view)
         if plain and prompt_name(parts[1], parts[2]) == name:
             return parts[1], parts[2], None
         return None
@@ -207,13 +229,21 @@ class UpstreamContent:
         session: ServerSession | None = None,
         request_id: mcp_types.RequestId | None = None,
         asking: Asking | None = None,
+        caller: Caller | None = None,
     ) -> mcp_types.GetPromptResult | mcp_types.InputRequiredResult:
         """Get prompt ``name`` from its server, approved and audited (``session``: who asks;
-        ``asking``: how a modern client is asked)."""
-        owner = self._prompt_owner(name)
+        ``asking``: how a modern client is asked; ``caller``: as for :meth:`read_resource`)."""
+        principal, view = caller or (None, None)
+        owner = self._prompt_owner(name, view)
         if owner is None:
             return await self._guard.run(
-                name, None, arguments or {}, session, request_id, _not_found(name)
+                name,
+                None,
+                arguments or {},
+                session,
+                request_id,
+                _not_found(name),
+                principal=principal,
             )
         server_id, upstream_name, _ = owner
 
@@ -222,35 +252,49 @@ class UpstreamContent:
             return await upstream.get_prompt(upstream_name, arguments)
 
         args = arguments or {}
-        return await self._guard.run(name, server_id, args, session, request_id, get, asking)
+        return await self._guard.run(
+            name, server_id, args, session, request_id, get, asking, principal=principal
+        )
 
-    def handlers(self, asking: AskingOf | None = None) -> dict[str, Any]:
+    def handlers(
+        self, asking: AskingOf | None = None, caller: CallerOf | None = None
+    ) -> dict[str, Any]:
         """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts;
-        ``asking`` tells how the client of a request is asked in rounds (None: pushed)."""
+        ``asking`` tells how the client of a request is asked in rounds (None: pushed),
+        ``caller`` who sent it and what they may see (None: everything)."""
         content = self
         of: AskingOf = asking or (lambda ctx, params: None)
+        who: CallerOf = caller or (lambda ctx: (None, None))
 
         async def list_resources(ctx: Any, params: Any) -> mcp_types.ListResourcesResult:
-            return mcp_types.ListResourcesResult(resources=await content.list_resources())
+            resources = await content.list_resources(who(ctx)[1])
+            return mcp_types.ListResourcesResult(resources=resources)
 
         async def list_templates(ctx: Any, params: Any) -> mcp_types.ListResourceTemplatesResult:
-            templates = await content.list_resource_templates()
+            templates = await content.list_resource_templates(who(ctx)[1])
             return mcp_types.ListResourceTemplatesResult(resource_templates=templates)
 
         async def read_resource(
             ctx: Any, params: mcp_types.ReadResourceRequestParams
         ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
             uri = str(params.uri)
-            return await content.read_resource(uri, ctx.session, ctx.request_id, of(ctx, params))
+            return await content.read_resource(
+                uri, ctx.session, ctx.request_id, of(ctx, params), who(ctx)
+            )
 
         async def list_prompts(ctx: Any, params: Any) -> mcp_types.ListPromptsResult:
-            return mcp_types.ListPromptsResult(prompts=await content.list_prompts())
+            return mcp_types.ListPromptsResult(prompts=await content.list_prompts(who(ctx)[1]))
 
         async def get_prompt(
             ctx: Any, params: mcp_types.GetPromptRequestParams
         ) -> mcp_types.GetPromptResult | mcp_types.InputRequiredResult:
             return await content.get_prompt(
-                params.name, params.arguments, ctx.session, ctx.request_id, of(ctx, params)
+                params.name,
+                params.arguments,
+                ctx.session,
+                ctx.request_id,
+                of(ctx, params),
+                who(ctx),
             )
 
         return {

@@ -71,6 +71,8 @@ class ContentGuard:
         request_id: mcp_types.RequestId | None,
         body: Callable[[], Awaitable[T]],
         asking: Asking | None = None,
+        *,
+        principal: Principal | None = None,
     ) -> T | mcp_types.InputRequiredResult:
         """Run ``body`` (the upstream read/get) if allowed; refusals become an ``MCPError``.
 
@@ -89,7 +91,12 @@ class ContentGuard:
         can_ask = session is not None and client_can_elicit(session)
         handler = ElicitationApproval(session, request_id) if session and can_ask else None
         session_id = connection_session_id(session) if session else None
-        call_session = replace(self._session, approval_handler=handler, session_id=session_id)
+        call_session = replace(
+            self._session,
+            approval_handler=handler,
+            session_id=session_id,
+            principal=principal or self._session.principal,
+        )
         if asking is not None:
             call_session = replace(
                 self._session,

@@ -25,9 +25,9 @@ import anyio
 import httpx2
 import jwt
 
-from pegboard.core.principal import Principal
 from pegboard.core.redact import redact_url
 from pegboard.errors import ConfigError
+from pegboard.gateway.identity import GROUPS_KEY
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -53,14 +53,6 @@ MAX_TOKEN_BYTES = 8192
 MAX_DOCUMENT_BYTES = 512 * 1024
 KID_REFRESH_INTERVAL_S = 30.0
 FETCH_TIMEOUT_S = 10.0
-
-
-def principal_of(token: AccessToken | None, groups_claim: str = "groups") -> Principal | None:
-    """The principal an access token verified by :class:`JwtVerifier` represents."""
-    if token is None or token.subject is None:
-        return None
-    groups = (token.claims or {}).get(groups_claim) or ()
-    return Principal(token.subject, frozenset(str(g) for g in groups))
 
 
 def metadata_addresses(issuer: str) -> list[str]:
@@ -116,7 +108,7 @@ class JwtVerifier:
         scope = claims.get("scope")
         scopes = scope.split() if isinstance(scope, str) else []
         client_id = claims.get("client_id") or claims.get("azp") or claims["sub"]
-        kept = {"iss": claims["iss"], self._groups_claim: _groups(claims.get(self._groups_claim))}
+        kept = {"iss": claims["iss"], GROUPS_KEY: _groups(claims.get(self._groups_claim))}
         return AccessToken(
             token=token,
             client_id=str(client_id),

@@ -9,8 +9,8 @@ elicitation callback as a pushed elicitation.
 The state is sealed by the SDK's :class:`~mcp.server.request_state.RequestStateBoundary`
 (AES-256-GCM under a key kept in the store, see :func:`state_boundary`, so any replica on the
 same store verifies a state another issued). Its claims bind it to ``tools/call`` (or the
-read/get), the called tool name, the arguments' digest, the principal (:func:`principal_of`;
-the OAuth identity under ``[auth]``), the audience
+read/get), the called tool name, the arguments' digest, the principal
+(:func:`~pegboard.gateway.identity.principal_of`; the OAuth identity under ``[auth]``), the audience
 ``pegboard`` and an expiry (:data:`STATE_TTL_S`); a state that fails any of them, or was
 altered by one byte, is refused before anything runs. Inside, pegboard's own part names the
 tool that is really asked about (``tool_invoke``'s target), its *definition hash* and the
@@ -37,16 +37,14 @@ from typing import Any, Protocol
 
 import mcp_types
 from mcp.server.context import ServerRequestContext
-from mcp.server.request_state import (
-    RequestStateBoundary,
-    RequestStateSecurity,
-    authenticated_principal,
-)
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from pegboard.calls.approval import ApprovalPending
 from pegboard.calls.request import ApprovalRequest, Decision, arguments_fingerprint
+from pegboard.core.principal import Principal
 from pegboard.gateway.approval import approval_message, decision_schema, form_decision
+from pegboard.gateway.identity import principal_of
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -67,22 +65,6 @@ class SecretStore(Protocol):
     def spend(self, token: str, expires_at: float) -> bool: ...
 
 
-def principal_of(ctx: ServerRequestContext[Any, Any]) -> str:
-    """Who is calling: ``stdio`` (the user who started ``pegboard serve``), or over HTTP the
-    OAuth identity the SDK verified (``[auth]``: client, issuer, subject), else the bearer
-    token's digest (never the token) or ``anonymous`` (loopback without a token)."""
-    verified = authenticated_principal(ctx)
-    if verified is not None:
-        return "oauth:" + verified
-    request = ctx.request
-    if request is None:
-        return "stdio"
-    given = request.headers.get("authorization")
-    if not given:
-        return "anonymous"
-    return "bearer:" + hashlib.sha256(given.encode()).hexdigest()[:16]
-
-
 def client_of(ctx: ServerRequestContext[Any, Any]) -> str:
     """The client's declared name (``clientInfo.name`` of the request's envelope), or ``-``."""
     params = ctx.session.client_params
@@ -92,9 +74,13 @@ def client_of(ctx: ServerRequestContext[Any, Any]) -> str:
 def state_boundary(store: SecretStore, ttl: float = STATE_TTL_S) -> RequestStateBoundary:
     """The SDK middleware that seals and verifies ``requestState``, keyed from ``store``."""
     security = RequestStateSecurity(
-        keys=[store.secret(KEY_NAME)], ttl=ttl, bind_principal=principal_of
+        keys=[store.secret(KEY_NAME)], ttl=ttl, bind_principal=_bound_principal
     )
     return RequestStateBoundary(security, default_audience=AUDIENCE)
+
+
+def _bound_principal(ctx: ServerRequestContext[Any, Any]) -> str:
+    return principal_of(ctx).subject
 
 
 def refused(reason: str) -> MCPError:
@@ -167,10 +153,11 @@ def _decision(response: object) -> Decision:
     return form_decision(response.content)
 
 
-def sessionless_id(principal: str, client: str) -> str:
+def sessionless_id(principal: Principal, client: str) -> str:
     """The session of a modern client (grants "for a while", the audit's session id): stable
     for one principal and client name."""
-    return "modern-" + hashlib.sha256(f"{principal}\0{client}".encode()).hexdigest()[:16]
+    key = f"{principal.subject}\0{client}"
+    return "modern-" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

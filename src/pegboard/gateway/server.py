@@ -47,6 +47,7 @@ from opentelemetry import trace
 
 import pegboard
 from pegboard.calls.approval import ApprovalPending
+from pegboard.core.access import AccessView, AccessViews
 from pegboard.core.principal import Principal
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
@@ -60,6 +61,7 @@ from pegboard.gateway.approval import (
 )
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.content_guard import Asking
+from pegboard.gateway.identity import STDIO, principal_of
 from pegboard.gateway.rounds import (
     GRANT_TTL_S,
     STATE_TTL_S,
@@ -67,7 +69,6 @@ from pegboard.gateway.rounds import (
     Rounds,
     SecretStore,
     client_of,
-    principal_of,
     sessionless_id,
     state_boundary,
 )
@@ -189,19 +190,23 @@ class Gateway:
         content: UpstreamContent | None = None,
         store: SecretStore | None = None,
         state_ttl: float = STATE_TTL_S,
+        access: AccessViews | None = None,
     ) -> None:
         """``store`` keeps the key that seals approval rounds and their spent nonces (the
         catalog's store; a memory store, private to this process, when None); a round's
-        ``requestState`` is good for ``state_ttl`` seconds."""
+        ``requestState`` is good for ``state_ttl`` seconds; ``access`` says what each
+        principal may use (``[[auth.allow]]``; None: everything)."""
         self.surface = surface
+        self.access = access
         self.content = content
         self.hub = ClientHub()
         self.rounds = Rounds(store if store is not None else MemoryCatalogStore(), state_ttl)
         self._changed = Pending()
         self._content_changed = Pending()
         self._session: ServerSession | None = None
-        # protocol version -> the serialized tools/list result, until the surface changes
-        self._listed: dict[str, bytes] = {}
+        # (protocol version, access view key) -> the serialized tools/list result, until the
+        # surface changes
+        self._listed: dict[tuple[str, tuple[int, ...] | None], bytes] = {}
         self.snapshot_due = Pending()
         self.client_seen = anyio.Event()  # the first request of a client reached the SDK
         self.server = _GatewayServer(
@@ -213,7 +218,7 @@ class Gateway:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.hub.bus),
             cache_hints=dict.fromkeys(_HINTED, LIST_HINT),
-            **(content.handlers(self._asking) if content is not None else {}),
+            **(content.handlers(self._asking, self.caller) if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
         if not _tracing_configured():  # the SDK's span middleware would only cost CPU
@@ -259,23 +264,38 @@ class Gateway:
             )
         return caps
 
+    def view_of(self, principal: Principal) -> AccessView | None:
+        """What ``principal`` may use (None: everything)."""
+        return self.access.of(principal) if self.access is not None else None
+
+    def caller(self, ctx: ServerRequestContext[Any, Any]) -> tuple[Principal, AccessView | None]:
+        """Who sent this request (:func:`~pegboard.gateway.identity.principal_of`) and what
+        they may use."""
+        principal = principal_of(ctx)
+        return principal, self.view_of(principal)
+
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        return mcp_types.ListToolsResult(tools=list(self.surface.list_tools()))
+        _, view = self.caller(ctx)
+        return mcp_types.ListToolsResult(tools=list(self.surface.list_tools(view)))
 
-    def tools_list_json(self, version: str) -> bytes:
-        """The ``tools/list`` result for ``version`` as JSON, serialized once per change of
-        the surface (the SDK would re-validate and re-dump every tool on every request)."""
-        cached = self._listed.get(version)
+    def tools_list_json(self, version: str, principal: Principal = STDIO) -> bytes:
+        """The ``tools/list`` result for ``version`` as ``principal`` sees it, as JSON,
+        serialized once per change of the surface and access class (the SDK would re-validate
+        and re-dump every tool on every request)."""
+        view = self.view_of(principal)
+        key = (version, view.key if view is not None else None)
+        cached = self._listed.get(key)
         if cached is None:
-            cached = json.dumps(self._tools_list_result(version), separators=(",", ":")).encode()
-            self._listed[version] = cached
+            result = self._tools_list_result(version, view)
+            cached = json.dumps(result, separators=(",", ":")).encode()
+            self._listed[key] = cached
         return cached
 
-    def _tools_list_result(self, version: str) -> dict[str, Any]:
+    def _tools_list_result(self, version: str, view: AccessView | None) -> dict[str, Any]:
         # The SDK's per-version sieve drops fields the version does not know (once per change).
-        result: dict[str, Any] = {"tools": self.surface.list_tools_json()}
+        result: dict[str, Any] = {"tools": self.surface.list_tools_json(view)}
         return self._shaped("tools/list", version, result)
 
     def _shaped(self, method: str, version: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -336,7 +356,9 @@ class Gateway:
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         if ctx.protocol_version in MODERN:
             return await self.call_modern(ctx, params)
-        return await self.call(ctx.session, ctx.request_id, params.name, params.arguments or {})
+        args = params.arguments or {}
+        principal = principal_of(ctx)
+        return await self.call(ctx.session, ctx.request_id, params.name, args, principal)
 
     def _asking(
         self, ctx: ServerRequestContext[Any], params: mcp_types.InputResponseRequestParams
@@ -348,7 +370,7 @@ class Gateway:
         principal, client = principal_of(ctx), client_of(ctx)
         return Asking(
             RoundApproval(answer) if client_can_elicit(ctx.session) else None,
-            Principal(principal),
+            principal,
             sessionless_id(principal, client),
             GRANT_TTL_S,
             self.rounds.ask,
@@ -371,8 +393,9 @@ class Gateway:
                 approval=RoundApproval(answer) if can_ask else None,
                 session_id=sessionless_id(principal, client),
                 client=client,
-                principal=Principal(principal),
+                principal=principal,
                 grant_ttl=GRANT_TTL_S,
+                access=self.view_of(principal),
             )
         except ApprovalPending as pending:
             return self.rounds.ask(pending.request)
@@ -386,8 +409,10 @@ class Gateway:
         request_id: mcp_types.RequestId | None,
         name: str,
         arguments: dict[str, Any],
+        principal: Principal = STDIO,
     ) -> mcp_types.CallToolResult:
-        """One ``tools/call`` of ``session``'s client, as the MCP result it gets."""
+        """One ``tools/call`` of ``session``'s client (``principal``; stdio's by default, the
+        fast path's), as the MCP result it gets."""
         can_ask = client_can_elicit(session)
         approval = ElicitationApproval(session, request_id) if can_ask else None
         try:
@@ -398,6 +423,8 @@ class Gateway:
                 approval=approval,
                 session_id=connection_session_id(session),
                 client=client_name(session),
+                principal=principal,
+                access=self.view_of(principal),
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pegboard.calls.approval import ApprovalHandler
+from pegboard.core.access import AccessView
 from pegboard.core.output import ToolOutput
 from pegboard.core.principal import Principal
 from pegboard.core.scope import GateReason
@@ -24,9 +25,11 @@ class ToolSurface(Protocol):
     grants are scoped to, and its audit records.
     """
 
-    def list_tools(self) -> Sequence[mcp_types.Tool]: ...
+    def list_tools(self, access: AccessView | None = None) -> Sequence[mcp_types.Tool]:
+        """The list (as the principals of ``access`` see it, when given)."""
+        ...
 
-    def list_tools_json(self) -> list[dict[str, Any]]:
+    def list_tools_json(self, access: AccessView | None = None) -> list[dict[str, Any]]:
         """The same list as MCP ``Tool`` JSON (the wire shape), built without the SDK."""
         ...
 
@@ -43,6 +46,7 @@ class ToolSurface(Protocol):
         client: str | None = None,
         principal: Principal | None = None,
         grant_ttl: float | None = None,
+        access: AccessView | None = None,
     ) -> ToolOutput: ...
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]: ...

@@ -10,6 +10,7 @@ from pegboard.config import LoadedConfig
 
 if TYPE_CHECKING:
     from pegboard.runtime import RuntimeOptions, ToolRuntime
+    from pegboard.service.access import AccessService
     from pegboard.service.audit import AuditService
     from pegboard.service.servers import ServerService
     from pegboard.service.tools import ToolService
@@ -79,6 +80,14 @@ class Service:
         from pegboard.service.audit import AuditService
 
         return AuditService(self.loaded)
+
+    @cached_property
+    def access(self) -> AccessService:
+        """``[auth] admins`` (:meth:`~pegboard.service.access.AccessService.is_admin`) and the
+        access rules; needs no runtime."""
+        from pegboard.service.access import AccessService
+
+        return AccessService(self.loaded)
 
     def close(self) -> None:
         """Close the runtime's stores if it was built (commands that never ran it)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pegboard.calls.approval import ApprovalHandler, ApprovalPending
 from pegboard.calls.execute import error_output
 from pegboard.calls.session import CallSession
+from pegboard.core.access import AccessView
 from pegboard.core.entry import ToolEntry
 from pegboard.core.events import EventBus, ToolListChanged
 from pegboard.core.output import ToolOutput
@@ -105,14 +106,34 @@ class RegistrySurface:
         return self.tool_session.tools
 
     # -- reads (never wait) ------------------------------------------------------------------
-    def list_tools(self) -> Sequence[mcp_types.Tool]:
+    def list_tools(self, access: AccessView | None = None) -> Sequence[mcp_types.Tool]:
+        """The listing as SDK tools (as the principals of ``access`` see it, when given)."""
+        if access is not None:
+            listed = self._listed
+            return access.memo(
+                "sdk",
+                listed,
+                lambda: _FORMAT.sdk_tools([e for e in listed if access.allows_entry(e)]),
+            )
         if self._sdk is None:
             self._sdk = _FORMAT.sdk_tools(self._listed)
         return self._sdk
 
-    def list_tools_json(self) -> list[dict[str, Any]]:
-        """The listing as MCP ``Tool`` JSON, without the MCP SDK."""
-        return self._wire
+    def list_tools_json(self, access: AccessView | None = None) -> list[dict[str, Any]]:
+        """The listing as MCP ``Tool`` JSON, without the MCP SDK (as the principals of
+        ``access`` see it, when given: filtered from the prepared list, once per change)."""
+        if access is None:
+            return self._wire
+        listed, wire = self._listed, self._wire
+        return access.memo(
+            "wire",
+            wire,
+            lambda: [w for e, w in zip(listed, wire, strict=True) if access.allows_entry(e)],
+        )
+
+    def visible(self, access: AccessView | None) -> ToolList:
+        """The current listing as the principals of ``access`` see it (None: all of it)."""
+        return self.tools if access is None else self.tools.narrowed(access)
 
     def instructions(self) -> str | None:
         """The deferred-tools section, rendered with the servers' state of this moment; with
@@ -171,22 +192,27 @@ class RegistrySurface:
         client: str | None = None,
         principal: Principal | None = None,
         grant_ttl: float | None = None,
+        access: AccessView | None = None,
     ) -> ToolOutput:
         """Run one tool of the listing (deferred ones included); failures become error outputs.
 
         ``session_id`` scopes "for this session" grants and the audit session (default: the
         surface's); ``principal`` is who calls (default: the session's); ``grant_ttl`` makes
         this call's "for this session" grants lapse after so many seconds (a sessionless
-        client's "allow for a while"). :class:`ApprovalRequired` of the called tool itself
+        client's "allow for a while"); ``access`` what that principal may use (a tool outside
+        it is unknown, whatever route names it). :class:`ApprovalRequired` of the called tool itself
         propagates (no handler could ask), so the transport can say why the user was not
         asked; so does :class:`ApprovalPending` (asked in an input-required round).
         """
+        listing = self.visible(access)
         try:
             return await self.tool_session.call(
                 name,
                 arguments,
                 call_id,
                 via=VIA,
+                tools=listing,
+                access=access,
                 session_id=session_id,
                 client=client,
                 approval=approval,
@@ -199,7 +225,7 @@ class RegistrySurface:
             # input-required round (tool_invoke's target too)
             if exc.tool_name == name or isinstance(exc, ApprovalPending):
                 raise
-            return error_output(exc, self.tools.lookup)
+            return error_output(exc, listing.lookup)
 
     def gate_reason(self, name: str) -> GateReason:
         """Why ``name`` asks for approval (see :data:`~pegboard.core.scope.GateReason`).

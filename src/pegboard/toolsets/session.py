@@ -22,6 +22,7 @@ from pegboard.calls.approval import ApprovalHandler, is_approval_gated
 from pegboard.calls.grants import GrantKey
 from pegboard.calls.request import arguments_fingerprint
 from pegboard.calls.session import Call, CallSession
+from pegboard.core.access import AccessView
 from pegboard.core.definition import canonical_json
 from pegboard.core.output import ToolOutput
 from pegboard.core.principal import Principal
@@ -161,6 +162,7 @@ class ToolSession:
         raising: tuple[type[PegboardError], ...] = (),
         principal: Principal | None = None,
         grant_ttl: float | None = None,
+        access: AccessView | None = None,
     ) -> ToolOutput:
         """Run one call of ``tools`` (the listing the model was given; default: the current
         one) and return what the model reads: a pegboard error becomes the error output
@@ -171,7 +173,8 @@ class ToolSession:
         that asks about this call (default: the session's); ``unparsable`` is why the
         arguments could not be read (the call is refused and audited like any other);
         ``principal`` who calls (default: the session's); ``grant_ttl`` how long a yes "for
-        this session" lasts (default: the session's).
+        this session" lasts (default: the session's); ``access`` what that principal may use
+        (default: the session's; pass ``tools`` narrowed to it too).
         """
         listing = tools if tools is not None else self.tools
         handler = self.calls.approval_handler if approval == "session" else approval
@@ -182,6 +185,7 @@ class ToolSession:
             client=client or self.calls.client,
             principal=principal or self.calls.principal,
             grant_ttl=grant_ttl if grant_ttl is not None else self.calls.grant_ttl,
+            access=access if access is not None else self.calls.access,
         )
         ctx = self.context(call_id, session_id=session.session_id, messages=messages)
         call = Call(name, dict(arguments), replace(ctx, call_session=session), via, session)
