@@ -1,6 +1,7 @@
 """Who an MCP request comes from: the one :func:`principal_of` of ``pegboard serve``.
 
-- stdio: :data:`STDIO`, the user who started ``pegboard serve`` (no groups);
+- stdio: :data:`STDIO`, the user who started ``pegboard serve`` (no groups; access rules do
+  not apply to it: it runs its own config);
 - HTTP under ``[auth]``: the OAuth identity the resource server verified, its subject (the
   token's ``sub``) and groups (the ``[auth] groups_claim`` claim);
 - HTTP with the static ``[gateway] token``: ``bearer:<digest>`` (a digest of the token, never

@@ -265,8 +265,11 @@ class Gateway:
         return caps
 
     def view_of(self, principal: Principal) -> AccessView | None:
-        """What ``principal`` may use (None: everything)."""
-        return self.access.of(principal) if self.access is not None else None
+        """What ``principal`` may use (None: everything). The stdio client is the user who
+        started ``pegboard serve`` with their own config: the rules govern HTTP clients."""
+        if self.access is None or principal is STDIO:  # the object, not a look-alike subject
+            return None
+        return self.access.of(principal)
 
     def caller(self, ctx: ServerRequestContext[Any, Any]) -> tuple[Principal, AccessView | None]:
         """Who sent this request (:func:`~pegboard.gateway.identity.principal_of`) and what
