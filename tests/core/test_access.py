@@ -59,3 +59,34 @@ def test_names_match_exactly_not_by_prefix_or_case() -> None:
     assert not rules.allows_tool(ALICE, "github", "status")
     assert not rules.allows_tool(ALICE, "git", "status2")
     assert not rules.allows_tool(ALICE, "git", "Status")
+
+
+def test_principals_named_by_the_same_rules_share_one_view_and_its_listings() -> None:
+    from pegboard.core.access import AccessViews
+
+    views = AccessViews(policy({"subjects": ["group:ops"]}, {"subjects": ["bob"]}))
+    carol = Principal("carol", frozenset({"ops"}))
+    assert views.of(ALICE) is views.of(carol)
+    assert views.of(BOB) is not views.of(ALICE)
+    assert views.of(Principal("nobody")) is views.of(ANONYMOUS_PRINCIPAL)
+    assert AccessViews(policy()).of(ALICE) is None  # open: nothing to filter
+    view = views.of(ALICE)
+    assert view is not None
+    source = object()
+    built: list[int] = []
+    for _ in range(3):
+        view.memo("listing", source, lambda: built.append(1) or len(built))
+    assert built == [1]  # derived once per change of the shared listing
+    view.memo("listing", object(), lambda: built.append(1) or len(built))
+    assert built == [1, 1]
+
+
+def test_admins_are_subjects_or_groups_and_never_the_anonymous_by_a_star() -> None:
+    from pegboard.core.access import is_admin
+
+    assert is_admin(ALICE, ["group:ops"])
+    assert is_admin(BOB, ["bob"])
+    assert not is_admin(BOB, ["group:ops", "alice"])
+    assert not is_admin(Principal("Bob", frozenset({"dev"})), ["bob"])
+    assert is_admin(BOB, ["*"])
+    assert not is_admin(ANONYMOUS_PRINCIPAL, ["*"])

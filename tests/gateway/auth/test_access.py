@@ -11,7 +11,6 @@ meta-tools with ``tool_exec`` on. A tool a principal may not use must be absent 
 from __future__ import annotations
 
 import json
-import select
 import subprocess
 import sys
 import time
@@ -31,16 +30,14 @@ from mcp.client.streamable_http import streamable_http_client
 from pegboard.calls.audit_log import AUDIT_FILE
 from pegboard.core.names import legacy_mcp_tool_name
 from tests.gateway.auth.idp import Idp, free_port, require_provider, running_idp
+from tests.gateway.auth.test_oauth import start_gateway
 from tests.gateway.harness import (
-    PEGBOARD,
     ROOT,
     STARTUP_BOUND,
     Notifications,
-    gateway_env,
     sdk_server,
     text_of,
     wait_for_tools,
-    write_config,
 )
 
 pytestmark = pytest.mark.anyio
@@ -99,32 +96,9 @@ class Gateway:
 
 def start(tmp_path: Path, idp: Idp, *, defer: bool) -> Gateway:
     port = free_port()
-    audience = f"http://127.0.0.1:{port}/mcp"
-    idp_config = config(idp.issuer, audience, defer=defer)
-    write_config(tmp_path, idp_config)
-    process = subprocess.Popen(
-        [PEGBOARD, "serve", "--http", "--port", str(port), "--log-level", "warning"],
-        env=gateway_env(tmp_path),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    seen: list[str] = []
-    deadline = time.monotonic() + STARTUP_BOUND
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stderr], [], [], 1)
-        if not ready:
-            continue
-        line = process.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        if line.startswith("pegboard serving MCP on "):
-            url = line.removeprefix("pegboard serving MCP on ").strip()
-            return Gateway(url, tmp_path / "data", process, not defer)
-    process.kill()
-    raise AssertionError(f"pegboard serve did not start: {''.join(seen)}")
+    gateway_config = config(idp.issuer, f"http://127.0.0.1:{port}/mcp", defer=defer)
+    process, url, _ = start_gateway(tmp_path, gateway_config, port, ("--log-level", "warning"))
+    return Gateway(url, tmp_path / "data", process, not defer)
 
 
 @dataclass

@@ -64,11 +64,14 @@ class Served:
 
 
 def start_gateway(
-    tmp_path: Path, config: dict[str, object], port: int
+    tmp_path: Path,
+    config: dict[str, object],
+    port: int,
+    options: tuple[str, ...] = ("--no-defer", "--log-level", "debug"),
 ) -> tuple[subprocess.Popen[str], str, list[str]]:
     write_config(tmp_path, config)
     process = subprocess.Popen(
-        [PEGBOARD, "serve", "--http", "--port", str(port), "--no-defer", "--log-level", "debug"],
+        [PEGBOARD, "serve", "--http", "--port", str(port), *options],
         env=gateway_env(tmp_path),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
