@@ -91,3 +91,40 @@ def test_a_pdf_whose_stream_decompresses_past_the_limit_is_refused() -> None:
 def test_a_file_that_is_not_a_pdf_is_a_clear_error() -> None:
     with pytest.raises(KnowledgeBaseError, match=r"^fake.pdf: not a readable PDF"):
         extract(b"hello, not a pdf", Path("fake.pdf"))
+
+
+def test_a_sections_heading_is_its_path_below_the_title() -> None:
+    text = "# Logging\n\nIntro.\n\n## Loggers\n\nA.\n\n### Methods\n\nB.\n\n## Handlers\n\nC.\n"
+
+    doc = extract(text.encode(), Path("log.md"))
+
+    assert [s.heading for s in doc.sections] == [
+        "Logging",
+        "Loggers",
+        "Loggers › Methods",
+        "Handlers",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("title", "h1", "shown"),
+    [
+        (
+            "time — Time access — Python 3.11.2 documentation",
+            "time — Time access",
+            "time — Time access",
+        ),
+        ("Leave | Staff handbook", "Leave", "Leave"),
+        ("Leave", "Leave", "Leave"),
+        ("Handbook", "Leave", "Handbook"),  # the <title> names the page, not its first heading
+        ("Leaves of grass", "Leave", "Leaves of grass"),  # a longer word, not a separator
+        ("", "Leave", "Leave"),
+    ],
+)
+def test_an_html_page_is_titled_by_its_first_heading_when_the_title_adds_the_site(
+    title: str, h1: str, shown: str
+) -> None:
+    head = f"<title>{title}</title>" if title else ""
+    html = f"<html><head>{head}</head><body><h1>{h1}</h1><p>text</p></body></html>"
+
+    assert extract(html.encode(), Path("page.html")).title == shown
