@@ -25,8 +25,6 @@ _MAIN_OPEN = re.compile(
     r"<(main)\b[^>]*>|<([a-z][a-z0-9]*)\b[^>]*?\srole\s*=\s*[\"']?main\b[^>]*>", re.IGNORECASE
 )
 _HEAD = re.compile(r"<head\b.*?</head\s*>", re.IGNORECASE | re.DOTALL)
-HEADING_PATH = " › "
-_TITLE_SEPARATORS = "—–-|·:»"
 _HEADING_MARKS = " \t¶#§🔗"  # permalink marks documentation generators put after headings
 
 
@@ -60,16 +58,10 @@ def extract(data: bytes, path: Path) -> Extracted:
 
 
 def markdown(text: str, fallback_title: str) -> Extracted:
-    """Sections split at ATX headings (``#`` .. ``######``) outside fenced code.
-
-    A section's heading is its path from the page's title down (``Logger Objects › Methods``
-    for a ``###`` under a ``##``): the words of the headings above a passage are what a
-    question names, and a bare sub-heading (``Examples``, ``Methods``) names nothing alone.
-    """
+    """Sections split at ATX headings (``#`` .. ``######``) outside fenced code."""
     sections: list[Section] = []
     heading, lines, fenced = "", [], False
     title = ""
-    path: list[tuple[int, str]] = []  # (level, heading) of the headings above, outermost first
     for line in text.splitlines():
         if _FENCE.match(line):
             fenced = not fenced
@@ -78,15 +70,9 @@ def markdown(text: str, fallback_title: str) -> Extracted:
             lines.append(line)
             continue
         sections.append(Section(heading, "\n".join(lines)))
-        level, lines = len(match.group(1)), []
-        name = match.group(2).strip().rstrip(_HEADING_MARKS)
-        if not title and level == 1:
-            title = name
-        while path and path[-1][0] >= level:
-            path.pop()
-        above = [h for lv, h in path if not (lv == 1 and h == title)]
-        heading = HEADING_PATH.join([*above, name]) if name else ""
-        path.append((level, name))
+        heading, lines = match.group(2).strip().rstrip(_HEADING_MARKS), []
+        if not title and len(match.group(1)) == 1:
+            title = heading
     sections.append(Section(heading, "\n".join(lines)))
     kept = tuple(s for s in sections if s.text.strip() or s.heading)
     return Extracted(title or fallback_title, kept)
@@ -98,24 +84,8 @@ def _html(data: bytes, text: str, path: Path) -> Extracted:
     from pegboard.htmltext import html_to_markdown  # lazy: only ingestion parses HTML
 
     page = html_to_markdown(main_region(text), main_content=False)
-    doc = markdown(page.markdown, "")
-    return Extracted(page_title(page.title, doc.title) or path.stem, doc.sections)
-
-
-def page_title(head: str, h1: str) -> str:
-    """A page's title: its first ``<h1>`` when the ``<title>`` is that heading followed by the
-    site's name (``time — Time access and conversions — Python 3.11.2 documentation``), else
-    the ``<title>`` (or the heading when there is no ``<title>``).
-
-    The site's name is the same on every page: in each chunk's title it only costs the
-    encoder's 128 tokens and matches every question that names the site.
-    """
-    head, h1 = " ".join(head.split()), " ".join(h1.split())
-    if h1 and head.startswith(h1):
-        rest = head[len(h1) :].lstrip()
-        if not rest or rest[0] in _TITLE_SEPARATORS:
-            return h1
-    return head or h1
+    doc = markdown(page.markdown, path.stem)
+    return Extracted(page.title or doc.title, doc.sections)
 
 
 def main_region(html: str) -> str:

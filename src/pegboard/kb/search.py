@@ -9,7 +9,7 @@ base's by being its own maximum. By default the chunks then collapse into docume
 document scores as its best chunk plus 0.3 times its next two (a page that answers in several
 places beats one stray match) plus 0.5 times the z-score of its lead's cosine (its first
 chunk, scored against the leads of every document searched: what the page as a whole is about),
-and its best chunk gives the result its title (document › heading path) and snippet;
+and its best chunk gives the result its title (document › heading) and snippet;
 ``chunks=True`` returns the chunks themselves. bench/kb.py measures each step.
 """
 
