@@ -2,11 +2,14 @@
 
 ::
 
-    registry = ToolRegistry([ToolEntry("add", "math", Tool.from_function(add))])
+    registry = ToolRegistry([Tool.from_function(add, namespace="math")])
     session = AgentSession(approval_handler=CallbackApprovalHandler(ask_user))
     params = build_agent_params(registry, ToolApplyScope(), ModelInfo("gpt-4.1", "openai"),
                                 session=session)
     messages += await params.dispatcher.respond(response.choices[0].message)
+
+    async with open_runtime(profile="work") as runtime:   # the configured MCP servers
+        params = build_agent_params(runtime.registry, runtime.scope(), model)
 
 Importing this package loads neither the MCP SDK, numpy nor the tokenizer: the names below are
 loaded on first use (PEP 562), so ``import pegboard`` and the start of a ``pegboard`` command
@@ -28,8 +31,8 @@ _EXPORTS = {
     "ApprovalHandler": "pegboard.calls",
     "ApprovalRequest": "pegboard.calls",
     "ApprovalRequired": "pegboard.errors",
-    "Assistant": "pegboard.core",
     "AssistantSettings": "pegboard.core",
+    "AuditUnavailable": "pegboard.errors",
     "CallRecord": "pegboard.calls",
     "CallSession": "pegboard.calls",
     "CallbackApprovalHandler": "pegboard.calls",
@@ -38,11 +41,19 @@ _EXPORTS = {
     "Decision": "pegboard.calls",
     "ExecLimits": "pegboard.sandbox.limits",
     "ExecSettings": "pegboard.deferral.tool_exec",
+    "FileTooLarge": "pegboard.errors",
     "InvalidToolArguments": "pegboard.errors",
+    "KnowledgeBaseError": "pegboard.errors",
     "McpError": "pegboard.errors",
+    "McpToolError": "pegboard.errors",
+    "ModelError": "pegboard.errors",
     "ModelInfo": "pegboard.core",
+    "ModelUnavailable": "pegboard.errors",
+    "NotStarted": "pegboard.errors",
     "OptionalDependencyMissing": "pegboard.errors",
+    "PathNotAllowed": "pegboard.errors",
     "PegboardError": "pegboard.errors",
+    "RuntimeComponents": "pegboard.runtime",
     "SchemaError": "pegboard.errors",
     "SearchModelError": "pegboard.errors",
     "ServerInactive": "pegboard.errors",
@@ -59,9 +70,13 @@ _EXPORTS = {
     "ToolNotFound": "pegboard.errors",
     "ToolOutput": "pegboard.core",
     "ToolRegistry": "pegboard.core",
+    "ToolRuntime": "pegboard.runtime",
+    "Toolset": "pegboard.toolsets",
+    "UrlRefused": "pegboard.errors",
+    "UserError": "pegboard.errors",
     "build_agent_params": "pegboard.agent.params",
-    "default_registry": "pegboard.core",
     "load_tool_entries": "pegboard.builtin.plugins",
+    "open_runtime": "pegboard.runtime",
 }
 
 __all__ = [
@@ -71,8 +86,8 @@ __all__ = [
     "ApprovalHandler",
     "ApprovalRequest",
     "ApprovalRequired",
-    "Assistant",
     "AssistantSettings",
+    "AuditUnavailable",
     "CallRecord",
     "CallSession",
     "CallbackApprovalHandler",
@@ -81,11 +96,19 @@ __all__ = [
     "Decision",
     "ExecLimits",
     "ExecSettings",
+    "FileTooLarge",
     "InvalidToolArguments",
+    "KnowledgeBaseError",
     "McpError",
+    "McpToolError",
+    "ModelError",
     "ModelInfo",
+    "ModelUnavailable",
+    "NotStarted",
     "OptionalDependencyMissing",
+    "PathNotAllowed",
     "PegboardError",
+    "RuntimeComponents",
     "SchemaError",
     "SearchModelError",
     "ServerInactive",
@@ -102,9 +125,13 @@ __all__ = [
     "ToolNotFound",
     "ToolOutput",
     "ToolRegistry",
+    "ToolRuntime",
+    "Toolset",
+    "UrlRefused",
+    "UserError",
     "build_agent_params",
-    "default_registry",
     "load_tool_entries",
+    "open_runtime",
 ]
 
 
@@ -122,11 +149,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from pegboard.agent.params import (
-        AgentParams,
-        AgentSession,
-        build_agent_params,
-    )
+    from pegboard.agent.params import AgentParams, AgentSession, build_agent_params
     from pegboard.builtin.plugins import load_tool_entries
     from pegboard.calls import (
         ApprovalHandler,
@@ -137,7 +160,6 @@ if TYPE_CHECKING:
         Decision,
     )
     from pegboard.core import (
-        Assistant,
         AssistantSettings,
         ModelInfo,
         Tool,
@@ -147,17 +169,24 @@ if TYPE_CHECKING:
         ToolEntry,
         ToolOutput,
         ToolRegistry,
-        default_registry,
     )
     from pegboard.deferral.tool_exec import ExecSettings
     from pegboard.errors import (
         ApprovalDenied,
         ApprovalRequired,
+        AuditUnavailable,
         CatalogError,
         ConfigError,
+        FileTooLarge,
         InvalidToolArguments,
+        KnowledgeBaseError,
         McpError,
+        McpToolError,
+        ModelError,
+        ModelUnavailable,
+        NotStarted,
         OptionalDependencyMissing,
+        PathNotAllowed,
         PegboardError,
         SchemaError,
         SearchModelError,
@@ -167,8 +196,10 @@ if TYPE_CHECKING:
         ToolExecutionError,
         ToolNotAllowed,
         ToolNotFound,
+        UrlRefused,
+        UserError,
     )
-    from pegboard.formats import (
-        ToolCall,
-    )
+    from pegboard.formats import ToolCall
+    from pegboard.runtime import RuntimeComponents, ToolRuntime, open_runtime
     from pegboard.sandbox.limits import ExecLimits
+    from pegboard.toolsets import Toolset

@@ -1,12 +1,15 @@
 """Errors raised by pegboard.
 
 One root, :class:`PegboardError`, so ``except PegboardError`` catches everything pegboard raises
-on purpose. Every message says what is wrong and, where there is one, how to fix it.
+on purpose. Every message says what is wrong and, where there is one, how to fix it. Three
+kinds: misuse (:class:`UserError`: the message says the fix), signals
+(:class:`ApprovalRequired`: a human must decide) and failures (the rest).
 
 ::
 
     PegboardError
-    ├── ConfigError                  a config file, server definition or option is invalid
+    ├── UserError                    pegboard was used wrongly; the message says the fix
+    │   └── ConfigError              a config file, server definition or option is invalid
     ├── SchemaError                  a JSON Schema is itself malformed
     ├── ToolError                    something went wrong around one tool
     │   ├── ToolNotFound             no tool of that name is registered (suggestions attached)
@@ -16,7 +19,8 @@ on purpose. Every message says what is wrong and, where there is one, how to fix
     │   ├── ApprovalDenied           a human (or the policy) refused the call
     │   ├── AuditUnavailable         [audit] on_failure = "refuse" and the audit cannot be written
     │   └── ToolExecutionError       the tool ran and failed; its message is model-readable
-    │       └── UrlRefused           web_fetch refused a URL (scheme, userinfo, address, redirect)
+    │       ├── UrlRefused           web_fetch refused a URL (scheme, userinfo, address, redirect)
+    │       └── McpToolError         an MCP tool answered isError (``output`` keeps every part)
     ├── McpError                     MCP server or catalog problems
     │   ├── ServerUnavailable        the server is not active, failed to start or crashed
     │   │   └── ServerInactive       the server is disabled or not configured (no call made)
@@ -35,13 +39,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 
 class PegboardError(Exception):
     """Root of every error pegboard raises on purpose."""
 
 
-class ConfigError(PegboardError):
+class UserError(PegboardError):
+    """pegboard was used wrongly (an option, an order of calls); the message says the fix."""
+
+
+class ConfigError(UserError):
     """A configuration file, server definition or option is invalid."""
 
 
@@ -102,6 +111,15 @@ class ToolExecutionError(ToolError):
 
 class UrlRefused(ToolExecutionError):
     """``web_fetch`` refused a URL before connecting; the message names the reason and the fix."""
+
+
+class McpToolError(ToolExecutionError):
+    """An MCP tool answered with ``isError``; ``output`` (a
+    :class:`~pegboard.core.output.ToolOutput`) keeps every part it sent."""
+
+    def __init__(self, message: str, *, tool_name: str, output: Any) -> None:
+        super().__init__(message, tool_name=tool_name)
+        self.output = output
 
 
 # -- a server's failure reason as a fixed phrase (stderr and server text never reach the model)

@@ -1,21 +1,30 @@
-"""The tool runtime behind ``pegboard serve`` and the CLI: config -> catalog -> registry.
+"""The composition root behind ``pegboard serve``, the CLI and ``open_runtime``.
 
-One :class:`ToolRuntime` owns the MCP catalog (persistent cache in the data directory), a
-registry holding the ``pegboard.tools`` entries (the built-ins ``web_search``, ``web_fetch``,
-``kb_search``, ``kb_list`` and installed plugins, each gated by ``applies`` on the profile)
-and the tools synced from the catalog's cache, the profile's scope, the call session (audit sink,
-grants) and the :class:`~pegboard.toolsets.exposure.RegistrySurface` a gateway serves and the
-CLI calls through (one composed toolset: :mod:`pegboard.toolsets`). It never waits on an
-upstream server to answer a read: every change of a server's cached tools re-syncs the registry
-and refreshes the surface, which notifies the connected clients.
+One :class:`ToolRuntime` owns the MCP catalog, a registry holding the ``pegboard.tools``
+entries (the built-ins ``web_search``, ``web_fetch``, ``kb_search``, ``kb_list`` and installed
+plugins, each gated by ``applies`` on the profile) and the tools synced from the catalog's
+cache, the profile's scope, the call session (audit sink, grants) and the
+:class:`~pegboard.toolsets.exposure.RegistrySurface` a gateway serves and the CLI calls through
+(one composed toolset: :mod:`pegboard.toolsets`). It never waits on an upstream server to
+answer a read: every change of a server's cached tools re-syncs the registry and refreshes the
+surface, which notifies the connected clients.
+
+Its components (:class:`RuntimeComponents`: catalog store and replica state, audit sink, grant
+and pending-approval stores, search index, event bus, config source) are injected; what is not
+given comes from :func:`default_components`. Constructing a runtime does no I/O:
+``await runtime.start()`` opens the stores and builds the parts off the event loop (a sync
+caller's first read of a part, such as ``runtime.registry``, builds them on demand).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+import os
+import threading
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import anyio
 
@@ -25,14 +34,18 @@ from pegboard.calls.audit import AuditSink, CallRecord
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.session import CallSession
 from pegboard.config import LoadedConfig, load_config
+from pegboard.config.source import ConfigSource, FileConfigSource
+from pegboard.core.events import CallFinished, EventBus, ToolsChanged
 from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import PegboardError
-from pegboard.mcp import McpCatalog, McpCollision, SqliteCatalogStore, sync_mcp_tools_to_registry
+from pegboard.errors import PegboardError, UserError
+from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
+from pegboard.mcp.store import CatalogStore, ReplicaStateStore
+from pegboard.mcp.store_sqlite import SqliteCatalogStore
 from pegboard.sandbox.engine import Sandbox, require_monty
 from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
@@ -53,12 +66,103 @@ class RuntimeOptions:
     audit: AuditSink | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class RuntimeComponents:
+    """What a runtime is made of; each one left None comes from :func:`default_components`.
+
+    ``store`` holds the catalog's shared data and ``state`` this process's view of each server
+    (default: the SQLite file of the data directory, for both); ``audit`` records every call
+    (default: the audit log file); ``grants`` and ``pending`` are the approval stores
+    (:mod:`pegboard.calls`; kept for the call path that uses them); ``search_index`` builds the
+    index behind ``tool_search`` over the registry (default: the ranker ``[meta] search`` names,
+    built at the first search); ``events`` is the one event bus; ``config`` is where
+    :meth:`ToolRuntime.watch_config` reads changes (default: the config file).
+    """
+
+    store: CatalogStore | None = None
+    state: ReplicaStateStore | None = None
+    audit: AuditSink | None = None
+    grants: Any = None
+    pending: Any = None
+    search_index: Callable[[ToolRegistry], SearchIndex] | None = None
+    events: EventBus | None = None
+    config: ConfigSource | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedComponents:
+    """Every component of a runtime, defaults filled in (see :class:`RuntimeComponents`)."""
+
+    store: CatalogStore
+    state: ReplicaStateStore | None
+    audit: AuditSink
+    grants: Any
+    pending: Any
+    search_index: Callable[[ToolRegistry], SearchIndex]
+    events: EventBus
+    config: ConfigSource
+
+
+def default_components(
+    loaded: LoadedConfig, given: RuntimeComponents | None = None
+) -> ResolvedComponents:
+    """``given`` with every missing component made from ``loaded`` (this opens the SQLite
+    catalog store of the data directory: :meth:`ToolRuntime.start` calls it)."""
+    given = given or RuntimeComponents()
+    store, state = given.store, given.state
+    if store is None:
+        sqlite = SqliteCatalogStore(loaded.catalog_path)
+        store, state = sqlite, state if state is not None else sqlite
+    return ResolvedComponents(
+        store=store,
+        state=state,
+        audit=given.audit
+        if given.audit is not None
+        else AuditLog(loaded.data_dir / AUDIT_FILE, on_failure=loaded.config.audit.on_failure),
+        grants=given.grants,
+        pending=given.pending,
+        search_index=given.search_index or _default_index(loaded),
+        events=given.events if given.events is not None else EventBus(),
+        config=given.config if given.config is not None else FileConfigSource(loaded.path),
+    )
+
+
+def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex]:
+    """The registry's shared index with the ranker ``[meta] search`` names, built when a
+    search first runs (listing tools never loads the ranker)."""
+    if loaded.config.meta.search == "lexical":
+        return lambda registry: LazyRegistryIndex(registry, lambda: default_index(dense=False))
+    cache = loaded.data_dir / "vectors"
+    return lambda registry: LazyRegistryIndex(registry, lambda: default_index(cache_dir=cache))
+
+
 class ToolRuntime:
     """Catalog, registry and exposed surface for one profile of one config."""
 
-    def __init__(self, loaded: LoadedConfig, options: RuntimeOptions | None = None) -> None:
+    # The parts, built by start() (or on a sync caller's first read of one: __getattr__).
+    catalog: McpCatalog
+    audit: AuditSink
+    registry: ToolRegistry
+    calls: CallSession
+    index: SearchIndex
+    surface: RegistrySurface
+    sandbox: Sandbox | None
+    config_source: ConfigSource
+
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        options: RuntimeOptions | None = None,
+        *,
+        components: RuntimeComponents | None = None,
+    ) -> None:
+        """Validate the options against ``loaded`` (no I/O: see :meth:`start`)."""
         self.loaded = loaded
         self.options = options or RuntimeOptions()
+        self.components = components or RuntimeComponents()
+        self.events = self.components.events or EventBus()
+        self.grants = self.components.grants
+        self.pending = self.components.pending
         config = loaded.config
         # Configured secrets (server env/header values, the gateway token) and URL
         # credentials never reach a log line, whoever logs it (the SDK logs request URLs).
@@ -76,38 +180,67 @@ class ToolRuntime:
         self.context_window = (
             self.options.context_window or profile.context_window or config.context_window
         )
-        servers = list(config.servers.values())
-        self.catalog = McpCatalog(
-            servers, SqliteCatalogStore(loaded.catalog_path), stderr_dir=loaded.stderr_dir
-        )
-        # Every session of this runtime (gateway, CLI) records each call in the data directory.
-        self.audit = AuditLog(
-            loaded.data_dir / AUDIT_FILE, on_failure=loaded.config.audit.on_failure
-        )
-        self.registry = ToolRegistry()
-        self.selected: frozenset[str] = frozenset()
-        self.calls = CallSession(audit=self._audit_sink())
-        self.gate_problems: tuple[str, ...] = ()
-        self.plugin_tools: frozenset[str] = frozenset()
-        self._register_plugins()
-        self.collisions: tuple[McpCollision, ...] = ()
-        self.resync(refresh_surface=False)
-        # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
-        self.sandbox: Sandbox | None = None
-        tool_exec = None
         if config.meta.tool_exec:
             require_monty()
+            if self.options.defer is None and not config.meta.defer:
+                # Only the config's own contradiction: a caller that turns deferral off (serve's
+                # --no-defer, the CLI's full listings) says so itself if it is the user's choice.
+                logger.warning(
+                    "[meta] tool_exec is on but [meta] defer = false: tool_exec is offered only "
+                    "beside the meta-tools of deferred tools"
+                )
+        self.selected: frozenset[str] = frozenset()
+        self.gate_problems: tuple[str, ...] = ()
+        self.plugin_tools: frozenset[str] = frozenset()
+        self.collisions: tuple[McpCollision, ...] = ()
+        self._build_lock = threading.Lock()
+        self._built = False
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a part not built yet: build them all (once), then answer.
+        if name in _PARTS and not self.__dict__.get("_built", True):
+            self._build()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    async def start(self) -> ToolRuntime:
+        """Open the stores and build the parts (off the event loop); idempotent."""
+        if not self._built:
+            await anyio.to_thread.run_sync(self._build)
+        return self
+
+    def _build(self) -> None:
+        with self._build_lock:
+            if self._built:
+                return
+            self._build_parts()
+            self._built = True
+
+    def _build_parts(self) -> None:
+        loaded, config = self.loaded, self.loaded.config
+        parts = default_components(loaded, replace(self.components, events=self.events))
+        self.config_source = parts.config
+        servers = list(config.servers.values())
+        self.catalog = McpCatalog(
+            servers,
+            parts.store,
+            state=parts.state,
+            events=self.events,
+            stderr_dir=loaded.stderr_dir,
+        )
+        self.audit = parts.audit
+        self.registry = ToolRegistry(events=self.events)
+        self.calls = CallSession(audit=self._audit_sink())
+        self._register_plugins()
+        self.resync(refresh_surface=False)
+        # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
+        self.sandbox = None
+        tool_exec = None
+        if config.meta.tool_exec:
             self.sandbox = Sandbox()
             tool_exec = ExecSettings(sandbox=self.sandbox)
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
-        self.index: SearchIndex = self._search_index()  # shared by the surface and integrations
-        if tool_exec is not None and self.options.defer is None and not defer:
-            # Only the config's own contradiction: a caller that turns deferral off (serve's
-            # --no-defer, the CLI's full listings) says so itself if it is the user's choice.
-            logger.warning(
-                "[meta] tool_exec is on but [meta] defer = false: tool_exec is offered only "
-                "beside the meta-tools of deferred tools"
-            )
+        self.index = parts.search_index(self.registry)  # shared by the surface and integrations
         self.surface = RegistrySurface(
             self.registry,
             self.scope,
@@ -117,22 +250,14 @@ class ToolRuntime:
             session=self.calls,
             index=self.index,
             tool_exec=tool_exec,
+            events=self.events,
         )
 
     def _audit_sink(self) -> AuditSink:
-        """The audit log file, plus the sink given in the options (if any)."""
-        extra = self.options.audit
-        if extra is None:
-            return self.audit
-        return _Tee(self.audit, extra)
-
-    def _search_index(self) -> SearchIndex:
-        """The registry's shared index with the ranker ``[meta] search`` names, built when a
-        search first runs (listing tools never loads the ranker)."""
-        if self.loaded.config.meta.search == "lexical":
-            return LazyRegistryIndex(self.registry, lambda: default_index(dense=False))
-        cache = self.loaded.data_dir / "vectors"
-        return LazyRegistryIndex(self.registry, lambda: default_index(cache_dir=cache))
+        """The audit sink, plus the one given in the options (if any); each record is also
+        published on the event bus (:class:`~pegboard.core.events.CallFinished`)."""
+        sinks = [self.audit, *([self.options.audit] if self.options.audit else [])]
+        return _Tee(sinks, self.events, getattr(self.audit, "check", None))
 
     # -- scope -------------------------------------------------------------------------------
     def scope(self) -> ToolApplyScope:
@@ -208,8 +333,8 @@ class ToolRuntime:
                 logger.warning("approval gate matches no tool: %s", problem)
         self.gate_problems = problems
 
-    def _on_tools_changed(self, server_id: str) -> None:
-        logger.info("tools of MCP server %s changed; re-syncing", server_id)
+    def _on_tools_changed(self, event: ToolsChanged) -> None:
+        logger.info("tools of MCP server %s changed; re-syncing", event.server_id)
         self.resync()
 
     # -- config changes ----------------------------------------------------------------------
@@ -258,23 +383,16 @@ class ToolRuntime:
 
     async def watch_config(self, interval: float = 1.0) -> None:
         """Forever: re-read the config file when it changes and apply it (run in a task)."""
-        path = self.loaded.path
-
-        def stamp() -> float | None:
-            try:
-                return path.stat().st_mtime
-            except OSError:
-                return None
-
-        seen = stamp()
+        source = self.config_source
+        seen = source.stamp()
         while True:
             await anyio.sleep(interval)
-            current = stamp()
+            current = source.stamp()
             if current == seen:
                 continue
             seen = current
             try:
-                await self.apply_config(load_config(path))
+                await self.apply_config(source.load())
             except PegboardError as exc:
                 logger.warning("ignoring the changed config: %s", exc)
 
@@ -282,7 +400,8 @@ class ToolRuntime:
     async def running(self) -> AsyncIterator[ToolRuntime]:
         """Run the catalog (pre-warm in the background); on exit every child is stopped
         (upstream servers and the tool_exec sandbox's workers)."""
-        unsubscribe = self.catalog.on_tools_changed(self._on_tools_changed)
+        await self.start()
+        unsubscribe = self.catalog.events.subscribe(ToolsChanged, self._on_tools_changed)
         try:
             async with self.catalog.running(prewarm=self.options.prewarm):
                 yield self
@@ -293,14 +412,71 @@ class ToolRuntime:
                 with anyio.CancelScope(shield=True):
                     await self.sandbox.aclose()
 
+    def close(self) -> None:
+        """Close the stores of a runtime that was built but not run (``running`` closes
+        them itself on exit); idempotent."""
+        if self._built:
+            self.catalog.store.close()
+
+    async def __aenter__(self) -> ToolRuntime:
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 class _Tee:
-    """The audit log file and another sink; the file's pre-call check still applies."""
+    """Every sink, then the bus; the first sink's pre-call check (``on_failure = "refuse"``
+    of the audit log) still applies."""
 
-    def __init__(self, log: AuditLog, extra: AuditSink) -> None:
-        self.log, self.extra = log, extra
-        self.check = log.check
+    def __init__(
+        self, sinks: list[AuditSink], events: EventBus, check: Callable[[], None] | None
+    ) -> None:
+        self.sinks, self.events = sinks, events
+        if check is not None:
+            self.check = check
 
     def __call__(self, record: CallRecord) -> None:
-        self.log(record)
-        self.extra(record)
+        for sink in self.sinks:
+            sink(record)
+        self.events.publish(CallFinished(record))
+
+
+_PARTS = frozenset(
+    {"catalog", "audit", "registry", "calls", "index", "surface", "sandbox", "config_source"}
+)
+
+
+@asynccontextmanager
+async def open_runtime(
+    config: str | os.PathLike[str] | LoadedConfig | None = None,
+    profile: str | None = None,
+    *,
+    components: RuntimeComponents | None = None,
+    prewarm: bool = True,
+) -> AsyncIterator[ToolRuntime]:
+    """The configured MCP servers and built-ins of ``config`` for ``profile``, running
+    inside the block (every child server is stopped when it ends)::
+
+        async with open_runtime(profile="work") as runtime:
+            output = await runtime.surface.call_tool("mcp__time__now", {}, call_id="1",
+                                                     approval=None)
+            params = build_agent_params(runtime.registry, runtime.scope(), model)
+
+    ``config``: a config file path, a :func:`~pegboard.config.load_config` result, or None
+    for ``$PEGBOARD_CONFIG`` / the default path (a missing default file is the empty
+    config; a missing named one is a :class:`~pegboard.errors.UserError`).
+    """
+    if isinstance(config, LoadedConfig):
+        loaded = config
+    else:
+        loaded = load_config(config)
+        if config is not None and not loaded.exists:
+            raise UserError(
+                f"open_runtime: no config file at {os.fspath(config)}; pass an existing path, "
+                "or None for $PEGBOARD_CONFIG or the default config"
+            )
+    options = RuntimeOptions(profile=profile, prewarm=prewarm)
+    runtime = ToolRuntime(loaded, options, components=components)
+    async with runtime.running():
+        yield runtime

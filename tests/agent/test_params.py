@@ -253,20 +253,6 @@ async def test_a_repair_hook_gets_one_chance_to_fix_invalid_arguments() -> None:
 
 
 @pytest.mark.anyio
-async def test_the_inspect_ledger_lasts_the_whole_session_across_requests() -> None:
-    registry = big_registry([])
-    session = AgentSession()
-    first = build_agent_params(registry, SCOPE, GPT, session=session)
-    await first.dispatcher.call(ToolCall("c1", "tool_inspect", {"name": "mcp__s1__t3"}))
-    registry.register(entry("web_fetch", defer="never"))
-    second = build_agent_params(registry, SCOPE, GPT, session=session)
-    assert second is not first
-    assert second.exposition.pool is not None
-    assert "mcp__s1__t3" in second.exposition.pool.ledger
-    assert "mcp__s1__t3" not in AgentSession().ledger
-
-
-@pytest.mark.anyio
 async def test_anthropic_native_loading_sends_deferred_tools_and_answers_with_references() -> None:
     calls: Calls = []
     params = build_agent_params(big_registry(calls), SCOPE, CLAUDE, native_defer=True)

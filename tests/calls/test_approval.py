@@ -23,7 +23,7 @@ from tests.deferral.factories import entry
 CTX = ToolContext(
     call_id="call-7",
     messages=({"role": "user", "content": "hi"},),
-    scope=ToolApplyScope(has_file_attachments=True),
+    scope=ToolApplyScope(mcp_tool_ids=frozenset({"t"})),
 )
 
 
@@ -52,7 +52,7 @@ async def test_a_sync_callable_gets_the_arguments_and_the_context() -> None:
     assert seen[0] == ({"path": "/etc/passwd"}, CTX)
     assert seen[0][1].call_id == "call-7"
     assert seen[0][1].messages == ({"role": "user", "content": "hi"},)
-    assert seen[0][1].scope == ToolApplyScope(has_file_attachments=True)
+    assert seen[0][1].scope == ToolApplyScope(mcp_tool_ids=frozenset({"t"}))
 
 
 @pytest.mark.anyio

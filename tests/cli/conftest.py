@@ -53,7 +53,6 @@ def warm_cache(config_path: Path, server_id: str, tools: list[dict[str, Any]]) -
             fingerprint=fingerprint,
             tools=tuple(tools),
             fetched_at=1_700_000_000.0,
-            status="connected",
         )
     )
     store.close()

@@ -4,7 +4,7 @@ import threading
 import pytest
 
 from pegboard.core.entry import ToolEntry, ToolSource
-from pegboard.core.registry import NameCollision, RegistrySnapshot, ToolRegistry, default_registry
+from pegboard.core.registry import NameCollision, RegistrySnapshot, ToolRegistry
 from pegboard.core.scope import AssistantSettings, ToolApplyScope
 from pegboard.core.tool import Tool
 
@@ -181,7 +181,7 @@ def test_subscribers_get_each_new_snapshot_and_a_failing_one_is_logged(
     unsubscribe()
     registry.register(entry("d"))
     assert seen == [(1, ["a"]), (2, ["a", "b", "c"]), (3, ["b", "c"])]
-    assert [r.getMessage() for r in caplog.records] == ["registry listener failed"] * 4
+    assert [r.getMessage() for r in caplog.records] == ["RegistryChanged subscriber failed"] * 4
 
 
 def test_a_snapshot_is_unaffected_by_later_writes() -> None:
@@ -230,8 +230,3 @@ def test_readers_see_consistent_snapshots_while_a_thread_registers() -> None:
     assert not any(t.is_alive() for t in threads)
     assert failures == []
     assert len(registry) == 2 * 200
-
-
-def test_default_registry_is_one_process_wide_instance() -> None:
-    assert default_registry() is default_registry()
-    assert isinstance(default_registry(), ToolRegistry)

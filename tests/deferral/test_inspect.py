@@ -36,7 +36,7 @@ def test_the_injected_tool_is_named_tool_inspect_and_describes_itself() -> None:
     }
 
 
-def test_the_stub_shows_the_signature_and_records_the_ledger() -> None:
+def test_the_stub_shows_the_signature() -> None:
     target = entry(
         "mcp__s1__t", namespace="mcp:s1", defer="always", description="Search inside server s1."
     )
@@ -44,19 +44,15 @@ def test_the_stub_shows_the_signature_and_records_the_ledger() -> None:
     out = inspect_tool(pool, "mcp__s1__t")
     assert out.as_text() == STUB
     assert out.is_error is False
-    assert "mcp__s1__t" in pool.ledger
-    assert pool.ledger.has_seen(target)
 
 
-def test_a_tool_outside_the_allowed_set_is_refused_and_not_recorded() -> None:
+def test_a_tool_outside_the_allowed_set_is_refused() -> None:
     allowed = entry("a", defer="always")
     registry = ToolRegistry([allowed, entry("b", defer="always")])
     pool = apply_defer_exposition(tools_of(allowed), registry, None).pool
     assert pool is not None
     with pytest.raises(ToolNotAllowed, match=r"^Tool not available in this request: b$"):
         inspect_tool(pool, "b")
-    assert "b" not in pool.ledger
-    assert len(pool.ledger) == 0
 
 
 def test_an_unknown_tool_is_not_found_with_suggestions() -> None:
@@ -65,7 +61,6 @@ def test_an_unknown_tool_is_not_found_with_suggestions() -> None:
         ToolNotFound, match=r"^Tool not found: web_serch\. Did you mean: web_search"
     ):
         inspect_tool(pool, "web_serch")
-    assert len(pool.ledger) == 0
 
 
 def test_meta_tools_cannot_be_inspected_through_tool_inspect() -> None:
@@ -97,7 +92,6 @@ def test_with_tool_exec_on_the_stub_is_the_python_function_code_calls() -> None:
     pool = pool_of(target, tool_exec=ExecSettings())
     out = inspect_tool(pool, "mcp__s1__t", lambda name: name)
     assert out.as_text() == PY_STUB
-    assert pool.ledger.has_seen(target)
 
 
 @pytest.mark.anyio

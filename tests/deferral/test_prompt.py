@@ -64,15 +64,6 @@ def test_only_injected_meta_tools_are_described() -> None:
     assert render_deferred_section([], [entry("web_search")]) == ""
 
 
-def test_namespace_descriptions_replace_the_tool_name_summary() -> None:
-    text = render_deferred_section(
-        META,
-        [gmail("send_message")],
-        descriptions={f"mcp:{GMAIL_ID}": "Read and send Gmail messages\nsecond line ignored"},
-    )
-    assert "- mcp:Gmail (1): Read and send Gmail messages\n" in text
-
-
 def test_cold_and_connecting_servers_are_shown_but_connected_and_disabled_are_not() -> None:
     statuses = {
         "mcp:a": NamespaceStatus("mcp:Alpha", "cold"),

@@ -6,21 +6,12 @@ python store_writer.py PATH many ID N    # N records server ids ID-0..ID-(N-1), 
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
-# Load store.py alone: importing the pegboard.mcp package pulls in the MCP SDK (~2 s on a
-# loaded machine), which would dominate a test that starts this script many times.
-_STORE = Path(__file__).parents[2] / "src" / "pegboard" / "mcp" / "store.py"
-_spec = importlib.util.spec_from_file_location("pegboard_mcp_store", _STORE)
-assert _spec is not None
-assert _spec.loader is not None
-store_module = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = store_module  # dataclasses look their module up here
-_spec.loader.exec_module(store_module)
-SqliteCatalogStore = store_module.SqliteCatalogStore
-StoredServer = store_module.StoredServer
+# The store modules alone: ``pegboard.mcp`` loads its submodules lazily, so neither the
+# catalog nor the MCP SDK (~2 s on a loaded machine) is imported by a script started many times.
+from pegboard.mcp.store import StoredServer
+from pegboard.mcp.store_sqlite import SqliteCatalogStore
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ import pytest
 from pegboard.errors import ServerInactive, ServerUnavailable, ToolExecutionError
 from pegboard.mcp import McpCatalog, McpServerConfig, SqliteCatalogStore, tool_hash
 from tests.mcp.conftest import requests_in, scripted
+from tests.mcp.listen import on_status_changed, on_tools_changed
 
 pytestmark = pytest.mark.anyio
 
@@ -53,7 +54,7 @@ async def test_cold_read_returns_empty_now_and_starts_exactly_one_refresh(tmp_pa
     log = tmp_path / "log"
     catalog = McpCatalog([scripted("s1", tools=2, log=log)])
     changed = anyio.Event()
-    catalog.on_tools_changed(lambda server_id: changed.set())
+    on_tools_changed(catalog, lambda server_id: changed.set())
     async with catalog.running(prewarm=False):
         assert catalog.status("s1").state == "cold"
         assert [catalog.list_tools("s1") for _ in range(3)] == [[], [], []]
@@ -225,7 +226,7 @@ async def test_enabling_warms_and_disabling_disconnects(tmp_path: Path) -> None:
         events.append(server_id)
         changed.set()
 
-    catalog.on_tools_changed(on_change)
+    on_tools_changed(catalog, on_change)
     async with catalog.running():
         await catalog.set_enabled("s1", True)
         with anyio.fail_after(5):
@@ -242,7 +243,7 @@ async def test_tools_changed_fires_only_when_the_content_changes(tmp_path: Path)
     modes = tmp_path / "modes"
     catalog = McpCatalog([scripted("s1", tools=2, mode_file=modes)])
     events: list[str] = []
-    catalog.on_tools_changed(events.append)
+    on_tools_changed(catalog, events.append)
     async with catalog.running(prewarm=False):
         await catalog.refresh_tools("s1")
         await catalog.refresh_tools("s1")
@@ -260,7 +261,7 @@ async def test_tools_changed_fires_only_when_the_content_changes(tmp_path: Path)
 async def test_first_empty_listing_of_a_cold_server_fires_no_event() -> None:
     catalog = McpCatalog([scripted("s1", tools=0)])
     events: list[str] = []
-    catalog.on_tools_changed(events.append)
+    on_tools_changed(catalog, events.append)
     async with catalog.running(prewarm=False):
         assert await catalog.refresh_tools("s1") == []
     assert events == []
@@ -291,7 +292,7 @@ async def test_restart_with_five_hanging_servers_has_every_cached_tool_at_once(
         if states == ["connecting"] * 5 + ["connected"] * 15:
             settled.set()
 
-    second.on_status_changed(on_status)
+    on_status_changed(second, on_status)
     async with second.running():  # pre-warm starts; the five hang on initialize
         assert sum(len(second.list_tools(c.id)) for c in configs) == 100
         with anyio.fail_after(20):
@@ -378,7 +379,7 @@ async def test_a_crashed_server_is_restarted_in_the_background(tmp_path: Path) -
         if states[-2:] == ["connecting", "connected"] and "failed" in states:
             reconnected.set()
 
-    catalog.on_status_changed(on_status)
+    on_status_changed(catalog, on_status)
     async with catalog.running(prewarm=False):
         await catalog.refresh_tools("s1")
         with pytest.raises(ServerUnavailable):
@@ -421,7 +422,7 @@ async def test_a_refresh_interval_picks_up_changes_without_list_changed(tmp_path
     modes = tmp_path / "modes"
     catalog = McpCatalog([scripted("s1", tools=1, mode_file=modes)], refresh_interval=0.2)
     changed = anyio.Event()
-    catalog.on_tools_changed(lambda server_id: changed.set())
+    on_tools_changed(catalog, lambda server_id: changed.set())
     async with catalog.running(prewarm=False):
         assert names(await catalog.refresh_tools("s1")) == ["tool_0"]
         changed = anyio.Event()
@@ -568,7 +569,7 @@ async def test_a_server_that_keeps_crashing_is_retried_with_growing_backoff(
         if states[-3:] == ["failed", "connecting", "failed"]:
             restart_failed.set()
 
-    catalog.on_status_changed(on_status)
+    on_status_changed(catalog, on_status)
 
     def starts() -> int:
         return log.read_text().count("pid:")

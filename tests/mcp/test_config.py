@@ -102,7 +102,8 @@ def test_default_timeouts_and_catalog_settings() -> None:
     server = McpServerConfig(id="s", command="srv")
     assert (server.connect_timeout, server.list_timeout, server.call_timeout) == (10.0, 15.0, 60.0)
     catalog = McpCatalog([server])
-    assert (catalog.prewarm_concurrency, catalog.empty_backoff, catalog.failure_backoff) == (
+    settings = catalog.settings
+    assert (settings.prewarm_concurrency, settings.empty_backoff, settings.failure_backoff) == (
         3,
         300.0,
         30.0,

@@ -15,6 +15,7 @@ from pegboard.core.tool import ToolContext
 from pegboard.errors import ServerUnavailable
 from pegboard.mcp import McpCatalog, McpServerConfig, McpToolError, sync_mcp_tools_to_registry
 from pegboard.mcp.trust import trust_tool
+from tests.mcp.listen import on_tools_changed
 
 pytestmark = pytest.mark.anyio
 
@@ -83,7 +84,7 @@ async def test_list_changed_reaches_the_registry_without_a_restart(http_server_u
         await catalog.refresh_tools("web")
         sync_mcp_tools_to_registry(registry, catalog)
         assert not registry.has("mcp__web__fresh_tool")
-        catalog.on_tools_changed(resync)
+        on_tools_changed(catalog, resync)
         output = await catalog.call_tool("web", "grow", {"name": "fresh_tool"})
         assert output.as_text() == "added fresh_tool"
         with anyio.fail_after(10):

@@ -21,8 +21,6 @@ def record(server_id: str = "s", n: int = 2) -> StoredServer:
         tools=tools,
         tool_hashes={"t0": "h0"},
         fetched_at=12.5,
-        status="connected",
-        backoff_until=99.0,
     )
 
 
@@ -43,9 +41,9 @@ def test_records_survive_reopening_and_replace_per_server(tmp_path: Path) -> Non
 
 def test_never_listed_server_keeps_none_distinct_from_empty(tmp_path: Path) -> None:
     store = SqliteCatalogStore(tmp_path / "c.db")
-    store.put(StoredServer("cold", status="failed", error="boom"))
+    store.put(StoredServer("cold"))
     store.put(StoredServer("empty", tools=()))
-    assert store.get("cold") == StoredServer("cold", status="failed", error="boom")
+    assert store.get("cold") == StoredServer("cold")
     assert store.get("empty") == StoredServer("empty", tools=())
 
 

@@ -23,6 +23,7 @@ from pegboard.mcp import (
     sync_mcp_tools_to_registry,
 )
 from tests.mcp.conftest import scripted
+from tests.mcp.listen import on_status_changed
 
 
 def tool(name: str, description: str = "") -> dict[str, Any]:
@@ -351,8 +352,8 @@ async def test_giving_up_the_wait_does_not_abort_the_warm(tmp_path: Path) -> Non
     catalog = McpCatalog([scripted("slow", "no-init", connect_timeout=1.0)])
     auto = AssistantSettings(mcp_mode="auto")
     failed = anyio.Event()
-    catalog.on_status_changed(
-        lambda sid: failed.set() if catalog.status(sid).state == "failed" else None
+    on_status_changed(
+        catalog, lambda sid: failed.set() if catalog.status(sid).state == "failed" else None
     )
     async with catalog.running(prewarm=False):
         assert await resolve_assistant_mcp_tool_ids(auto, catalog, wait_timeout=0.2) == []

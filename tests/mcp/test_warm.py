@@ -10,6 +10,7 @@ import pytest
 
 from pegboard.mcp import McpCatalog, SqliteCatalogStore
 from tests.mcp.conftest import requests_in, scripted
+from tests.mcp.listen import on_status_changed, on_tools_changed
 
 pytestmark = pytest.mark.anyio
 
@@ -52,7 +53,7 @@ async def test_a_confirmed_empty_server_is_reprobed_by_warm_only_after_five_minu
 ) -> None:
     log, clock = tmp_path / "log", Clock()
     catalog = McpCatalog([scripted("s1", tools=0, log=log)], clock=clock)
-    assert catalog.empty_backoff == 300.0
+    assert catalog.settings.empty_backoff == 300.0
     async with catalog.running(prewarm=False):
         assert await catalog.refresh_tools("s1") == []
         clock.advance(299)
@@ -85,8 +86,7 @@ async def test_a_failed_warm_resolves_leaving_nothing_and_backs_off_thirty_secon
         clock.advance(2)
         await catalog.warm("s1")
         assert starts(log) == 2
-    stored = catalog.store.get("s1")
-    assert stored is not None
+    stored = catalog.cache.state.load_states()["s1"]
     assert stored.backoff_until == clock.now + 30.0
 
 
@@ -94,8 +94,8 @@ async def test_a_failed_prewarm_backs_off_thirty_seconds(tmp_path: Path) -> None
     log, clock = tmp_path / "log", Clock()
     catalog = McpCatalog([scripted("s1", "exit", log=log)], clock=clock)
     failed = anyio.Event()
-    catalog.on_status_changed(
-        lambda sid: failed.set() if catalog.status(sid).state == "failed" else None
+    on_status_changed(
+        catalog, lambda sid: failed.set() if catalog.status(sid).state == "failed" else None
     )
     async with catalog.running():
         with anyio.fail_after(10):
@@ -115,8 +115,8 @@ async def test_a_failed_refresh_after_list_changed_backs_off_thirty_seconds(
     config = scripted("s1", tools=0, log=log, mode_file=modes, list_timeout=0.5)
     catalog = McpCatalog([config], clock=clock)
     failed = anyio.Event()
-    catalog.on_status_changed(
-        lambda sid: failed.set() if catalog.status(sid).state == "failed" else None
+    on_status_changed(
+        catalog, lambda sid: failed.set() if catalog.status(sid).state == "failed" else None
     )
     async with catalog.running(prewarm=False):
         assert await catalog.refresh_tools("s1") == []  # empty: a five-minute backoff
@@ -146,6 +146,7 @@ async def test_clearing_resets_the_backoff_so_warm_lists_again(tmp_path: Path) -
         await catalog.clear_tools("s1")
         assert catalog.read_tools("s1") is None
         assert store.get("s1") is None
+        assert "s1" not in store.load_states()
         await catalog.warm("s1")
         assert requests_in(log, "tools/list") == 2
 
@@ -155,7 +156,7 @@ async def test_tools_changed_fires_three_times_across_refresh_clear_refresh(
 ) -> None:
     catalog = McpCatalog([scripted("s1", tools=2)])
     events: list[str] = []
-    catalog.on_tools_changed(events.append)
+    on_tools_changed(catalog, events.append)
     async with catalog.running(prewarm=False):
         await catalog.refresh_tools("s1")
         await catalog.refresh_tools("s1")  # identical content: no event
@@ -181,7 +182,7 @@ async def test_warms_refreshes_and_cold_reads_share_one_flight(tmp_path: Path) -
     async def refresh() -> None:
         results.append(names(await catalog.refresh_tools("s1")))
 
-    catalog.on_status_changed(on_status)
+    on_status_changed(catalog, on_status)
     async with catalog.running(prewarm=False):
         async with anyio.create_task_group() as tg:
             for _ in range(3):
@@ -215,8 +216,8 @@ async def test_prewarm_fills_every_enabled_server_at_most_two_at_a_time(tmp_path
         if len(filled) == 5:
             done.set()
 
-    catalog.on_status_changed(on_status)
-    catalog.on_tools_changed(on_tools)
+    on_status_changed(catalog, on_status)
+    on_tools_changed(catalog, on_tools)
     async with catalog.running():
         with anyio.fail_after(20):
             await done.wait()
@@ -238,7 +239,7 @@ async def test_leaving_the_catalog_cancels_a_hanging_prewarm_and_reaps_its_child
         if all(catalog.status(c.id).state == "connecting" for c in configs):
             initializing.set()
 
-    catalog.on_status_changed(on_status)
+    on_status_changed(catalog, on_status)
     with anyio.fail_after(10):  # far below the 60 s connect timeout
         async with catalog.running():
             await initializing.wait()
@@ -251,7 +252,8 @@ async def test_leaving_the_catalog_cancels_a_hanging_prewarm_and_reaps_its_child
 
 def refreshing(catalog: McpCatalog, server_id: str) -> bool:
     """Whether a refresh of ``server_id`` is in flight (the catalog has no public view of it)."""
-    return catalog._entries[server_id].flight is not None
+    entry = catalog.cache.get(server_id)
+    return entry is not None and entry.flight is not None
 
 
 @pytest.mark.parametrize("failed_in", ["this process", "the previous process"])

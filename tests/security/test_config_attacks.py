@@ -266,7 +266,7 @@ def test_an_empty_tool_name_in_the_cached_store_is_dropped(tmp_path: Path) -> No
     config = scripted("s")
     good = {"name": "ok", "inputSchema": {"type": "object"}}
     tools = (good, {"name": "", "inputSchema": {"type": "object"}})
-    store.put(StoredServer("s", fingerprint=config.fingerprint, tools=tools, status="cold"))
+    store.put(StoredServer("s", fingerprint=config.fingerprint, tools=tools))
 
     catalog = McpCatalog([config], store)
 
@@ -284,10 +284,10 @@ def test_a_servers_table_with_wrong_columns_is_rebuilt_and_writes_work(tmp_path:
     db.close()
 
     store = SqliteCatalogStore(path)
-    store.put(StoredServer("s", fingerprint="f", tools=(), status="connected"))
+    store.put(StoredServer("s", fingerprint="f", tools=()))
     store.set_pins("s", {"": "f"})
 
     assert store.persistent
-    assert store.get("s") == StoredServer("s", fingerprint="f", tools=(), status="connected")
+    assert store.get("s") == StoredServer("s", fingerprint="f", tools=())
     assert store.pins("s") == {"": "f"}
     store.close()

@@ -27,7 +27,7 @@ from pegboard import Tool, ToolApplyScope, ToolEntry, ToolRegistry
 from pegboard.gateway.rounds import INPUT_KEY
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.transports import bind_listening_socket, http_app
-from pegboard.mcp.store import SqliteCatalogStore
+from pegboard.mcp.store_sqlite import SqliteCatalogStore
 from pegboard.toolsets.exposure import RegistrySurface
 
 pytestmark = pytest.mark.anyio

@@ -3,7 +3,7 @@ must give the same answer and leave the same audit record (issue 11's drifts).""
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,11 +14,11 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-import pegboard.runtime
 from pegboard import ModelInfo, build_agent_params
 from pegboard.calls import CallRecord
+from pegboard.cli._common import CliState
 from pegboard.cli.app import app
-from pegboard.config import load_config
+from pegboard.config import LoadedConfig, load_config
 from pegboard.formats import ToolCall
 from pegboard.gateway.server import Gateway
 from pegboard.runtime import RuntimeOptions, ToolRuntime
@@ -126,19 +126,20 @@ async def test_pegboard_serve_answers_each_scenario_like_the_library(
     assert [text_of(r) for r in results] == [expected for _, _, expected in SCENARIOS]
 
 
-async def test_pegboard_tools_call_answers_and_audits_each_scenario(
-    config: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_pegboard_tools_call_answers_and_audits_each_scenario(config: Path) -> None:
     records: list[CallRecord] = []
-    # The CLI builds its runtime itself: hand it the audit sink the way serve would.
-    options = functools.partial(RuntimeOptions, audit=records.append)
-    monkeypatch.setattr(pegboard.runtime, "RuntimeOptions", options)  # imported at call time
+
+    def factory(loaded: LoadedConfig, options: RuntimeOptions) -> ToolRuntime:
+        # The CLI's runtime, with the audit sink this test reads (injected, not patched).
+        return ToolRuntime(loaded, dataclasses.replace(options, audit=records.append))
+
     runner = CliRunner()
 
     def call(name: str, args: dict[str, Any]) -> Any:
         import json
 
-        return runner.invoke(app, ["tools", "call", "--profile", "work", name, json.dumps(args)])
+        argv = ["tools", "call", "--profile", "work", name, json.dumps(args)]
+        return runner.invoke(app, argv, obj=CliState(runtime_factory=factory))
 
     results = await anyio.to_thread.run_sync(lambda: [call(n, a) for n, a, _ in SCENARIOS])
 

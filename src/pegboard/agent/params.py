@@ -30,7 +30,6 @@ from pegboard.core.scope import ModelInfo, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter
 from pegboard.deferral import Exposition
-from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.formats import Api, format_for
 from pegboard.search.interface import SearchIndex
@@ -41,7 +40,7 @@ __all__ = ["AgentParams", "AgentSession", "Api", "build_agent_params"]
 
 @dataclass
 class AgentSession:
-    """What lasts a conversation: the inspect ledger, approvals and who gives them, audit.
+    """What lasts a conversation: approvals and who gives them, audit, sticky deferral.
 
     ``approval_handler`` asks a human about gated calls (without one they are refused);
     ``audit`` receives one :class:`~pegboard.calls.CallRecord` per call. Both end up in
@@ -53,7 +52,6 @@ class AgentSession:
     approval_handler: InitVar[ApprovalHandler | None] = None
     audit: InitVar[AuditSink | None] = None
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    ledger: InspectLedger = field(default_factory=InspectLedger)
     calls: CallSession = field(default_factory=CallSession)
     auto_deferred: bool = False
     _cache: dict[tuple[Any, ...], AgentParams] = field(default_factory=dict, repr=False)
@@ -90,7 +88,6 @@ def build_agent_params(
     approval_handler: ApprovalHandler | None = None,
     audit: AuditSink | None = None,
     statuses: Mapping[str, NamespaceStatus] | None = None,
-    descriptions: Mapping[str, str] | None = None,
     counter: TokenCounter | None = None,
     index: SearchIndex | None = None,
     repair: RepairHook | None = None,
@@ -101,7 +98,7 @@ def build_agent_params(
 
     ``api`` defaults from ``model.provider`` (``anthropic`` -> Anthropic Messages, anything
     else -> OpenAI Chat Completions). Pass the same ``session`` every turn: it keeps the
-    inspect ledger and approvals, and returns the very same params while nothing changed.
+    approvals and grants, and returns the very same params while nothing changed.
     ``approval_handler`` and ``audit`` are set on the session (see :class:`AgentSession`).
 
     ``native_defer`` (Anthropic only) uses the provider's deferred loading: deferred tools
@@ -133,7 +130,6 @@ def build_agent_params(
         native,
         exec_settings,
         tuple(sorted((statuses or {}).items())),
-        tuple(sorted((descriptions or {}).items())),
     )
     cached = session._cache.get(key)
     if cached is not None:
@@ -143,11 +139,9 @@ def build_agent_params(
         registry,
         context_window=model.context_window,
         session=session.calls,
-        ledger=session.ledger,
         counter=counter,
         index=index,
         statuses=(lambda: fixed) if fixed is not None else None,
-        descriptions=descriptions,
         native_loading=native,
         sticky=session.auto_deferred,
         tool_exec=exec_settings,

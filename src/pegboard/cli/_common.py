@@ -13,9 +13,11 @@ import typer
 
 from pegboard.config import LoadedConfig, load_config
 from pegboard.errors import ConfigError, PegboardError
+from pegboard.service.app import RuntimeFactory, Service, default_runtime
 
 if TYPE_CHECKING:
     from pegboard.mcp.sync import McpCollision
+    from pegboard.runtime import RuntimeOptions
 
 # Exit codes: 0 success; 1 the operation failed (a tool error, an unreachable server);
 # 2 bad usage or an invalid config; 3 the thing named does not exist.
@@ -29,7 +31,11 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class CliState:
+    """What the root command sets up for its subcommands. ``runtime_factory`` builds the
+    runtime every command's service uses (a test passes its own: ``invoke(..., obj=...)``)."""
+
     config_path: str | None = None
+    runtime_factory: RuntimeFactory = default_runtime
 
 
 def state(ctx: typer.Context) -> CliState:
@@ -66,6 +72,11 @@ def load(ctx: typer.Context, *, may_create: bool = False) -> LoadedConfig:
             EXIT_USAGE,
         )
     return loaded
+
+
+def service(ctx: typer.Context, options: RuntimeOptions | None = None) -> Service:
+    """The services of the config (see :func:`load`), their runtime made with ``options``."""
+    return Service(load(ctx), options, factory=state(ctx).runtime_factory)
 
 
 def run(fn: Callable[[], Coroutine[Any, Any, T]]) -> T:

@@ -7,8 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
-from pegboard.cli._common import echo_json, load
+from pegboard.cli._common import echo_json, service
 from pegboard.cli.help import PlainCommand, PlainGroup
 
 app = typer.Typer(cls=PlainGroup, help="Read the audit log of tool calls.", no_args_is_help=True)
@@ -24,13 +23,13 @@ def tail_cmd(
 
     Records live in <data dir>/audit.jsonl (rotated at 5 MB, three old files kept).
     """
-    loaded = load(ctx)
-    records = AuditLog(loaded.data_dir / AUDIT_FILE).tail(count)
+    audit = service(ctx).audit
+    records = audit.tail(count)
     if as_json:
         echo_json(records)
         return
     if not records:
-        typer.echo(f"no tool calls recorded yet ({loaded.data_dir / AUDIT_FILE})")
+        typer.echo(f"no tool calls recorded yet ({audit.log.path})")
         return
     for record in records:
         typer.echo(_line(record))

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pegboard.cli._common import EXIT_FAILED, EXIT_USAGE, echo_json, fail, load, run
+from pegboard.cli._common import EXIT_FAILED, EXIT_USAGE, echo_json, fail, load, run, state
 from pegboard.cli.approval_prompt import cli_approval
 from pegboard.cli.chat_view import ChatView, HeldLogLines, transcript_json
 from pegboard.cli.tools_cmd import ProfileOpt
 from pegboard.config import LoadedConfig
 from pegboard.errors import ConfigError, PegboardError
+from pegboard.service import Service
 
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
@@ -71,11 +72,12 @@ def chat(
     if as_json and once is None:
         fail("--json needs --once: the transcript of one turn is printed for scripts", EXIT_USAGE)
     loaded = load(ctx)
+    factory = state(ctx).runtime_factory
     model_id, client = _client(loaded, model)
-    from pegboard.runtime import RuntimeOptions, ToolRuntime  # lazy: the MCP SDK
+    from pegboard.runtime import RuntimeOptions  # lazy: the MCP SDK
 
     try:
-        runtime = ToolRuntime(loaded, RuntimeOptions(profile=profile))
+        runtime = Service(loaded, RuntimeOptions(profile=profile), factory=factory).runtime
     except PegboardError as exc:
         fail(str(exc), EXIT_USAGE)
     from pegboard.chat.loop import AgentLoop  # lazy: the loop pulls in the search layer
@@ -109,16 +111,7 @@ def _client(loaded: LoadedConfig, name: str | None) -> tuple[str, ModelClient]:
 
 async def _warm(runtime: ToolRuntime) -> None:
     """Wait (bounded) for allowed servers with no cached tools, so the first turn has them."""
-    import anyio
-
-    async with anyio.create_task_group() as group:
-        for server in runtime.catalog.servers():
-            sid = server.id
-            if runtime.server_allowed(sid) and runtime.catalog.read_tools(sid) is None:
-                group.start_soon(runtime.catalog.wait_warm, sid, WARM_WAIT)
-    # A warm's waiters are released before the catalog tells its listeners (the runtime's
-    # re-sync) about the new tools: sync now so the first turn sees them.
-    runtime.resync()
+    await Service.of(runtime).servers.warm_allowed(WARM_WAIT)
 
 
 def _once(

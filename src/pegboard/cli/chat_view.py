@@ -149,7 +149,9 @@ class ChatView:
             f"tokens   {agent.usage.input_tokens} in, {agent.usage.output_tokens} out",
             "repair   " + ", ".join(f"{k} {v}" for k, v in asdict(agent.repairer.stats).items()),
         ]
-        for server in runtime.catalog.statuses():
+        from pegboard.service import Service
+
+        for server in Service.of(runtime).servers.all_statuses():
             detail = f" ({server.error})" if server.error else ""
             lines.append(
                 f"server   {server.server_id}: {server.state}, "

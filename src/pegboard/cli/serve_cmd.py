@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
-from pegboard.cli._common import EXIT_USAGE, fail, load, run
+from pegboard.cli._common import EXIT_USAGE, fail, load, run, state
 from pegboard.core.wording import plural
 from pegboard.deferral.defer import DEFAULT_CONTEXT_WINDOW
 from pegboard.errors import ConfigError, PegboardError
+from pegboard.service import Service
 
 if TYPE_CHECKING:
     from pegboard.config.model import AuthConfig
@@ -73,8 +74,7 @@ def serve(
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
-    from pegboard.gateway.content import UpstreamContent
-    from pegboard.gateway.server import Gateway
+    from pegboard.gateway.compose import gateway_for
     from pegboard.gateway.transports import (
         bind_listening_socket,
         check_port,
@@ -83,7 +83,7 @@ def serve(
         serve_stdio,
     )
     from pegboard.gateway.warmup import searching, warm_search_index
-    from pegboard.runtime import RuntimeOptions, ToolRuntime
+    from pegboard.runtime import RuntimeOptions
 
     if context_window is not None and context_window <= 0:
         fail(
@@ -125,13 +125,11 @@ def serve(
             sock = bind_listening_socket(bind, port if port is not None else gateway_cfg.port)
         except ConfigError as exc:
             fail(str(exc), EXIT_USAGE)
+    options = RuntimeOptions(
+        profile=profile, context_window=context_window, defer=False if no_defer else None
+    )
     try:
-        runtime = ToolRuntime(
-            loaded,
-            RuntimeOptions(
-                profile=profile, context_window=context_window, defer=False if no_defer else None
-            ),
-        )
+        runtime = state(ctx).runtime_factory(loaded, options)
     except PegboardError as exc:
         fail(str(exc), EXIT_USAGE)
 
@@ -145,14 +143,7 @@ def serve(
         )
 
     async def body() -> None:
-        servers = list(runtime.loaded.config.servers)
-        content = UpstreamContent(
-            runtime.catalog,
-            lambda: [s for s in servers if runtime.server_allowed(s)],
-            audit=runtime.calls.audit,
-        )
-        gateway = Gateway(runtime.surface, content=content, store=runtime.catalog.store)
-        runtime.catalog.on_content_changed(content.changed)
+        gateway, content = gateway_for(runtime)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(content.run, gateway.content_changed)
             tg.start_soon(_until_signal, tg.cancel_scope)
@@ -185,7 +176,7 @@ def _announce(config_path: object, runtime: ToolRuntime, transport: str) -> None
     """
     servers = runtime.loaded.config.servers
     enabled = sum(1 for server in servers.values() if server.enabled)
-    cached = sum(1 for entry in runtime.registry.get_all() if entry.source is not None)
+    cached = Service.of(runtime).tools.cached_mcp_tools()
     line = (
         f"pegboard serve: MCP over {transport}; {enabled} of {plural(len(servers), 'MCP server')} "
         f"enabled, {plural(cached, 'cached tool')} (config: {config_path})"

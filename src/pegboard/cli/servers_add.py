@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from pegboard.cli._common import EXIT_NOT_FOUND, EXIT_USAGE, fail, load
-from pegboard.config import LoadedConfig, write_config
+from pegboard.cli._common import EXIT_NOT_FOUND, EXIT_USAGE, fail, load, service
+from pegboard.config import write_config
 from pegboard.errors import ConfigError
 
 # Letters, digits, - and _: the id becomes the server segment of every wire name
@@ -148,36 +148,17 @@ def remove_cmd(
     and layout are kept. Its cached tools and trust pins are forgotten, so adding it again
     starts fresh. A running pegboard serve needs a restart to drop it.
     """
-    loaded = load(ctx)
-    if server_id not in loaded.config.servers:
-        known = ", ".join(loaded.config.servers) or "none"
-        fail(f"unknown server id: {server_id}; configured: {known}", EXIT_NOT_FOUND)
-    raw = copy.deepcopy(loaded.raw)
-    del raw["servers"][server_id]
-    unlinked = []
-    for name, profile in raw.get("profiles", {}).items():
-        linked = profile.get("mcp_servers")
-        if isinstance(linked, list) and server_id in linked:
-            profile["mcp_servers"] = [s for s in linked if s != server_id]
-            unlinked.append(name)
+    from pegboard.runtime import RuntimeOptions
+    from pegboard.service.servers import UnknownServer
+
+    services = service(ctx, RuntimeOptions(prewarm=False))
     try:
-        write_config(loaded.path, raw)
+        unlinked = services.servers.remove(server_id)
+    except UnknownServer as exc:
+        fail(str(exc), EXIT_NOT_FOUND)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
-    _forget(loaded, server_id)
-    also = f", unlinked from profile {', '.join(unlinked)}" if unlinked else ""
-    typer.echo(f"removed {server_id} from {loaded.path}{also}")
-
-
-def _forget(loaded: LoadedConfig, server_id: str) -> None:
-    """Drop the server's cached tools, content lists and trust pins from the data dir."""
-    from pegboard.mcp import SqliteCatalogStore  # lazy: the store pulls in the catalog
-
-    if not loaded.catalog_path.exists():
-        return
-    store = SqliteCatalogStore(loaded.catalog_path)
-    try:
-        store.delete(server_id)
-        store.set_pins(server_id, {}, replace=True)
     finally:
-        store.close()
+        services.close()
+    also = f", unlinked from profile {', '.join(unlinked)}" if unlinked else ""
+    typer.echo(f"removed {server_id} from {services.loaded.path}{also}")

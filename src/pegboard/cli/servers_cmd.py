@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
 
 from pegboard.cli import servers_add
@@ -19,17 +17,19 @@ from pegboard.cli._common import (
     load,
     print_excluded,
     run,
+    service,
 )
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
-from pegboard.config import LoadedConfig, write_config
 from pegboard.core.redact import mask, redact_args, redact_url
 from pegboard.core.wording import plural
 from pegboard.errors import ConfigError
 from pegboard.mcp.status import ServerStatus
+from pegboard.service.servers import RefreshResult, UnknownServer
 
 if TYPE_CHECKING:
-    from pegboard.runtime import ToolRuntime
+    from pegboard.mcp.sync import McpCollision
+    from pegboard.service import Service
 
 app = typer.Typer(
     cls=PlainGroup,
@@ -44,10 +44,10 @@ WideOpt = Annotated[
 IdsArg = Annotated[list[str] | None, typer.Argument(help="Server ids (default: every server).")]
 
 
-def _runtime(loaded: LoadedConfig) -> ToolRuntime:
-    from pegboard.runtime import RuntimeOptions, ToolRuntime  # lazy: the catalog needs the SDK
+def _service(ctx: typer.Context) -> Service:
+    from pegboard.runtime import RuntimeOptions  # lazy: the catalog needs the SDK
 
-    return ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    return service(ctx, RuntimeOptions(prewarm=False))
 
 
 def _when(ts: float | None) -> str:
@@ -59,7 +59,7 @@ def _state(s: ServerStatus) -> str:
     return "cached" if s.state == "cold" and s.fetched_at else s.state
 
 
-def _status_row(s: ServerStatus, runtime: ToolRuntime) -> dict[str, object]:
+def _status_row(s: ServerStatus, excluded: list[McpCollision]) -> dict[str, object]:
     return {
         "id": s.server_id,
         "name": s.name,
@@ -71,7 +71,9 @@ def _status_row(s: ServerStatus, runtime: ToolRuntime) -> dict[str, object]:
         "waiting_for_trust": list(s.pending_trust),
         "launch_changed": s.launch_changed,
         "flags": {name: list(flags) for name, flags in s.flags},
-        "excluded": [c.as_json() for c in runtime.excluded(s.server_id)],
+        "excluded": [
+            c.as_json() for c in excluded if any(x.server_id == s.server_id for x in c.sources)
+        ],
         "refused": [{"tool": name, "reason": why} for name, why in s.refused],
     }
 
@@ -100,16 +102,11 @@ def _trust_lines(s: ServerStatus) -> list[str]:
     return lines
 
 
-def _check_ids(loaded: LoadedConfig, ids: list[str] | None) -> list[str]:
-    known = list(loaded.config.servers)
-    unknown = [i for i in ids or () if i not in known]
-    if unknown:
-        fail(
-            f"unknown {'server id' if len(unknown) == 1 else 'server ids'}: "
-            f"{', '.join(unknown)}; configured: {', '.join(known) or 'none'}",
-            EXIT_NOT_FOUND,
-        )
-    return list(ids) if ids else known
+def _check_ids(services: Service, ids: list[str] | None) -> list[str]:
+    try:
+        return services.servers.ids(ids)
+    except UnknownServer as exc:
+        fail(str(exc), EXIT_NOT_FOUND)
 
 
 @app.command("list", cls=PlainCommand)
@@ -162,15 +159,15 @@ def status_cmd(
     Read from the on-disk catalog: nothing is started. States: cached (listed before),
     cold (never listed: run `pegboard servers refresh`), failed (with the error), disabled.
     """
-    loaded = load(ctx)
-    wanted = _check_ids(loaded, ids)
-    runtime = _runtime(loaded)
+    services = _service(ctx)
+    wanted = _check_ids(services, ids)
     try:
-        statuses = [runtime.catalog.status(sid) for sid in wanted]
+        statuses = services.servers.statuses(wanted)
+        excluded = services.servers.excluded()
     finally:
-        runtime.catalog.store.close()
+        services.close()
     if as_json:
-        echo_json([_status_row(st, runtime) for st in statuses])
+        echo_json([_status_row(st, excluded) for st in statuses])
         return
     columns = [
         Column("id", key=True),
@@ -190,7 +187,7 @@ def status_cmd(
         for st in statuses
     ]
     print_table("MCP server status", columns, rows, wide=wide)
-    print_excluded(runtime.excluded(), wanted)
+    print_excluded(excluded, wanted)
     for line in (line for st in statuses for line in _trust_lines(st)):
         typer.echo(line)
 
@@ -206,10 +203,9 @@ def refresh_cmd(
 
     Exits 1 if any server failed.
     """
-    loaded = load(ctx)
-    wanted = [sid for sid in _check_ids(loaded, ids) if loaded.config.servers[sid].enabled]
-    runtime = _runtime(loaded)
-    results: dict[str, dict[str, object]] = {}
+    services = _service(ctx)
+    wanted = _check_ids(services, ids)
+    results: list[RefreshResult] = []
 
     async def body() -> None:
         from rich.console import Console  # lazy (start-up time)
@@ -221,7 +217,7 @@ def refresh_cmd(
             TimeElapsedColumn,
         )
 
-        limiter = anyio.CapacityLimiter(max(1, concurrency))
+        enabled = [sid for sid in wanted if services.loaded.config.servers[sid].enabled]
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
         console = Console(stderr=True)
         with Progress(
@@ -231,25 +227,17 @@ def refresh_cmd(
             transient=True,
             disable=as_json or not console.is_terminal,  # a piped stderr would get a "\n"
         ) as progress:
-            task = progress.add_task("refreshing MCP servers", total=len(wanted))
-
-            async def one(sid: str) -> None:
-                async with limiter:
-                    started = time.perf_counter()
-                    try:
-                        tools = await runtime.catalog.refresh_tools(sid)
-                        results[sid] = {"id": sid, "ok": True, "tools": len(tools)}
-                    except Exception as exc:
-                        results[sid] = {"id": sid, "ok": False, "error": str(exc)}
-                    results[sid]["seconds"] = round(time.perf_counter() - started, 3)
-                    progress.advance(task)
-
-            async with runtime.running(), anyio.create_task_group() as tg:
-                for sid in wanted:
-                    tg.start_soon(one, sid)
+            task = progress.add_task("refreshing MCP servers", total=len(enabled))
+            results.extend(
+                await services.servers.refresh(
+                    enabled,
+                    concurrency=concurrency,
+                    done=lambda result: progress.advance(task),
+                )
+            )
 
     run(body)
-    rows = [results[sid] for sid in wanted]
+    rows = [_refresh_row(r) for r in results]
     if as_json:
         echo_json(rows)
     else:
@@ -260,22 +248,21 @@ def refresh_cmd(
         raise typer.Exit(EXIT_FAILED)
 
 
+def _refresh_row(r: RefreshResult) -> dict[str, object]:
+    row: dict[str, object] = {"id": r.server_id, "ok": r.ok}
+    row |= {"tools": r.tools} if r.ok else {"error": r.error}
+    return row | {"seconds": r.seconds}
+
+
 def _set_enabled(ctx: typer.Context, server_id: str, enabled: bool) -> None:
-    loaded = load(ctx)
-    _check_ids(loaded, [server_id])
-    raw = dict(loaded.raw)
-    servers = {k: dict(v) for k, v in raw.get("servers", {}).items()}
-    if enabled:
-        servers[server_id].pop("enabled", None)
-    else:
-        servers[server_id]["enabled"] = False
-    raw["servers"] = servers
+    services = service(ctx)
+    _check_ids(services, [server_id])
     try:
-        write_config(loaded.path, raw)
+        path = services.servers.set_enabled(server_id, enabled)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     word = "enabled" if enabled else "disabled"
-    typer.echo(f"{server_id} {word} in {loaded.path} (a running pegboard serve follows at once)")
+    typer.echo(f"{server_id} {word} in {path} (a running pegboard serve follows at once)")
 
 
 # Unknown options belong to the server's command (`servers add fs npx -y pkg` without --).
@@ -315,22 +302,16 @@ def logs_cmd(
     Up to 64 KB, with the values of its configured env and headers masked. Exits 3 when the
     server has not been started since it was configured.
     """
-    from pegboard.mcp.transport import stderr_path
-
-    loaded = load(ctx)
-    _check_ids(loaded, [server_id])
-    server = loaded.config.servers[server_id]
-    path = stderr_path(loaded.stderr_dir, server_id)
-    assert path is not None
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    services = service(ctx)
+    _check_ids(services, [server_id])
+    kept = services.servers.logs(server_id)
+    if kept is None:
         fail(
             f"no stderr kept for {server_id} yet: it has not been started since "
             f"(try `pegboard servers refresh {server_id}`)",
             EXIT_NOT_FOUND,
         )
     if as_json:
-        echo_json({"id": server_id, "path": str(path), "stderr": mask(text, server.secrets)})
+        echo_json({"id": server_id, "path": str(kept.path), "stderr": kept.text})
         return
-    typer.echo(mask(text, server.secrets), nl=False)
+    typer.echo(kept.text, nl=False)

@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pegboard.calls.approval import ApprovalHandler
-from pegboard.calls.execute import error_output, stub_of
-from pegboard.calls.session import Call, CallSession
+from pegboard.calls.execute import stub_of
 from pegboard.cli import trust_cmd
 from pegboard.cli._common import (
     EXIT_FAILED,
@@ -20,24 +18,19 @@ from pegboard.cli._common import (
     EXIT_USAGE,
     echo_json,
     fail,
-    load,
     print_excluded,
     run,
+    service,
 )
 from pegboard.cli.approval_prompt import cli_approval
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.core.entry import ToolEntry
-from pegboard.core.output import ToolOutput
-from pegboard.core.tool import ToolContext
 from pegboard.core.wording import plural
-from pegboard.errors import PegboardError, ToolError, ToolNotAllowed, ToolNotFound
-from pegboard.toolsets import ToolList
-
-VIA = "cli"
+from pegboard.errors import PegboardError, ToolError
 
 if TYPE_CHECKING:
-    from pegboard.runtime import ToolRuntime
+    from pegboard.service import Service
 
 app = typer.Typer(
     cls=PlainGroup, help="List, search, inspect and call tools.", no_args_is_help=True
@@ -52,20 +45,16 @@ ProfileOpt = Annotated[
 ]
 
 
-def _runtime(ctx: typer.Context, profile: str | None) -> ToolRuntime:
-    from pegboard.runtime import RuntimeOptions, ToolRuntime  # lazy: the catalog needs the SDK
+def _service(ctx: typer.Context, profile: str | None) -> Service:
+    from pegboard.runtime import RuntimeOptions  # lazy: the catalog needs the SDK
 
-    loaded = load(ctx)
+    # Nothing deferred: a person sees (and may call) every tool of the profile.
+    services = service(ctx, RuntimeOptions(profile=profile, prewarm=False, defer=False))
     try:
-        # Nothing deferred: a person sees (and may call) every tool of the profile.
-        return ToolRuntime(loaded, RuntimeOptions(profile=profile, prewarm=False, defer=False))
+        services.runtime  # noqa: B018 - a bad profile is a usage error, said now
     except PegboardError as exc:
         fail(str(exc), EXIT_USAGE)
-
-
-def _listing(runtime: ToolRuntime) -> ToolList:
-    """The profile's tools, listed by the toolset the gateway and the dispatcher use."""
-    return runtime.surface.tools
+    return services
 
 
 def _row(e: ToolEntry) -> dict[str, Any]:
@@ -103,16 +92,13 @@ def list_tools(
     One row per tool: name, namespace, defer policy and the first line of its description
     (--wide prints whole descriptions).
     """
-    runtime = _runtime(ctx, profile)
-    active = {e.name for e in _listing(runtime).entries()}
-    entries = [
-        e for e in runtime.registry.get_all(query=query, namespace=namespace) if e.name in active
-    ]
+    tools = _service(ctx, profile).tools
+    entries = tools.entries(query=query, namespace=namespace)
     if as_json:
         echo_json([_row(e) for e in entries])
     else:
         _table(plural(len(entries), "tool"), entries, wide)
-    print_excluded(runtime.excluded())
+    print_excluded(tools.excluded())
 
 
 @app.command("search", cls=PlainCommand)
@@ -128,22 +114,19 @@ def search_tools(
 
     Ranked as the tool_search meta-tool ranks them for a model.
     """
-    runtime = _runtime(ctx, profile)
-    allowed = frozenset(e.name for e in _listing(runtime).entries())
-    hits = runtime.index.search([query], limit=limit, allowed=allowed)
-    entries = [e for h in hits if (e := runtime.registry.get_by_name(h.name)) is not None]
+    found = _service(ctx, profile).tools.search(query, limit)
+    entries = [e for e, _ in found]
     if as_json:
-        scores = {h.name: h.score for h in hits}
-        echo_json([_row(e) | {"score": round(scores[e.name], 4)} for e in entries])
+        echo_json([_row(e) | {"score": round(h.score, 4)} for e, h in found])
         return
     if not entries:
         fail(f"no tool matches {query!r}", EXIT_NOT_FOUND)
     _table(f"best {len(entries)} for {query!r}", entries, wide)
 
 
-def _entry(runtime: ToolRuntime, name: str) -> ToolEntry:
+def _entry(services: Service, name: str) -> ToolEntry:
     try:
-        return _listing(runtime).resolve(name)
+        return services.tools.get(name)
     except ToolError as exc:
         fail(str(exc), EXIT_NOT_FOUND)
 
@@ -159,8 +142,8 @@ def inspect_tool(
 
     The signature is the stub tool_inspect gives a model; --json adds the full schemas.
     """
-    runtime = _runtime(ctx, profile)
-    entry = _entry(runtime, name)
+    services = _service(ctx, profile)
+    entry = _entry(services, name)
     origin = {
         "server_id": entry.source.server_id if entry.source else None,
         "original_name": entry.source.tool_name if entry.source else None,
@@ -182,7 +165,7 @@ def inspect_tool(
     if entry.source:
         typer.echo(f"// server: {entry.source.server_id}, original name: {entry.source.tool_name}")
     typer.echo(stub_of(entry))
-    if line := trust_cmd.flag_line(runtime.catalog, entry):
+    if line := trust_cmd.flag_line(services.tools.flags(entry)):
         typer.echo(line)
 
 
@@ -209,11 +192,11 @@ def call_tool(
         fail(f"arguments are not valid JSON: {exc}", EXIT_USAGE)
     if not isinstance(args, dict):
         fail("arguments must be a JSON object", EXIT_USAGE)
-    runtime = _runtime(ctx, profile)
-    handler = cli_approval(yes)
-    output, code = run(lambda: _call(runtime, name, args, handler))
-    if code == EXIT_NOT_FOUND:
-        fail(output.as_text(), code)
+    tools = _service(ctx, profile).tools
+    outcome = run(lambda: tools.call(name, args, cli_approval(yes)))
+    output = outcome.output
+    if not outcome.found:
+        fail(output.as_text(), EXIT_NOT_FOUND)
     if as_json:
         from pegboard.mcp.results import output_to_call_result  # lazy: the MCP SDK
 
@@ -222,52 +205,8 @@ def call_tool(
         )
     else:
         typer.echo(output.as_text())
-    if code:
-        raise typer.Exit(code)
-
-
-async def _call(
-    runtime: ToolRuntime, name: str, args: dict[str, Any], handler: ApprovalHandler
-) -> tuple[ToolOutput, int]:
-    """One call through the runtime's composed toolset (resolve, approval, audit); servers
-    start only when the name resolves. Returns the output and the exit code."""
-    surface = runtime.surface
-    session = CallSession(handler, audit=runtime.calls.audit)
-    # The profile's scope travels with the call: it picks web_search's provider and the
-    # knowledge bases kb_search reads, as on the gateway and the agent routes.
-    ctx = ToolContext(call_id=VIA, session_id=session.session_id, scope=runtime.scope())
-    call = Call(name, args, ctx, VIA, session)
-
-    async def attempt() -> tuple[ToolOutput, int]:
-        try:
-            output = await surface.toolset.call_tool(call, surface.tools)
-        except (ToolNotFound, ToolNotAllowed) as exc:
-            waiting = _waiting_for_trust(runtime, name)
-            if waiting is not None:
-                return ToolOutput.error(waiting), EXIT_NOT_FOUND
-            return error_output(exc), EXIT_NOT_FOUND
-        except PegboardError as exc:
-            return error_output(exc, surface.tools.lookup), EXIT_FAILED
-        return output, EXIT_FAILED if output.is_error else 0
-
-    if surface.tools.get(name) is None:  # refused (and audited) without starting a server
-        return await attempt()
-    async with runtime.running():
-        return await attempt()
+    if outcome.failed:
+        raise typer.Exit(EXIT_FAILED)
 
 
 app.command("trust", cls=PlainCommand)(trust_cmd.trust)
-
-
-def _waiting_for_trust(runtime: ToolRuntime, name: str) -> str | None:
-    """The message for a tool of a server that waits for trust (its launch definition
-    changed, so none of its tools is listed): say so instead of "not found"."""
-    for status in runtime.catalog.statuses():
-        if status.launch_changed and name.startswith(f"mcp__{status.server_id}__"):
-            sid = status.server_id
-            return (
-                f"{name}: MCP server {sid} waits for trust (its launch definition changed), "
-                f"so its tools are not listed; review `pegboard servers list`, then run "
-                f"`pegboard tools trust --server {sid}`"
-            )
-    return None

@@ -11,12 +11,11 @@ from pegboard.core.output import (
     ToolOutput,
     to_tool_output,
 )
-from pegboard.core.registry import NameCollision, RegistrySnapshot, ToolRegistry, default_registry
-from pegboard.core.scope import Assistant, AssistantSettings, McpMode, ModelInfo, ToolApplyScope
+from pegboard.core.registry import NameCollision, RegistrySnapshot, ToolRegistry
+from pegboard.core.scope import AssistantSettings, McpMode, ModelInfo, ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext
 
 __all__ = [
-    "Assistant",
     "AssistantSettings",
     "AudioPart",
     "ContentPart",
@@ -37,6 +36,5 @@ __all__ = [
     "ToolRegistry",
     "ToolSource",
     "canonical_json",
-    "default_registry",
     "to_tool_output",
 ]

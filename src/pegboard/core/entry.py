@@ -10,6 +10,7 @@ from typing import Literal, TypeAlias
 from pegboard.core.definition import ToolDefinition
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import Tool
+from pegboard.errors import UserError
 
 DeferPolicy: TypeAlias = Literal["never", "always", "auto"]
 AppliesPredicate: TypeAlias = Callable[[ToolApplyScope], bool]
@@ -40,6 +41,19 @@ class ToolEntry:
     namespace_label: str | None = None
     applies: AppliesPredicate | None = None
     source: ToolSource | None = None
+
+    @classmethod
+    def of(cls, tool: Tool) -> ToolEntry:
+        """The entry of a tool that carries its own name and namespace
+        (``Tool.from_function(fn, namespace="math")``)."""
+        if not tool.name or not tool.namespace:
+            missing = "a namespace" if tool.name else "a name"
+            raise UserError(
+                f"tool {tool.name or tool.description[:40]!r} has no {missing[2:]}: give it one "
+                '(Tool.from_function(fn, namespace="math")) or register a '
+                "ToolEntry(name, namespace, tool)"
+            )
+        return cls(tool.name, tool.namespace, tool)
 
     @property
     def label(self) -> str:

@@ -64,7 +64,10 @@ def tool_from_function(
     strict: bool | None,
     annotations: Mapping[str, Any] | None,
     to_model_output: OutputFormatter,
+    name: str | None = None,
+    namespace: str | None = None,
 ) -> Tool:
+    tool_name = name or fn.__name__
     signature = inspect.signature(fn)
     hints = get_type_hints(fn, include_extras=True)
     doc_description, param_docs = parse_docstring(fn.__doc__)
@@ -90,7 +93,6 @@ def tool_from_function(
             prop.pop("title", None)
     output_schema = _output_schema(hints.get("return"))
     is_async = inspect.iscoroutinefunction(fn)
-    tool_name = fn.__name__
 
     def _bind(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         try:
@@ -124,6 +126,8 @@ def tool_from_function(
         to_model_output=to_model_output,
         strict=strict,
         annotations=annotations,
+        name=tool_name,
+        namespace=namespace,
     )
 
 

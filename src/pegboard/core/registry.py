@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from pegboard.core.entry import ToolEntry, ToolSource
+from pegboard.core.events import EventBus, RegistryChanged
 from pegboard.core.names import legacy_mcp_tool_name
 from pegboard.core.scope import ToolApplyScope
+from pegboard.core.tool import Tool
 
 logger = logging.getLogger("pegboard.registry")
 
@@ -94,20 +96,24 @@ class ToolRegistry:
     methods, which use the current snapshot) and never see a half-applied change.
     """
 
-    def __init__(self, entries: Iterable[ToolEntry] = ()) -> None:
+    def __init__(
+        self, entries: Iterable[ToolEntry | Tool] = (), *, events: EventBus | None = None
+    ) -> None:
         self._lock = threading.Lock()
         self._snapshot = RegistrySnapshot({}, 0)
-        self._listeners: list[RegistryListener] = []
+        self.events = events if events is not None else EventBus()
         self.collisions: list[NameCollision] = []
         self.register_many(entries)
 
     # -- writes -------------------------------------------------------------------------------
-    def register(self, entry: ToolEntry) -> None:
+    def register(self, entry: ToolEntry | Tool) -> None:
         """Add ``entry``, replacing any entry of the same name."""
         self.register_many([entry])
 
-    def register_many(self, entries: Iterable[ToolEntry]) -> None:
-        batch = list(entries)
+    def register_many(self, entries: Iterable[ToolEntry | Tool]) -> None:
+        """Add ``entries``; a :class:`Tool` stands for ``ToolEntry.of(tool)`` (it carries its
+        name and namespace)."""
+        batch = [e if isinstance(e, ToolEntry) else ToolEntry.of(e) for e in entries]
         if not batch:
             return
         with self._lock:
@@ -148,20 +154,15 @@ class ToolRegistry:
     # -- change listeners ---------------------------------------------------------------------
     def subscribe(self, listener: RegistryListener) -> Callable[[], None]:
         """Call ``listener(snapshot)`` after every change; returns an unsubscribe function."""
-        self._listeners.append(listener)
 
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def deliver(event: RegistryChanged) -> None:
+            if event.source is self:
+                listener(event.snapshot)
 
-        return unsubscribe
+        return self.events.subscribe(RegistryChanged, deliver)
 
     def _notify(self, snap: RegistrySnapshot) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(snap)
-            except Exception:
-                logger.exception("registry listener failed")
+        self.events.publish(RegistryChanged(self, snap))
 
     # -- reads --------------------------------------------------------------------------------
     def snapshot(self) -> RegistrySnapshot:
@@ -215,11 +216,3 @@ class ToolRegistry:
     def resolve_source(self, name: str) -> ToolSource | None:
         """(server id, original tool name) behind an MCP wire name, from the id map."""
         return self._snapshot.source_of(name)
-
-
-_default_registry = ToolRegistry()
-
-
-def default_registry() -> ToolRegistry:
-    """The process-wide registry (tests should construct their own ``ToolRegistry()``)."""
-    return _default_registry

@@ -65,13 +65,6 @@ def _listed(items: frozenset[str], wire_name: str, server_id: str, tool_name: st
 
 
 @dataclass(frozen=True, slots=True)
-class Assistant:
-    id: str = "default"
-    name: str = "Default"
-    settings: AssistantSettings = field(default_factory=AssistantSettings)
-
-
-@dataclass(frozen=True, slots=True)
 class ModelInfo:
     """Facts about the model a request goes to."""
 
@@ -93,5 +86,4 @@ class ToolApplyScope:
 
     assistant: AssistantSettings = field(default_factory=AssistantSettings)
     mcp_tool_ids: frozenset[str] | None = None
-    has_file_attachments: bool = False
     model: ModelInfo | None = None

@@ -73,6 +73,10 @@ class Tool:
     strict: bool | None = None
     annotations: Mapping[str, Any] | None = None
     title: str | None = None
+    # Where the tool goes in a registry when it is given without a ToolEntry: its wire name
+    # and namespace (``ToolRegistry([Tool.from_function(add, namespace="math")])``).
+    name: str | None = None
+    namespace: str | None = None
 
     def definition(self, name: str) -> ToolDefinition:
         """This tool's model-facing definition under the wire name ``name``."""
@@ -111,8 +115,11 @@ class Tool:
         strict: bool | None = None,
         annotations: Mapping[str, Any] | None = None,
         to_model_output: OutputFormatter = to_tool_output,
+        name: str | None = None,
+        namespace: str | None = None,
     ) -> Tool:
-        """Build a tool from a typed function (see :mod:`pegboard.core.function_tool`)."""
+        """Build a tool from a typed function (see :mod:`pegboard.core.function_tool`);
+        ``name`` (default: the function's) and ``namespace`` place it in a registry."""
         from pegboard.core.function_tool import tool_from_function
 
         return tool_from_function(
@@ -123,6 +130,8 @@ class Tool:
             strict=strict,
             annotations=annotations,
             to_model_output=to_model_output,
+            name=name,
+            namespace=namespace,
         )
 
 

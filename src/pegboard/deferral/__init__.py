@@ -16,7 +16,6 @@ from pegboard.deferral.defer import (
     meta_tools_overhead_tokens,
     should_defer,
 )
-from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.pool import DeferredPool
 from pegboard.deferral.prompt import (
     PROMPT_SECTION_BUDGET_TOKENS,
@@ -36,7 +35,6 @@ __all__ = [
     "DeferredPool",
     "ExecSettings",
     "Exposition",
-    "InspectLedger",
     "apply_defer_exposition",
     "defer_threshold",
     "inspect_tool",

@@ -14,7 +14,6 @@ from pegboard.core.tokens import TokenCounter, default_token_counter
 from pegboard.core.tool import Tool
 from pegboard.deferral.defer import DeferDecision, should_defer
 from pegboard.deferral.definitions import WITH_EXEC
-from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.pool import DeferredPool
 from pegboard.deferral.prompt import render_deferred_section
 from pegboard.deferral.tool_exec import (
@@ -56,10 +55,8 @@ def apply_defer_exposition(
     *,
     counter: TokenCounter | None = None,
     index: SearchIndex | None = None,
-    ledger: InspectLedger | None = None,
     session: CallSession | None = None,
     statuses: Mapping[str, NamespaceStatus] | None = None,
-    descriptions: Mapping[str, str] | None = None,
     native_loading: bool = False,
     sticky: bool = False,
     tool_exec: ExecSettings | None = None,
@@ -67,8 +64,8 @@ def apply_defer_exposition(
     """Defer what :func:`should_defer` says and inject ``tool_search``/``inspect``/``invoke``
     (and ``tool_exec`` when ``tool_exec`` settings are given).
 
-    Tools without a registry entry are left alone. ``ledger`` and ``session`` carry the
-    session (inspect ledger, approval grants, audit); ``index`` defaults to the registry's
+    Tools without a registry entry are left alone. ``session`` carries the session
+    (approval grants, audit); ``index`` defaults to the registry's
     incrementally updated index. ``native_loading`` (Anthropic's ``defer_loading``: the
     provider loads what ``tool_search`` finds) injects ``tool_search`` alone. ``sticky``: see
     :func:`should_defer`.
@@ -92,7 +89,6 @@ def apply_defer_exposition(
         context_window,
         counter,
         statuses=statuses,
-        descriptions=descriptions,
         sticky=sticky,
         tool_exec=tool_exec is not None and not native_loading,
     )
@@ -104,7 +100,6 @@ def apply_defer_exposition(
         deferred=deferred,
         allowed=allowed,
         index=index if index is not None else registry_index(registry),
-        ledger=ledger if ledger is not None else InspectLedger(),
         session=session if session is not None else CallSession(),
         counter=counter,
     )
@@ -121,7 +116,6 @@ def apply_defer_exposition(
         list(exposed),
         deferred,
         statuses=statuses,
-        descriptions=descriptions,
         counter=counter,
         loads_found_tools=native_loading,
     )

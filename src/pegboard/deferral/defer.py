@@ -60,7 +60,6 @@ def meta_tools_overhead_tokens(
     counter: TokenCounter | None = None,
     *,
     statuses: Mapping[str, NamespaceStatus] | None = None,
-    descriptions: Mapping[str, str] | None = None,
     tool_exec: bool = False,
 ) -> int:
     """Measured tokens of the injected meta-tool definitions (``tool_exec``'s too when it is
@@ -69,9 +68,7 @@ def meta_tools_overhead_tokens(
     names = injected_meta_tools(tool_exec)
     definitions = EXEC_DEFINITIONS if tool_exec else DEFINITIONS
     tools = sum(counter.count_tool(definitions[name]) for name in names)
-    section = render_deferred_section(
-        names, deferred, statuses=statuses, descriptions=descriptions, counter=counter
-    )
+    section = render_deferred_section(names, deferred, statuses=statuses, counter=counter)
     return tools + counter.count_text(section)
 
 
@@ -94,7 +91,6 @@ def should_defer(
     counter: TokenCounter | None = None,
     *,
     statuses: Mapping[str, NamespaceStatus] | None = None,
-    descriptions: Mapping[str, str] | None = None,
     sticky: bool = False,
     tool_exec: bool = False,
 ) -> DeferDecision:
@@ -121,7 +117,6 @@ def should_defer(
         [*always, *auto],
         counter,
         statuses=statuses,
-        descriptions=descriptions,
         tool_exec=tool_exec,
     )
     if cost > overhead:

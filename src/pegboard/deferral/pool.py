@@ -1,4 +1,4 @@
-"""What the meta-tools of one request share: the deferred pool, the allowed set, the ledger.
+"""What the meta-tools of one request share: the deferred pool and the allowed set.
 
 The allowed set (every tool ``tool_invoke`` may reach in this request) is fixed when the
 exposition is applied; meta-tool names are never in it. Names resolve exactly: a near miss
@@ -22,7 +22,6 @@ from pegboard.core.registry import RegistrySnapshot
 from pegboard.core.resolve import fold_name, resolve_name, suggest_names
 from pegboard.core.tokens import TokenCounter, default_token_counter
 from pegboard.core.tool import ToolContext
-from pegboard.deferral.ledger import InspectLedger
 from pegboard.errors import ToolError
 from pegboard.search.interface import SearchIndex
 
@@ -35,7 +34,6 @@ class DeferredPool:
     deferred: tuple[ToolEntry, ...]
     allowed: frozenset[str]
     index: SearchIndex
-    ledger: InspectLedger = field(default_factory=InspectLedger)
     session: CallSession = field(default_factory=CallSession)
     counter: TokenCounter = field(default_factory=default_token_counter)
 

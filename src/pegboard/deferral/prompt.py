@@ -52,14 +52,13 @@ def render_deferred_section(
     deferred: Sequence[ToolEntry],
     *,
     statuses: Mapping[str, NamespaceStatus] | None = None,
-    descriptions: Mapping[str, str] | None = None,
     counter: TokenCounter | None = None,
     budget: int = PROMPT_SECTION_BUDGET_TOKENS,
     loads_found_tools: bool = False,
 ) -> str:
     """The ``<deferred-tools>`` section; empty when no meta-tool was injected.
 
-    ``statuses`` and ``descriptions`` are keyed by raw namespace (``mcp:<server id>``).
+    ``statuses`` are keyed by raw namespace (``mcp:<server id>``).
     ``loads_found_tools``: the provider loads what ``tool_search`` finds (Anthropic's native
     deferred loading), so found tools are called directly.
     """
@@ -78,7 +77,7 @@ def render_deferred_section(
     ]
     tail = ["</namespaces>", "</deferred-tools>"]
     problems = [_problem_line(ns) for ns in spaces if _has_problem(ns)]
-    full = [_full_line(ns, descriptions or {}) for ns in spaces if ns.names]
+    full = [_full_line(ns) for ns in spaces if ns.names]
     for body in (full, _counts_lines(spaces)):
         text = "\n".join([*head, *body, *problems, *tail])
         if counter.count_text(text) <= budget:
@@ -115,13 +114,9 @@ def _has_problem(ns: _Namespace) -> bool:
     return ns.status is not None and ns.status.state in PROBLEM_STATES
 
 
-def _full_line(ns: _Namespace, descriptions: Mapping[str, str]) -> str:
-    summary = descriptions.get(ns.raw, "").strip().splitlines()
-    if summary:
-        text = escape_markup(summary[0])
-    else:
-        shown = sorted(ns.names)[:SUMMARY_NAMES]
-        text = ", ".join(shown) + (", …" if len(ns.names) > SUMMARY_NAMES else "")
+def _full_line(ns: _Namespace) -> str:
+    shown = sorted(ns.names)[:SUMMARY_NAMES]
+    text = ", ".join(shown) + (", …" if len(ns.names) > SUMMARY_NAMES else "")
     return f"- {ns.label} ({len(ns.names)}): {text}"
 
 

@@ -1,4 +1,4 @@
-"""``tool_inspect``: the signature stub of one tool, recorded in the session's ledger.
+"""``tool_inspect``: the signature stub of one tool.
 
 With ``tool_exec`` on, the stub is the Python function code calls (``async def <name>(*,
 ...)``, :func:`~pegboard.sandbox.tool.python_signature`), which also tells ``tool_invoke``
@@ -37,9 +37,8 @@ def make_tool_inspect(pool: DeferredPool, code_name: CodeName | None = None) -> 
 
 
 def inspect_tool(pool: DeferredPool, name: str, code_name: CodeName | None = None) -> ToolOutput:
-    """The stub of ``name``; raises ToolNotAllowed / ToolNotFound (ledger untouched)."""
+    """The stub of ``name``; raises ToolNotAllowed / ToolNotFound."""
     entry = pool.resolve(name, meta_tool=TOOL_INSPECT)
-    pool.ledger.record(entry)
     if code_name is None:
         return ToolOutput.text(stub_of(entry))
     alias = code_name(entry.name)

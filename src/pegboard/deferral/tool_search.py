@@ -164,7 +164,6 @@ def _render(pool: DeferredPool, entries: Sequence[ToolEntry], verbose: bool) -> 
             lines.append(tool_line(entry, pool.counter))
             if verbose:
                 lines.append(f"  input: {canonical_json(entry.tool.input_schema)}")
-                pool.ledger.record(entry)
     return "\n".join(lines)
 
 

@@ -25,8 +25,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from pegboard.calls.audit import AuditSink
+from pegboard.core.events import ContentChanged
 from pegboard.core.names import mcp_tool_name
-from pegboard.errors import PegboardError
 from pegboard.gateway.content_guard import Asking, ContentGuard
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.store import StoredContent
@@ -66,7 +66,7 @@ _MODELS: dict[str, type[BaseModel]] = {
 class UpstreamContent:
     """Resources, templates and prompts of ``servers()`` (the profile's allowed ids).
 
-    Lists are answered from the cache only (memory, else the catalog store, so a restarted
+    Lists are answered from the catalog's cache only (memory, else its store, so a restarted
     gateway lists them before any server answers); :meth:`run` refreshes the cache in the
     background at start, when an upstream says its content changed (:meth:`changed`) and
     when a listed server has nothing cached yet, then announces what changed.
@@ -82,7 +82,8 @@ class UpstreamContent:
         self._catalog = catalog
         self._servers = servers
         self._guard = ContentGuard(lambda sid: catalog.server(sid).approve_content, audit)
-        self._last: dict[tuple[str, str], list[Any]] = {}  # (kind, server id) -> last good
+        # (kind, server id) -> the cached listing and its SDK models
+        self._last: dict[tuple[str, str], tuple[StoredContent, list[Any]]] = {}
         self._due = anyio.Event()
 
     def changed(self) -> None:
@@ -90,61 +91,43 @@ class UpstreamContent:
         self._due.set()
 
     async def run(self, announce: Callable[[], None]) -> None:
-        """Forever: refresh the cache when due, and ``announce()`` when a list changed."""
-        while True:
-            if await self.refresh():
-                announce()
-            await self._due.wait()
-            self._due = anyio.Event()
+        """Forever: refresh the cache when due (at start, and when an upstream says its
+        content changed), and ``announce()`` when a list changed."""
+        unsubscribe = self._catalog.events.subscribe(ContentChanged, lambda event: self.changed())
+        try:
+            while True:
+                if await self.refresh():
+                    announce()
+                await self._due.wait()
+                self._due = anyio.Event()
+        finally:
+            unsubscribe()
 
     async def refresh(self) -> bool:
         """Ask each allowed server for its lists (concurrently); True if any list changed."""
         changed: list[bool] = []
+
+        async def one(server_id: str) -> None:
+            changed.append(await self._catalog.supervisor.refresh_content(server_id))
+
         async with anyio.create_task_group() as tg:
             for server_id in self._servers():
-                tg.start_soon(self._refresh_server, server_id, changed)
+                tg.start_soon(one, server_id)
         return any(changed)
 
-    async def _refresh_server(self, server_id: str, changed: list[bool]) -> None:
-        config = self._catalog.server(server_id)
-        try:
-            with anyio.fail_after(config.list_timeout):
-                session = await self._catalog.session(server_id)
-                capabilities = (await session.initialize()).capabilities
-                listed: dict[str, list[Any]] = {"resources": [], "templates": [], "prompts": []}
-                if capabilities.resources is not None:
-                    listed["resources"] = list((await session.list_resources()).resources)
-                    templates = await session.list_resource_templates()
-                    listed["templates"] = list(templates.resource_templates)
-                if capabilities.prompts is not None:
-                    listed["prompts"] = list((await session.list_prompts()).prompts)
-        except (PegboardError, TimeoutError, MCPError) as exc:
-            logger.warning("MCP server %s: listing resources/prompts failed: %s", server_id, exc)
-            return
-        for kind, items in listed.items():
-            if items == self._cached(kind, server_id):
-                continue
-            self._last[(kind, server_id)] = items
-            changed.append(True)
-            dumped = tuple(
-                i.model_dump(by_alias=True, mode="json", exclude_none=True) for i in items
-            )
-            record = StoredContent(server_id, kind, config.fingerprint, dumped)
-            await anyio.to_thread.run_sync(self._catalog.store.set_content, record)
-
     def _cached(self, kind: str, server_id: str) -> list[Any] | None:
-        """The last listing of ``kind`` from memory, else from the store (None: never listed)."""
-        items = self._last.get((kind, server_id))
-        if items is not None:
-            return items
-        stored = self._catalog.store.content(server_id, kind)
-        if stored is None or stored.fingerprint != self._catalog.server(server_id).fingerprint:
+        """The last listing of ``kind`` as SDK models (None: never listed)."""
+        stored = self._catalog.cache.content(server_id, kind)
+        if stored is None:
             return None
+        memo = self._last.get((kind, server_id))
+        if memo is not None and memo[0] is stored:
+            return memo[1]
         try:
             items = [_MODELS[kind].model_validate(i) for i in stored.items]
         except ValidationError:
             return None
-        self._last[(kind, server_id)] = items
+        self._last[(kind, server_id)] = (stored, items)
         return items
 
     def _listed(self, kind: str) -> list[tuple[str, Any]]:

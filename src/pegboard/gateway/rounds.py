@@ -63,7 +63,7 @@ _FOR_A_WHILE = f"Allow for {int(GRANT_TTL_S // 60)} minutes (this client)"
 
 
 class SecretStore(Protocol):
-    """What rounds need of the store (:class:`~pegboard.mcp.store.SqliteCatalogStore` has it)."""
+    """What rounds need of the store (the catalog stores have it)."""
 
     def secret(self, name: str) -> bytes: ...
 

@@ -29,7 +29,6 @@ from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
-from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ApprovalDenied, NotStarted
 from pegboard.search.interface import SearchIndex
@@ -92,7 +91,6 @@ class ToolBridge:
     statuses: StatusSource | None = None
     runtime: ToolRuntime | None = None
     tool_exec: ExecSettings | None = None  # the config's tool_exec, as `pegboard serve` offers
-    ledger: InspectLedger = field(default_factory=InspectLedger)
     sticky: bool = False
     _users: int = field(default=0, repr=False)
     _catalog: AsyncExitStack | None = field(default=None, repr=False)
@@ -154,7 +152,6 @@ class ToolBridge:
                 self.registry,
                 context_window=context_window or self.context_window,
                 session=self.session,
-                ledger=self.ledger,
                 index=self.index,
                 statuses=self.statuses,
                 sticky=self.sticky,

@@ -26,23 +26,32 @@ Server definitions (``config.py``, pydantic at the edge)::
 
 Persistent catalog (``store.py``)::
 
-    CatalogStore            Protocol: persistent (bool); load_all() -> dict[str, StoredServer];
-                            get(server_id) -> StoredServer | None; put(record: StoredServer)
-                            (atomic per-server replace); delete(server_id); close()
+    CatalogStore            Protocol of the shared data: persistent (bool); load_all() ->
+                            dict[str, StoredServer]; get(server_id) -> StoredServer | None;
+                            put(record: StoredServer) (atomic per-server replace);
+                            delete(server_id); pins/set_pins; content/set_content;
+                            version(table) -> int and changes(since) -> list[Change] (each
+                            shared table, "tools" | "pins" | "content", is versioned, and every
+                            write appends to one change feed); close()
+    ReplicaStateStore       Protocol of one process's view: load_states(); put_state(StoredState);
+                            delete_state(server_id)
     StoredServer            frozen dataclass: server_id, fingerprint, tools (raw MCP tool dicts,
                             exactly as listed, disabled ones included), tool_hashes
-                            (name -> sha256 of the definition), fetched_at, status, error,
-                            error_at, backoff_until
-    SqliteCatalogStore(path)  rollback journal (NOT WAL: SQLite 3.40.1 here has the WAL-reset
+                            (name -> sha256 of the definition), fetched_at
+    StoredState             frozen dataclass: server_id, fingerprint, status, error, error_at,
+                            backoff_until
+    SqliteCatalogStore(path)  (``store_sqlite.py``) both protocols in one file: rollback
+                            journal (NOT WAL: SQLite 3.40.1 here has the WAL-reset
                             bug), BEGIN IMMEDIATE + busy_timeout, writers of several processes
                             queue on a flock of ``<path>.lock``; a corrupt file is moved to
                             ``<path>.corrupt-<ts>`` and rebuilt with a warning; an unwritable
                             location turns persistence off with a warning (``.persistent`` False).
-    MemoryCatalogStore()    the same contract in memory (the default when no store is given).
+    MemoryCatalogStore()    both contracts in memory (the default when no store is given).
 
 The catalog (``catalog.py``)::
 
     McpCatalog(servers: Iterable[McpServerConfig], store: CatalogStore | None = None, *,
+               state: ReplicaStateStore | None = None, events: EventBus | None = None,
                prewarm_concurrency=3, empty_backoff=300.0, failure_backoff=30.0,
                refresh_interval=None, max_message_bytes=4 MiB, stderr_log_bytes=64 KiB,
                stderr_dir=None, clock=time.time)
@@ -77,11 +86,11 @@ The catalog (``catalog.py``)::
         fetched_at: float | None (unix time of the cached list); ``.label`` one short line.
         A server whose tools come from the on-disk cache is "cold" until this process has
         talked to it (its tools are served all the same); "failed" is restored from disk.
-    catalog.on_tools_changed(callback: Callable[[str], None]) -> unsubscribe
-        called with the server id only when its cached list really changed (content compare;
-        never-warmed counts as []), never for an identical re-list.
-    catalog.on_status_changed(callback: Callable[[str], None]) -> unsubscribe
-        called with the server id whenever its state (or error) changes.
+    catalog.events.subscribe(ToolsChanged, callback) -> unsubscribe   (pegboard.core.events)
+        ``callback(ToolsChanged(server_id))`` only when its cached list really changed
+        (content compare; never-warmed counts as []), never for an identical re-list.
+    catalog.events.subscribe(ServerStatusChanged, callback) -> unsubscribe
+        whenever a server's state (or error) changes.
     await catalog.call_tool(server_id, tool_name, arguments, *, call_id=None, call_timeout=None)
         -> pegboard.core.output.ToolOutput  (``is_error`` True for an isError result);
         an inactive server raises pegboard.errors.ServerInactive ("MCP server X is not active
@@ -101,10 +110,14 @@ The catalog (``catalog.py``)::
     catalog.servers() -> list[McpServerConfig]; catalog.stderr_tail(server_id) -> str
     await catalog.session(server_id) -> mcp.ClientSession   the live session (connecting
         first) for requests the catalog does not model (resources, prompts)
-    catalog.on_content_changed(callback: Callable[[], None]) -> unsubscribe
-        called when a server sends resources/list_changed or prompts/list_changed
+    catalog.events.subscribe(ContentChanged, callback) -> unsubscribe
+        when a server sends resources/list_changed or prompts/list_changed
+    await catalog.supervisor.refresh_content(server_id) -> bool   list its resources,
+        templates and prompts into the cache (True: a list changed);
+        catalog.cache.content(server_id, kind) -> StoredContent | None  the last listing
     catalog.tool_hashes(server_id) -> dict[str, str]   tool name -> tool_hash(raw definition)
     catalog.store                                    the CatalogStore (close it when done)
+    catalog.cache / catalog.supervisor / catalog.events   the three parts the façade calls
 
 Transport guards (``transport.py``; stdio is our own transport, not ``mcp.stdio_client``):
 a stdio child gets only ``ENV_ALLOWLIST`` from our environment plus its configured ``env``
@@ -134,7 +147,7 @@ Resolve and sync (``sync.py``, SPEC section 4)::
         ToolExecutionError whose message is the server's text and ``.output`` the full
         ToolOutput). The registry maps wire name -> ToolSource (``resolve_source``).
 
-Results (``pegboard.formats.mcp``, the MCP format, re-exported here)::
+Results (``results.py``)::
 
     call_result_to_output(result: mcp_types.CallToolResult, *, metadata=None) -> ToolOutput
         text, images, audio, embedded/linked resources kept as parts (binary never in text);
@@ -152,13 +165,15 @@ _EXPORTS = {
     "McpCatalog": "catalog",
     "McpCollision": "sync",
     "McpServerConfig": "config",
-    "McpToolError": "sync",
+    "McpToolError": "pegboard.errors",
     "MemoryCatalogStore": "store",
     "ServerState": "status",
     "ServerStatus": "status",
-    "SqliteCatalogStore": "store",
+    "ReplicaStateStore": "store",
+    "SqliteCatalogStore": "store_sqlite",
     "StderrLog": "transport",
     "StoredServer": "store",
+    "StoredState": "store",
     "SyncReport": "sync",
     "call_result_to_output": "pegboard.mcp.results",
     "child_environment": "transport",
@@ -179,6 +194,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from pegboard.errors import McpToolError
     from pegboard.mcp.catalog import McpCatalog
     from pegboard.mcp.config import McpServerConfig, parse_mcp_servers
     from pegboard.mcp.results import call_result_to_output
@@ -187,12 +203,13 @@ if TYPE_CHECKING:
     from pegboard.mcp.store import (
         CatalogStore,
         MemoryCatalogStore,
-        SqliteCatalogStore,
+        ReplicaStateStore,
         StoredServer,
+        StoredState,
     )
+    from pegboard.mcp.store_sqlite import SqliteCatalogStore
     from pegboard.mcp.sync import (
         McpCollision,
-        McpToolError,
         SyncReport,
         resolve_assistant_mcp_tool_ids,
         sync_mcp_tools_to_registry,
@@ -207,11 +224,13 @@ __all__ = [
     "McpServerConfig",
     "McpToolError",
     "MemoryCatalogStore",
+    "ReplicaStateStore",
     "ServerState",
     "ServerStatus",
     "SqliteCatalogStore",
     "StderrLog",
     "StoredServer",
+    "StoredState",
     "SyncReport",
     "call_result_to_output",
     "child_environment",

@@ -20,7 +20,7 @@ from pegboard.mcp.connection import McpConnection
 from pegboard.mcp.pins import check_trust, definition_hash, launch_pending, unmatched_gate
 from pegboard.mcp.poison import poison_flags
 from pegboard.mcp.status import ServerState, ServerStatus
-from pegboard.mcp.store import StoredServer
+from pegboard.mcp.store import StoredServer, StoredState
 
 logger = logging.getLogger("pegboard.mcp.catalog")
 
@@ -100,16 +100,18 @@ class ServerEntry:
         return before != self.visible
 
     # -- cache --------------------------------------------------------------------------------
-    def load(self, record: StoredServer) -> None:
-        self.error, self.at, self.backoff_until = (
-            public_reason(record.error) if record.error else None,
-            record.error_at,
-            record.backoff_until,
-        )
-        self.attempted = record.tools is not None or record.error is not None
-        if record.status == "failed" and record.error and self.enabled:
-            self.state = "failed"
-        if record.tools is not None:
+    def load(self, record: StoredServer | None, state: StoredState | None) -> None:
+        """Take the stored tool list (shared) and what this replica last saw (its own)."""
+        if state is not None:
+            self.error, self.at, self.backoff_until = (
+                public_reason(state.error) if state.error else None,
+                state.error_at,
+                state.backoff_until,
+            )
+            if state.status == "failed" and state.error and self.enabled:
+                self.state = "failed"
+        self.attempted = (record is not None and record.tools is not None) or self.error is not None
+        if record is not None and record.tools is not None:
             self._set_tools(record.tools)
             self.fetched_at = record.fetched_at
 
@@ -201,6 +203,12 @@ class ServerEntry:
             tools=self.raw,
             tool_hashes=dict(self.tool_hashes),
             fetched_at=self.fetched_at,
+        )
+
+    def state_record(self) -> StoredState:
+        return StoredState(
+            server_id=self.config.id,
+            fingerprint=self.config.fingerprint,
             status=self.state,
             error=self.error,
             error_at=self.at if self.error else None,

@@ -20,11 +20,10 @@ import anyio
 from pegboard.core.definition import ToolDefinition
 from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.names import is_mcp_namespace, mcp_namespace, mcp_tool_name
-from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext, is_destructive
-from pegboard.errors import ToolExecutionError
+from pegboard.errors import McpToolError
 from pegboard.mcp.catalog import McpCatalog
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.poison import strip_invisible
@@ -53,14 +52,6 @@ class McpCollision:
             "claimed_by": [f"{s.server_id}/{s.tool_name}" for s in self.sources],
             "reason": "wire name collision",
         }
-
-
-class McpToolError(ToolExecutionError):
-    """An MCP tool answered with ``isError``; ``output`` keeps every part it sent."""
-
-    def __init__(self, message: str, *, tool_name: str, output: ToolOutput) -> None:
-        super().__init__(message, tool_name=tool_name)
-        self.output = output
 
 
 @dataclass(slots=True)

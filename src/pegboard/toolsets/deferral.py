@@ -13,7 +13,6 @@ from pegboard.core.scope import ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter
 from pegboard.deferral.apply import apply_defer_exposition
-from pegboard.deferral.ledger import InspectLedger
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets.base import ToolList, WrapperToolset
@@ -34,11 +33,9 @@ class DeferralSettings:
     registry: ToolRegistry
     context_window: int | None = None
     session: CallSession = field(default_factory=CallSession)
-    ledger: InspectLedger = field(default_factory=InspectLedger)
     counter: TokenCounter | None = None
     index: SearchIndex | None = None
     statuses: StatusSource | None = None
-    descriptions: Mapping[str, str] | None = None
     native_loading: bool = False
     sticky: bool = False
     tool_exec: ExecSettings | None = None
@@ -59,10 +56,8 @@ class DeferredToolset(WrapperToolset):
             s.context_window or (scope.model.context_window if scope.model else None),
             counter=s.counter,
             index=s.index,
-            ledger=s.ledger,
             session=s.session,
             statuses=s.statuses() if s.statuses else None,
-            descriptions=s.descriptions,
             native_loading=s.native_loading,
             sticky=s.sticky,
             tool_exec=s.tool_exec,

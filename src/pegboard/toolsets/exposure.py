@@ -9,7 +9,6 @@ list; it tells its listeners only when that list really changed.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from pegboard.calls.execute import error_output
 from pegboard.calls.session import Call, CallSession
 from pegboard.core.definition import canonical_json
 from pegboard.core.entry import ToolEntry
+from pegboard.core.events import EventBus, ToolListChanged
 from pegboard.core.output import ToolOutput
 from pegboard.core.redact import escape_markup
 from pegboard.core.registry import ToolRegistry
@@ -42,7 +42,6 @@ from pegboard.toolsets import (
 if TYPE_CHECKING:
     import mcp_types
 
-logger = logging.getLogger("pegboard.gateway")
 
 ChangeListener = Callable[[], None]
 
@@ -64,8 +63,10 @@ class RegistrySurface:
         session: CallSession | None = None,
         index: SearchIndex | None = None,
         tool_exec: ExecSettings | None = None,
+        events: EventBus | None = None,
     ) -> None:
         self.registry = registry
+        self.events = events if events is not None else EventBus()
         self.tool_exec = tool_exec
         self._scope = scope
         self.context_window = context_window
@@ -73,7 +74,6 @@ class RegistrySurface:
         self._statuses = statuses
         self._index = index
         self.session = session or CallSession()
-        self._listeners: list[ChangeListener] = []
         self._sticky = False
         self.toolset: Toolset = compose(RegistryToolset(registry))
         self.tools = ToolList((), registry.snapshot())
@@ -119,13 +119,13 @@ class RegistrySurface:
         return self.tools.exposition
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
-        self._listeners.append(listener)
+        """Call ``listener()`` whenever the listing changes; returns the unsubscribe."""
 
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def deliver(event: ToolListChanged) -> None:
+            if event.source is self:
+                listener()
 
-        return unsubscribe
+        return self.events.subscribe(ToolListChanged, deliver)
 
     # -- recompute ---------------------------------------------------------------------------
     def refresh(self) -> bool:
@@ -153,11 +153,7 @@ class RegistrySurface:
         if signature == self._signature:
             return False
         self._signature = signature
-        for listener in list(self._listeners):
-            try:
-                listener()
-            except Exception:
-                logger.exception("tool-list listener failed")
+        self.events.publish(ToolListChanged(self))
         return True
 
     # -- calls -------------------------------------------------------------------------------

@@ -1,0 +1,19 @@
+"""A gateway over a runtime: its surface for tools, the upstream content for the rest."""
+
+from __future__ import annotations
+
+from pegboard.gateway.content import UpstreamContent
+from pegboard.gateway.server import Gateway
+from pegboard.runtime import ToolRuntime
+
+
+def gateway_for(runtime: ToolRuntime) -> tuple[Gateway, UpstreamContent]:
+    """The gateway serving ``runtime``'s profile, and the resources and prompts of the
+    servers that profile allows (run ``content.run(gateway.content_changed)`` beside it)."""
+    servers = list(runtime.loaded.config.servers)
+    content = UpstreamContent(
+        runtime.catalog,
+        lambda: [s for s in servers if runtime.server_allowed(s)],
+        audit=runtime.calls.audit,
+    )
+    return Gateway(runtime.surface, content=content, store=runtime.catalog.store), content

@@ -1,0 +1,119 @@
+"""Tools of one profile: list, search, inspect and call, as the gateway lists and calls them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pegboard.calls.approval import ApprovalHandler
+from pegboard.calls.execute import error_output
+from pegboard.calls.session import Call, CallSession
+from pegboard.core.entry import ToolEntry
+from pegboard.core.output import ToolOutput
+from pegboard.core.tool import ToolContext
+from pegboard.errors import PegboardError, ToolNotAllowed, ToolNotFound
+
+if TYPE_CHECKING:
+    from pegboard.mcp.sync import McpCollision
+    from pegboard.search.interface import SearchHit
+    from pegboard.service.app import Service
+
+VIA = "cli"
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """How a call ended: ``found`` False when the name did not resolve (nothing ran);
+    ``raised`` when the call failed with an error rather than an error result."""
+
+    output: ToolOutput
+    found: bool = True
+    raised: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.raised or self.output.is_error
+
+
+class ToolService:
+    """The profile's tools, listed through the toolset the gateway and the dispatcher use."""
+
+    def __init__(self, service: Service) -> None:
+        self._service = service
+
+    def _listed(self) -> list[ToolEntry]:
+        return list(self._service.runtime.surface.tools.entries())
+
+    def entries(self, query: str | None = None, namespace: str | None = None) -> list[ToolEntry]:
+        """The exposed tools, filtered by a case-insensitive substring and a namespace."""
+        active = {e.name for e in self._listed()}
+        registry = self._service.runtime.registry
+        return [e for e in registry.get_all(query=query, namespace=namespace) if e.name in active]
+
+    def search(self, query: str, limit: int = 8) -> list[tuple[ToolEntry, SearchHit]]:
+        """The exposed tools ranked as ``tool_search`` ranks them for a model."""
+        runtime = self._service.runtime
+        allowed = frozenset(e.name for e in self._listed())
+        hits = runtime.index.search([query], limit=limit, allowed=allowed)
+        return [(e, h) for h in hits if (e := runtime.registry.get_by_name(h.name)) is not None]
+
+    def get(self, name: str) -> ToolEntry:
+        """The exposed tool ``name``; ToolNotFound / ToolNotAllowed with suggestions."""
+        return self._service.runtime.surface.tools.resolve(name)
+
+    def flags(self, entry: ToolEntry) -> list[str]:
+        """The tool's poisoning flags (heuristic; empty for a tool that is not MCP's)."""
+        if entry.source is None:
+            return []
+        found = self._service.runtime.catalog.flags(entry.source.server_id)
+        return list(found.get(entry.source.tool_name, []))
+
+    def cached_mcp_tools(self) -> int:
+        """How many MCP tools the registry holds (from the catalog's cache)."""
+        return sum(1 for e in self._service.runtime.registry.get_all() if e.source is not None)
+
+    def excluded(self) -> list[McpCollision]:
+        return self._service.runtime.excluded()
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], handler: ApprovalHandler
+    ) -> CallOutcome:
+        """One call through the runtime's composed toolset (resolve, approval, audit);
+        servers start only when the name resolves."""
+        runtime = self._service.runtime
+        surface = runtime.surface
+        session = CallSession(handler, audit=runtime.calls.audit)
+        # The profile's scope travels with the call: it picks web_search's provider and the
+        # knowledge bases kb_search reads, as on the gateway and the agent routes.
+        ctx = ToolContext(call_id=VIA, session_id=session.session_id, scope=runtime.scope())
+        call = Call(name, arguments, ctx, VIA, session)
+
+        async def attempt() -> CallOutcome:
+            try:
+                output = await surface.toolset.call_tool(call, surface.tools)
+            except (ToolNotFound, ToolNotAllowed) as exc:
+                waiting = self.waiting_for_trust(name)
+                if waiting is not None:
+                    return CallOutcome(ToolOutput.error(waiting), found=False)
+                return CallOutcome(error_output(exc), found=False)
+            except PegboardError as exc:
+                return CallOutcome(error_output(exc, surface.tools.lookup), raised=True)
+            return CallOutcome(output)
+
+        if surface.tools.get(name) is None:  # refused (and audited) without starting a server
+            return await attempt()
+        async with runtime.running():
+            return await attempt()
+
+    def waiting_for_trust(self, name: str) -> str | None:
+        """The message for a tool of a server that waits for trust (its launch definition
+        changed, so none of its tools is listed): say so instead of "not found"."""
+        for status in self._service.runtime.catalog.statuses():
+            if status.launch_changed and name.startswith(f"mcp__{status.server_id}__"):
+                sid = status.server_id
+                return (
+                    f"{name}: MCP server {sid} waits for trust (its launch definition changed), "
+                    f"so its tools are not listed; review `pegboard servers list`, then run "
+                    f"`pegboard tools trust --server {sid}`"
+                )
+        return None
