@@ -151,3 +151,18 @@ async def test_a_deferred_destructive_tool_is_asked_for_and_never_runs_unasked(
     assert all("mcp__memory__delete_entities" in question for question in asked)
     assert not direct.is_error
     assert json.loads(text_of(graph_after_direct))["entities"] == []
+
+
+async def test_no_tool_of_the_reference_servers_is_flagged_as_poisoned(tmp_path: Path) -> None:
+    """The hidden-instruction check on the real definitions (filesystem's ``read_file``,
+    titled "Read File (Deprecated)", was flagged on every ``servers status``)."""
+    write_config(tmp_path, _config(tmp_path))
+
+    code, out, _ = await run_cli(tmp_path, "servers", "refresh", "--json")
+    refreshed = {row["id"]: row["tools"] for row in json.loads(out)}
+    _, status, _ = await run_cli(tmp_path, "servers", "status", "--json")
+    flags = {row["id"]: row["flags"] for row in json.loads(status)}
+
+    assert code == 0
+    assert sum(refreshed.values()) >= 45  # every server listed (50 tools in these releases)
+    assert flags == {sid: {} for sid in refreshed}
