@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import mcp_types
 import pytest
@@ -225,3 +227,22 @@ def test_a_deferred_pool_stays_deferred_when_it_shrinks_below_the_threshold() ->
     # A surface that never deferred lists the same six tools inline: only stickiness differs.
     fresh = _surface(registry, context_window=12_000)
     assert [t.name for t in fresh.list_tools()] == [f"bulk_{i}" for i in range(6)]
+
+
+@pytest.mark.anyio
+async def test_the_stdio_client_is_not_filtered_by_access_rules_and_tools_list_is_cached() -> None:
+    from pegboard.config.model import AllowRule
+    from pegboard.core.access import AccessPolicy, AccessViews
+    from pegboard.core.principal import Principal
+
+    rules = [AllowRule(subjects=["group:ops"], servers=["builtin"], tools=["add"])]
+    gateway = Gateway(_surface(_registry()), access=AccessViews(AccessPolicy.from_rules(rules)))
+    async with Client(gateway.server, mode="legacy") as client:  # stdio's principal
+        assert [t.name for t in (await client.list_tools()).tools] == ["add", "guarded_add"]
+        assert not (await client.call_tool("add", {"a": 1, "b": 2})).is_error
+    ops = Principal("alice", frozenset({"ops"}))
+    listed = gateway.tools_list_json("2025-06-18", ops)
+    assert [t["name"] for t in json.loads(listed)["tools"]] == ["add"]
+    assert gateway.tools_list_json("2025-06-18", ops) is listed  # kept until the list changes
+    stranger = gateway.tools_list_json("2025-06-18", Principal("mallory"))
+    assert json.loads(stranger)["tools"] == []
