@@ -1,9 +1,15 @@
+from __future__ import annotations
+
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.model_server import ScriptedModel
+
+if TYPE_CHECKING:
+    from tests.pg.cluster import Cluster
 
 
 @pytest.fixture
@@ -40,3 +46,26 @@ def model_server() -> Iterator[ScriptedModel]:
     with ``model_server.add(Turn(...))``; see tests/model_server.py."""
     with ScriptedModel() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL cluster for the session (tests/pg/cluster.py); skips without
+    the Debian package postgresql, fails without it when CI=true."""
+    from tests.pg.cluster import Cluster, require_binaries
+
+    cluster = Cluster.create(require_binaries())
+    try:
+        yield cluster
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> Iterator[str]:
+    """The URL (with its password) of a fresh, empty database of the session's cluster."""
+    name = pg_cluster.create_database()
+    try:
+        yield pg_cluster.url(name)
+    finally:
+        pg_cluster.drop_database(name)

@@ -111,8 +111,7 @@ def default_components(
     given = given or RuntimeComponents()
     store, state = given.store, given.state
     if store is None:
-        sqlite = SqliteCatalogStore(loaded.catalog_path)
-        store, state = sqlite, state if state is not None else sqlite
+        store, state = _default_stores(loaded, state)
     return ResolvedComponents(
         store=store,
         state=state,
@@ -127,6 +126,23 @@ def default_components(
     )
 
 
+def _default_stores(
+    loaded: LoadedConfig, state: ReplicaStateStore | None
+) -> tuple[CatalogStore, ReplicaStateStore]:
+    """The catalog store of the config: the team store's PostgreSQL database when
+    ``[store] url`` (or ``PEGBOARD_STORE_URL``) names one, else the data directory's SQLite
+    file. A replica's own view of its servers (state, error, backoff) stays in that local
+    file either way: each replica supervises its own upstream children."""
+    url = loaded.store_url
+    if url is None:
+        sqlite = SqliteCatalogStore(loaded.catalog_path)
+        return sqlite, state if state is not None else sqlite
+    from pegboard.mcp.store_pg import PostgresCatalogStore  # lazy: psycopg is an extra
+
+    shared = PostgresCatalogStore(url)
+    return shared, state if state is not None else SqliteCatalogStore(loaded.catalog_path)
+
+
 def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex]:
     """The registry's shared index with the ranker ``[meta] search`` names, built when a
     search first runs (listing tools never loads the ranker)."""
@@ -134,6 +150,18 @@ def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex
         return lambda registry: LazyRegistryIndex(registry, lambda: default_index(dense=False))
     cache = loaded.data_dir / "vectors"
     return lambda registry: LazyRegistryIndex(registry, lambda: default_index(cache_dir=cache))
+
+
+def _url_password(loaded: LoadedConfig) -> list[str]:
+    """The team store URL's password, if any (for the log redaction)."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        url = loaded.store_url
+        password = urlsplit(url).password if url else None
+    except (ConfigError, ValueError):
+        return []
+    return [password, unquote(password)] if password else []
 
 
 def default_model_window(config: PegboardConfig) -> int | None:
@@ -180,6 +208,7 @@ class ToolRuntime:
             [
                 *(v for server in config.servers.values() for v in server.secrets),
                 *([loaded.gateway_token] if loaded.gateway_token else []),
+                *_url_password(loaded),
             ]
         )
         profile = config.profile(self.options.profile)
