@@ -17,9 +17,11 @@ so this uses psycopg's synchronous pool.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +43,19 @@ if TYPE_CHECKING:
     import psycopg
     import psycopg_pool
 
+logger = logging.getLogger("pegboard.mcp.store")
+
 _Statements = list[tuple[str, tuple[Any, ...]]]
+LISTEN_RETRY_MIN, LISTEN_RETRY_MAX = 0.5, 10.0
+# TCP keepalives on the listening connection: a database host that vanished (no FIN) is
+# noticed within about 10 s instead of the kernel's two hours.
+LISTEN_KEEPALIVE = {
+    "connect_timeout": 5,
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+}
 
 _PRUNE = (
     "DELETE FROM pegboard.changes WHERE seq <= (SELECT max(seq) FROM pegboard.changes) - %s"
@@ -59,6 +73,7 @@ class PostgresCatalogStore:
         :class:`~pegboard.postgres.StoreUnavailable` (one line, password masked) if the
         database cannot be reached."""
         self.url = url
+        self.origin = uuid.uuid4().hex
         with connect(url) as conn:
             migrate(conn, url)
         self._pool: psycopg_pool.ConnectionPool[Any] | None = open_pool(
@@ -173,10 +188,44 @@ class PostgresCatalogStore:
 
     def changes(self, since: int = 0) -> list[Change]:
         rows = self._rows(
-            "SELECT seq, tbl, server_id, at FROM pegboard.changes WHERE seq > %s ORDER BY seq",
+            "SELECT seq, tbl, server_id, at, origin FROM pegboard.changes WHERE seq > %s"
+            " ORDER BY seq",
             (since,),
         )
-        return [Change(int(seq), tbl, str(sid), float(at)) for seq, tbl, sid, at in rows]
+        return [Change(int(r[0]), r[1], str(r[2]), float(r[3]), str(r[4])) for r in rows]
+
+    # -- notifications ------------------------------------------------------------------------
+    async def listen(self, wake: Callable[[], None]) -> None:
+        """Forever: ``LISTEN`` on the channel and ``wake()`` on each notification, and after
+        each (re)connection; a lost connection is retried with a growing delay (up to
+        :data:`LISTEN_RETRY_MAX` s), logged once per outage."""
+        import anyio
+        import psycopg
+
+        delay, down = LISTEN_RETRY_MIN, False
+        _alive: dict[str, Any] = dict(LISTEN_KEEPALIVE)
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, **_alive)
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    if down:
+                        logger.warning("team store %s is back", shown_url(self.url))
+                    delay, down = LISTEN_RETRY_MIN, False
+                    wake()  # catch up on what was written before (or while down)
+                    async for _ in conn.notifies():
+                        wake()
+            except psycopg.Error as exc:
+                if not down:
+                    logger.warning(
+                        "lost the team store %s (%s); other replicas' changes arrive when it "
+                        "is back",
+                        shown_url(self.url),
+                        reason(exc, self.url),
+                    )
+                down = True
+            await anyio.sleep(delay)
+            delay = min(delay * 2, LISTEN_RETRY_MAX)
 
     # -- shared secrets and spent tokens ------------------------------------------------------
     def secret(self, name: str) -> bytes:
@@ -217,12 +266,14 @@ class PostgresCatalogStore:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (FEED_LOCK,))
             for table, server_id in changed:
                 row = conn.execute(
-                    "INSERT INTO pegboard.changes (tbl, server_id, at) VALUES (%s,%s,%s)"
-                    " RETURNING seq",
-                    (table, server_id, now),
+                    "INSERT INTO pegboard.changes (tbl, server_id, at, origin)"
+                    " VALUES (%s,%s,%s,%s) RETURNING seq",
+                    (table, server_id, now, self.origin),
                 ).fetchone()
                 assert row is not None
-                payload = json.dumps({"seq": row[0], "table": table, "server_id": server_id})
+                payload = json.dumps(
+                    {"seq": row[0], "table": table, "server_id": server_id, "origin": self.origin}
+                )
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
             conn.execute(_PRUNE, (_store.FEED_KEEP,))
 

@@ -53,7 +53,8 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             seq       bigserial PRIMARY KEY,
             tbl       text NOT NULL,
             server_id text NOT NULL,
-            at        double precision NOT NULL
+            at        double precision NOT NULL,
+            origin    text NOT NULL DEFAULT ''
         );
         CREATE INDEX changes_by_table ON pegboard.changes (tbl, seq);
         """,
