@@ -138,8 +138,9 @@ def _default_stores(
         sqlite = SqliteCatalogStore(loaded.catalog_path)
         return sqlite, state if state is not None else sqlite
     from pegboard.mcp.store_pg import PostgresCatalogStore  # lazy: psycopg is an extra
+    from pegboard.postgres import Database
 
-    shared = PostgresCatalogStore(url)
+    shared = PostgresCatalogStore(Database(url))
     return shared, state if state is not None else SqliteCatalogStore(loaded.catalog_path)
 
 

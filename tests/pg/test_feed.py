@@ -15,10 +15,12 @@ import pytest
 
 from pegboard.core.events import ToolsChanged
 from pegboard.mcp import McpCatalog, McpServerConfig, MemoryCatalogStore
+from pegboard.mcp.store import StoredServer
 from pegboard.mcp.store_pg import PostgresCatalogStore
 from pegboard.mcp.trust import trust_tool
 from pegboard.postgres import CHANNEL
 from tests.mcp.conftest import requests_in, scripted
+from tests.pg.cluster import Cluster, require_binaries
 
 pytestmark = pytest.mark.anyio
 
@@ -113,3 +115,34 @@ async def test_a_replica_that_lost_its_listening_connection_catches_up(
         with anyio.fail_after(15):  # reconnection waits 0.5 s, then catches up
             await heard.event.wait()
         assert len(b.list_tools("s")) == 3
+
+
+async def test_with_the_database_lost_cached_tools_are_listed_and_called_then_it_catches_up(
+    tmp_path: Path,
+) -> None:
+    """A cluster of its own, stopped and started again under a running replica."""
+    cluster = Cluster.create(require_binaries())
+    try:
+        url = cluster.url(cluster.create_database())
+        config = scripted("s", tools=2)
+        async with _replica(url, config) as a:
+            await a.refresh_tools("s")
+            cluster.stop()
+            assert [t.name for t in a.list_tools("s")] == ["tool_0", "tool_1"]
+            out = await a.call_tool("s", "tool_0", {"q": "still"})
+            assert "still" in out.as_text()
+            with anyio.fail_after(20):  # its write fails after the pool's timeout: logged
+                assert len(await a.refresh_tools("s")) == 2
+            cluster.start()
+            heard = _Heard(a)
+            other = PostgresCatalogStore(url)
+            entry = a.cache.get("s")
+            assert entry is not None
+            assert entry.raw is not None
+            other.put(StoredServer("s", config.fingerprint, entry.raw[1:]))  # tool_0 is gone
+            other.close()
+            with anyio.fail_after(15):  # the listener reconnects (backoff) and catches up
+                await heard.event.wait()
+            assert [t.name for t in a.list_tools("s")] == ["tool_1"]
+    finally:
+        cluster.destroy()

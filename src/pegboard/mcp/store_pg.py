@@ -20,9 +20,8 @@ import json
 import logging
 import os
 import time
-import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from pegboard.errors import CatalogError
@@ -35,13 +34,12 @@ from pegboard.mcp.store import (
     StoredServer,
 )
 from pegboard.mcp.store_sqlite import decode_record
-from pegboard.postgres import CHANNEL, connect, migrate, open_pool, shown_url
+from pegboard.postgres import CHANNEL, Database, shown_url
 from pegboard.postgres.connect import reason
 from pegboard.postgres.schema import FEED_LOCK
 
 if TYPE_CHECKING:
     import psycopg
-    import psycopg_pool
 
 logger = logging.getLogger("pegboard.mcp.store")
 
@@ -68,35 +66,22 @@ class PostgresCatalogStore:
 
     persistent = True
 
-    def __init__(self, url: str, *, max_connections: int = 8) -> None:
-        """Connect, migrate the schema (under an advisory lock) and open the pool; raises
-        :class:`~pegboard.postgres.StoreUnavailable` (one line, password masked) if the
-        database cannot be reached."""
-        self.url = url
-        self.origin = uuid.uuid4().hex
-        with connect(url) as conn:
-            migrate(conn, url)
-        self._pool: psycopg_pool.ConnectionPool[Any] | None = open_pool(
-            url, max_size=max_connections
-        )
+    def __init__(self, database: Database | str, *, max_connections: int = 8) -> None:
+        """On ``database`` (a URL opens one: see :class:`~pegboard.postgres.Database`)."""
+        if isinstance(database, str):
+            database = Database(database, max_connections=max_connections)
+        self.db = database.acquire()
+        self.url = database.url
+        self.origin = database.origin
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"PostgresCatalogStore({shown_url(self.url)})"
 
-    @contextmanager
-    def _conn(self, doing: str) -> Iterator[psycopg.Connection[Any]]:
-        import psycopg
-        import psycopg_pool
-
-        if self._pool is None:
+    def _conn(self, doing: str) -> AbstractContextManager[psycopg.Connection[Any]]:
+        if self._closed:
             raise CatalogError(f"the team store {shown_url(self.url)} is closed")
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            raise CatalogError(
-                f"could not {doing} the team store {shown_url(self.url)}: {reason(exc, self.url)}"
-            ) from exc
+        return self.db.connection(doing, CatalogError)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._conn("read") as conn:
@@ -278,6 +263,6 @@ class PostgresCatalogStore:
             conn.execute(_PRUNE, (_store.FEED_KEEP,))
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        if not self._closed:
+            self._closed = True
+            self.db.release()

@@ -14,12 +14,14 @@ from pegboard.postgres.connect import (
     open_pool,
     shown_url,
 )
+from pegboard.postgres.database import Database
 from pegboard.postgres.schema import MIGRATIONS, SCHEMA_VERSION, migrate, schema_version
 
 __all__ = [
     "CHANNEL",
     "MIGRATIONS",
     "SCHEMA_VERSION",
+    "Database",
     "StoreUnavailable",
     "connect",
     "migrate",

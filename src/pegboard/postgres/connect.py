@@ -8,6 +8,7 @@ hanging the caller.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from pegboard.core.redact import redact_url
@@ -76,4 +77,7 @@ def open_pool(url: str, *, max_size: int = 8) -> psycopg_pool.ConnectionPool[Any
         name="pegboard-store",
     )
     pool.open(wait=True, timeout=CONNECT_TIMEOUT * 2)
+    # The pool logs every failed reconnection while the database is down; the stores say it
+    # once per failed read or write, and the listener once per outage.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     return pool
