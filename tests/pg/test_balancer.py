@@ -19,7 +19,14 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.gateway.harness import MCP_SERVERS, scripted_elicitation, text_of, write_config
+from tests.gateway.harness import (
+    MCP_SERVERS,
+    Notifications,
+    scripted_elicitation,
+    text_of,
+    wait_for_list,
+    write_config,
+)
 from tests.pg.balancer import haproxy, require_haproxy
 from tests.pg.replicas import replica, run_cli_on
 
@@ -113,3 +120,60 @@ async def test_three_replicas_behind_round_robin_answer_every_call_once(
     assert set(legs) == {"ApprovalPending", "ok"}
     assert legs["ApprovalPending"] != legs["ok"]  # asked on one replica, run on another
     assert sorted(ran) == ["mcp__s__tool_0"] * (2 * CALLS) + ["mcp__s__tool_1"]
+
+
+async def test_a_handshake_era_client_needs_no_sticky_balancer(tmp_path: Path, pg_url: str) -> None:
+    """The legacy client's session id opens on every replica; the answer to an approval
+    asked on one replica reaches it through the store; a CLI refresh reaches the replica
+    holding the client's notification stream."""
+    require_haproxy()
+    calls, modes = tmp_path / "calls.log", tmp_path / "modes"
+    modes.write_text("extra\n")
+    args = [str(MCP_SERVERS / "scripted.py"), "--tools", "2", "--call-log", str(calls)]
+    server = {
+        "command": sys.executable,
+        "args": [*args, "--mode-file", str(modes)],
+        "force_prompt_tools": ["tool_1"],
+    }
+    write_config(tmp_path, {"servers": {"s": server}})
+    asked: list[str] = []
+    heard = Notifications()
+    async with AsyncExitStack() as stack:
+        replicas = [
+            await stack.enter_async_context(replica(tmp_path, name, pg_url))
+            for name in ("r0", "r1", "r2")
+        ]
+        url = stack.enter_context(haproxy(tmp_path, [r.port for r in replicas]))
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=120))
+        )
+        with anyio.fail_after(45):
+            for each in replicas:
+                while "mcp__s__extra_tool" not in await _listed(each.url, http):  # noqa: ASYNC110
+                    await anyio.sleep(0.1)
+        client = await stack.enter_async_context(
+            Client(
+                streamable_http_client(url, http_client=http),
+                mode="legacy",
+                message_handler=heard,
+                elicitation_callback=scripted_elicitation(["allow_once"], asked),
+            )
+        )
+        for i in range(CALLS):
+            result = await client.call_tool("mcp__s__tool_0", {"q": f"call {i}"})
+            assert (result.is_error, text_of(result)) == (False, f'tool_0:{{"q": "call {i}"}}')
+        with anyio.fail_after(30):
+            gated = await client.call_tool("mcp__s__tool_1", {"q": "gated"})
+        assert (gated.is_error, len(asked)) == (False, 1), text_of(gated)
+
+        modes.write_text("")
+        code, stderr = await run_cli_on(tmp_path, "laptop", pg_url, "servers", "refresh", "s")
+        assert code == 0, stderr
+        with anyio.fail_after(2):
+            await wait_for_list(client, heard, lambda names: "mcp__s__extra_tool" not in names)
+
+    executed = _calls(calls)
+    assert (executed.count("tool_0"), executed.count("tool_1")) == (CALLS, 1)
+    ran = [r["tool"] for _, r in _audited(tmp_path) if r["outcome"] == "ok"]
+    assert sorted(ran) == ["mcp__s__tool_0"] * CALLS + ["mcp__s__tool_1"]
+    assert len({where for where, _ in _audited(tmp_path)}) == 3  # every replica served some

@@ -17,7 +17,6 @@ so this uses psycopg's synchronous pool.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -35,26 +34,12 @@ from pegboard.mcp.store import (
 )
 from pegboard.mcp.store_sqlite import decode_record
 from pegboard.postgres import CHANNEL, Database, shown_url
-from pegboard.postgres.connect import reason
 from pegboard.postgres.schema import FEED_LOCK
 
 if TYPE_CHECKING:
     import psycopg
 
-logger = logging.getLogger("pegboard.mcp.store")
-
 _Statements = list[tuple[str, tuple[Any, ...]]]
-LISTEN_RETRY_MIN, LISTEN_RETRY_MAX = 0.5, 10.0
-# TCP keepalives on the listening connection: a database host that vanished (no FIN) is
-# noticed within about 10 s instead of the kernel's two hours.
-LISTEN_KEEPALIVE = {
-    "connect_timeout": 5,
-    "keepalives": 1,
-    "keepalives_idle": 5,
-    "keepalives_interval": 2,
-    "keepalives_count": 3,
-}
-
 _PRUNE = (
     "DELETE FROM pegboard.changes WHERE seq <= (SELECT max(seq) FROM pegboard.changes) - %s"
     " AND seq NOT IN (SELECT max(seq) FROM pegboard.changes GROUP BY tbl)"
@@ -181,36 +166,9 @@ class PostgresCatalogStore:
 
     # -- notifications ------------------------------------------------------------------------
     async def listen(self, wake: Callable[[], None]) -> None:
-        """Forever: ``LISTEN`` on the channel and ``wake()`` on each notification, and after
-        each (re)connection; a lost connection is retried with a growing delay (up to
-        :data:`LISTEN_RETRY_MAX` s), logged once per outage."""
-        import anyio
-        import psycopg
-
-        delay, down = LISTEN_RETRY_MIN, False
-        _alive: dict[str, Any] = dict(LISTEN_KEEPALIVE)
-        while True:
-            try:
-                conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, **_alive)
-                async with conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
-                    if down:
-                        logger.warning("team store %s is back", shown_url(self.url))
-                    delay, down = LISTEN_RETRY_MIN, False
-                    wake()  # catch up on what was written before (or while down)
-                    async for _ in conn.notifies():
-                        wake()
-            except psycopg.Error as exc:
-                if not down:
-                    logger.warning(
-                        "lost the team store %s (%s); other replicas' changes arrive when it "
-                        "is back",
-                        shown_url(self.url),
-                        reason(exc, self.url),
-                    )
-                down = True
-            await anyio.sleep(delay)
-            delay = min(delay * 2, LISTEN_RETRY_MAX)
+        """Forever: ``wake()`` on each notification of a write, and after each (re)connection
+        of the listening connection (see :meth:`~pegboard.postgres.Database.listen`)."""
+        await self.db.listen(CHANNEL, lambda payload: wake(), on_connect=wake)
 
     # -- shared secrets and spent tokens ------------------------------------------------------
     def secret(self, name: str) -> bytes:
