@@ -10,7 +10,9 @@ import json
 import os
 import signal
 import sys
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -28,7 +30,7 @@ from tests.gateway.harness import (
     write_config,
 )
 from tests.pg.balancer import haproxy, require_haproxy
-from tests.pg.replicas import replica, run_cli_on
+from tests.pg.replicas import Replica, replica, run_cli_on
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -53,9 +55,19 @@ async def _listed(url: str, http: httpx2.AsyncClient) -> list[str]:
         return [t.name for t in (await c.list_tools()).tools]
 
 
-async def test_three_replicas_behind_round_robin_answer_every_call_once(
-    tmp_path: Path, pg_url: str
-) -> None:
+@dataclass
+class _Team:
+    replicas: list[Replica]
+    url: str  # the balancer's
+    http: httpx2.AsyncClient
+    calls: Path  # every upstream call, by tool name
+    modes: Path  # the upstream's modes (extra: one more tool)
+
+
+@asynccontextmanager
+async def _three_replicas(tmp_path: Path, pg_url: str) -> AsyncIterator[_Team]:
+    """Three replicas of one config (server ``s``: tool_0, tool_1 gated, extra_tool) behind
+    HAProxy, each having listed the tools."""
     require_haproxy()
     calls, modes = tmp_path / "calls.log", tmp_path / "modes"
     modes.write_text("extra\n")
@@ -66,7 +78,6 @@ async def test_three_replicas_behind_round_robin_answer_every_call_once(
         "force_prompt_tools": ["tool_1"],
     }
     write_config(tmp_path, {"servers": {"s": server}})
-    asked: list[str] = []
     async with AsyncExitStack() as stack:
         replicas = [
             await stack.enter_async_context(replica(tmp_path, name, pg_url))
@@ -80,6 +91,17 @@ async def test_three_replicas_behind_round_robin_answer_every_call_once(
             for each in replicas:
                 while "mcp__s__extra_tool" not in await _listed(each.url, http):  # noqa: ASYNC110
                     await anyio.sleep(0.1)
+        yield _Team(replicas, url, http, calls, modes)
+
+
+async def test_three_replicas_behind_round_robin_answer_every_call_once(
+    tmp_path: Path, pg_url: str
+) -> None:
+    asked: list[str] = []
+    async with AsyncExitStack() as stack:
+        team = await stack.enter_async_context(_three_replicas(tmp_path, pg_url))
+        replicas, url, http, calls = team.replicas, team.url, team.http, team.calls
+        modes = team.modes
         client = await stack.enter_async_context(
             Client(
                 streamable_http_client(url, http_client=http),
@@ -126,31 +148,11 @@ async def test_a_handshake_era_client_needs_no_sticky_balancer(tmp_path: Path, p
     """The legacy client's session id opens on every replica; the answer to an approval
     asked on one replica reaches it through the store; a CLI refresh reaches the replica
     holding the client's notification stream."""
-    require_haproxy()
-    calls, modes = tmp_path / "calls.log", tmp_path / "modes"
-    modes.write_text("extra\n")
-    args = [str(MCP_SERVERS / "scripted.py"), "--tools", "2", "--call-log", str(calls)]
-    server = {
-        "command": sys.executable,
-        "args": [*args, "--mode-file", str(modes)],
-        "force_prompt_tools": ["tool_1"],
-    }
-    write_config(tmp_path, {"servers": {"s": server}})
     asked: list[str] = []
     heard = Notifications()
     async with AsyncExitStack() as stack:
-        replicas = [
-            await stack.enter_async_context(replica(tmp_path, name, pg_url))
-            for name in ("r0", "r1", "r2")
-        ]
-        url = stack.enter_context(haproxy(tmp_path, [r.port for r in replicas]))
-        http = await stack.enter_async_context(
-            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=120))
-        )
-        with anyio.fail_after(45):
-            for each in replicas:
-                while "mcp__s__extra_tool" not in await _listed(each.url, http):  # noqa: ASYNC110
-                    await anyio.sleep(0.1)
+        team = await stack.enter_async_context(_three_replicas(tmp_path, pg_url))
+        url, http, calls, modes = team.url, team.http, team.calls, team.modes
         client = await stack.enter_async_context(
             Client(
                 streamable_http_client(url, http_client=http),
