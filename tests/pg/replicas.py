@@ -14,12 +14,11 @@ from anyio.abc import Process
 from tests.gateway.harness import PEGBOARD, STARTUP_BOUND, gateway_env
 
 
-def replica_env(tmp_path: Path, name: str, store_url: str) -> dict[str, str]:
-    """The environment of replica ``name``: the shared config and store, its own data dir."""
-    return gateway_env(tmp_path) | {
-        "PEGBOARD_DATA_DIR": str(tmp_path / f"data-{name}"),
-        "PEGBOARD_STORE_URL": store_url,
-    }
+def replica_env(tmp_path: Path, name: str, store_url: str | None) -> dict[str, str]:
+    """The environment of replica ``name``: the shared config and store (None: SQLite in its
+    data dir), its own data dir."""
+    env = gateway_env(tmp_path) | {"PEGBOARD_DATA_DIR": str(tmp_path / f"data-{name}")}
+    return env | ({"PEGBOARD_STORE_URL": store_url} if store_url else {})
 
 
 @dataclass
@@ -47,7 +46,7 @@ async def _served_url(process: Process) -> str:
 
 @asynccontextmanager
 async def replica(
-    tmp_path: Path, name: str, store_url: str, *args: str, port: int = 0
+    tmp_path: Path, name: str, store_url: str | None, *args: str, port: int = 0
 ) -> AsyncIterator[Replica]:
     """One replica (``serve --http --no-defer`` plus ``args``), terminated on exit."""
     command = [PEGBOARD, "serve", "--http", "--port", str(port), "--no-defer", *args]

@@ -75,6 +75,49 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX spent_by_expiry ON pegboard.spent (expires_at);
         """,
     ),
+    (
+        3,
+        "approval grants, pending approvals and audit records",
+        """
+        CREATE TABLE pegboard.grants (
+            principal       text NOT NULL,
+            tool_name       text NOT NULL,
+            definition_hash text NOT NULL,
+            arguments_hash  text NOT NULL,
+            scope           text NOT NULL,
+            session_id      text NOT NULL,
+            granted_by      text NOT NULL,
+            granted_at      double precision NOT NULL,
+            expires_at      double precision,
+            PRIMARY KEY (principal, tool_name, definition_hash, arguments_hash, scope, session_id)
+        );
+        CREATE INDEX grants_by_session ON pegboard.grants (session_id);
+        CREATE TABLE pegboard.pending_approvals (
+            id          text PRIMARY KEY,
+            request     text NOT NULL,
+            principal   text NOT NULL,
+            session_id  text,
+            asked_by    text NOT NULL,
+            created_at  double precision NOT NULL,
+            expires_at  double precision NOT NULL,
+            decision    text,
+            reason      text NOT NULL,
+            decided_by  text,
+            decided_at  double precision
+        );
+        CREATE INDEX pending_by_created ON pegboard.pending_approvals (created_at);
+        CREATE TABLE pegboard.audit (
+            seq       bigserial PRIMARY KEY,
+            record_id text NOT NULL UNIQUE,
+            replica   text NOT NULL,
+            time      double precision NOT NULL,
+            tool      text NOT NULL,
+            outcome   text NOT NULL,
+            record    text NOT NULL
+        );
+        CREATE INDEX audit_by_time ON pegboard.audit (time);
+        """,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
