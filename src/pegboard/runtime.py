@@ -206,6 +206,7 @@ class ToolRuntime:
         self.collisions: tuple[McpCollision, ...] = ()
         self._build_lock = threading.Lock()
         self._built = False
+        self._running = False
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for a part not built yet: build them all (once), then answer.
@@ -410,13 +411,19 @@ class ToolRuntime:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ToolRuntime]:
         """Run the catalog (pre-warm in the background); on exit every child is stopped
-        (upstream servers and the tool_exec sandbox's workers)."""
+        (upstream servers and the tool_exec sandbox's workers). Inside a runtime that already
+        runs (``pegboard serve``, whose admin page refreshes a server) it only yields."""
+        if self._running:
+            yield self
+            return
         await self.start()
+        self._running = True
         unsubscribe = self.catalog.events.subscribe(ToolsChanged, self._on_tools_changed)
         try:
             async with self.catalog.running(prewarm=self.options.prewarm):
                 yield self
         finally:
+            self._running = False
             unsubscribe()
             self.catalog.store.close()
             if self.sandbox is not None:

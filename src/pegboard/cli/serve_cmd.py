@@ -17,8 +17,12 @@ from pegboard.errors import ConfigError, PegboardError
 from pegboard.service import Service
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
     from pegboard.config.model import AuthConfig
+    from pegboard.core.principal import Principal
     from pegboard.gateway.oauth import JwtVerifier
+    from pegboard.gateway.server import Gateway
     from pegboard.runtime import ToolRuntime
 
 
@@ -129,18 +133,47 @@ def serve(
             offered = partial(searching, runtime.surface)
             tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered)
             if http:
+                verifier = _verifier(auth)
                 await serve_http(
                     gateway,
                     host=bind,
                     port=port if port is not None else gateway_cfg.port,
                     token=token,
-                    verifier=_verifier(auth),
+                    verifier=verifier,
+                    admin=_admin(runtime, gateway, token, verifier, auth, is_loopback(bind)),
                 )
             else:
                 await serve_stdio(gateway)
             tg.cancel_scope.cancel()
 
     run(body)
+
+
+def _admin(
+    runtime: ToolRuntime,
+    gateway: Gateway,
+    token: str | None,
+    verifier: JwtVerifier | None,
+    auth: AuthConfig,
+    loopback: bool,
+) -> ASGIApp:
+    """The admin UI at ``/admin`` beside the MCP endpoint, with the gateway's authentication."""
+    from pegboard.admin.app import AdminState, ClientSession, admin_app
+    from pegboard.admin.security import AdminAuth
+
+    check = None
+    if verifier is not None:
+        from pegboard.gateway.oauth import principal_of
+
+        async def check(credential: str) -> Principal | None:
+            assert verifier is not None
+            return principal_of(await verifier.verify_token(credential), auth.groups_claim)
+
+    def sessions() -> list[ClientSession]:
+        return [ClientSession(**c) for c in gateway.hub.connections()]
+
+    admin_auth = AdminAuth(token=token, verify=check, admins=auth.admins, loopback=loopback)
+    return admin_app(AdminState(Service.of(runtime), admin_auth, sessions=sessions))
 
 
 def _verifier(auth: AuthConfig) -> JwtVerifier | None:

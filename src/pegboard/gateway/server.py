@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -132,7 +133,29 @@ class ClientHub:
         self.bus = _Bus()
 
     def add(self, session: ServerSession) -> None:
-        self._connections.add(connection_of(session))
+        connection = connection_of(session)
+        connection.state.setdefault("pegboard.connected_at", time.time())
+        self._connections.add(connection)
+
+    def connections(self) -> list[dict[str, Any]]:
+        """Each connected client: session id, client name and version, protocol version,
+        whether it can be asked (elicitation), when it connected; oldest first."""
+        found = []
+        for connection in list(self._connections):
+            params = connection.client_params
+            info = params.client_info if params is not None else None
+            caps = connection.client_capabilities
+            found.append(
+                {
+                    "session_id": connection.session_id
+                    or connection.state.get("pegboard.session_id", ""),
+                    "client": f"{info.name} {info.version}" if info is not None else "unnamed",
+                    "protocol_version": connection.protocol_version,
+                    "can_elicit": caps is not None and caps.elicitation is not None,
+                    "connected_at": connection.state.get("pegboard.connected_at", 0.0),
+                }
+            )
+        return sorted(found, key=lambda c: float(c["connected_at"]))
 
     def __len__(self) -> int:
         return len(self._connections)
