@@ -73,6 +73,7 @@ Commands:
   bench    Benchmarks that anyone can rerun.
   kb       Knowledge bases: local files that kb_search finds by meaning.
   audit    Read the audit log of tool calls.
+  ui       The admin web UI: servers, tools, approvals, audit.
 """
 
 

@@ -100,7 +100,7 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
             if sid not in service.loaded.config.servers:
                 raise Refused(404, "no such server")
             if action in ("enable", "disable"):
-                service.servers.set_enabled(sid, action == "enable")
+                await service.servers.set_enabled_now(sid, action == "enable")
                 return back("/servers", f"{action}d", sid)
             if action == "trust":
                 service.trust.trust_server(sid)

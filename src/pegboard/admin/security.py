@@ -39,7 +39,7 @@ SECURITY_HEADERS = {
     ),
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",  # no-referrer would make form posts say Origin: null
     "cache-control": "no-store",
     "cross-origin-opener-policy": "same-origin",
 }

@@ -35,9 +35,16 @@ class Service:
         *,
         factory: RuntimeFactory = default_runtime,
     ) -> None:
-        self.loaded = loaded
+        self._loaded = loaded
         self._options = options
         self._factory = factory
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        """The config as the runtime last applied it (a served config changes while it runs),
+        or as loaded when no runtime was built."""
+        runtime = self.__dict__.get("runtime")
+        return runtime.loaded if runtime is not None else self._loaded
 
     @classmethod
     def of(cls, runtime: ToolRuntime) -> Service:
