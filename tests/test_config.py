@@ -107,7 +107,7 @@ def test_an_invalid_value_names_the_file_the_key_and_the_expectation(tmp_path: P
         load_config(path)
 
     assert str(info.value) == (
-        f"{path}: invalid configuration (1 problem(s)):\n"
+        f"{path}: invalid configuration (1 problem):\n"
         "  profiles.default.mcp_mode: Input should be 'disabled', 'manual' or 'auto'; got 'on'"
     )
 

@@ -197,25 +197,28 @@ def _model(window: int | None) -> dict[str, Any]:
     return table if window is None else table | {"context_window": window}
 
 
-def test_without_a_context_window_deferral_is_sized_for_the_default_model(tmp_path: Path) -> None:
-    models = {"small": _model(8_000), "big": _model(200_000)}
-    loaded = _loaded(tmp_path, models=models, default_model="big")
+def test_a_chat_models_window_does_not_size_the_runtime(tmp_path: Path) -> None:
+    models = {"small": _model(8_000), "big": _model(32_000)}
+    loaded = _loaded(tmp_path, models=models, default_model="small")
 
     runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
 
-    assert runtime.context_window == 200_000
-    assert runtime.surface.context_window == 200_000
+    # `pegboard serve`'s client runs its own model: the 200k default applies
+    assert (runtime.context_window, runtime.surface.context_window) == (None, None)
 
 
-def test_the_top_level_window_and_the_option_win_over_the_model(tmp_path: Path) -> None:
+def test_the_option_the_profile_and_the_top_level_window_size_the_runtime(tmp_path: Path) -> None:
     loaded = _loaded(tmp_path, context_window=50_000, models={"m": _model(8_000)})
+    profiled = _loaded(
+        tmp_path, context_window=50_000, profiles={"default": {"context_window": 40_000}}
+    )
 
     from_config = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
     from_option = ToolRuntime(loaded, RuntimeOptions(prewarm=False, context_window=30_000))
-    no_window = ToolRuntime(_loaded(tmp_path, models={"m": _model(None)}), RuntimeOptions())
+    from_profile = ToolRuntime(profiled, RuntimeOptions(prewarm=False))
 
     assert (from_config.context_window, from_option.context_window) == (50_000, 30_000)
-    assert no_window.context_window is None
+    assert from_profile.context_window == 40_000
 
 
 async def test_switching_tool_exec_while_serving_asks_for_a_restart(
@@ -248,7 +251,7 @@ def test_tool_exec_with_deferral_off_is_reported_as_not_offered(
 
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert warnings == [
-        "[meta] tool_exec is on but deferral is off (--no-defer or [meta] defer = false); "
-        "tool_exec is offered only beside the meta-tools of deferred tools"
+        "[meta] tool_exec is on but [meta] defer = false: tool_exec is offered only "
+        "beside the meta-tools of deferred tools"
     ]
     assert "tool_exec" not in runtime.surface.tools.names

@@ -28,6 +28,7 @@ kinds: misuse (:class:`UserError`: the message says the fix), signals
     ├── ModelError                   a model endpoint refused or botched a request
     │   └── ModelUnavailable         the model endpoint is unreachable or timed out
     ├── SearchModelError             a tool-search model's files are missing or unreadable
+    ├── NotStarted                   tools of MCP servers used outside ``async with`` (misuse)
     ├── KnowledgeBaseError           a knowledge base cannot be read, written or found
     │   ├── PathNotAllowed           a path to ingest is not a regular file under the given root
     │   └── FileTooLarge             a file (or what it decompresses to) exceeds a size cap
@@ -141,7 +142,7 @@ _OWN = tuple(
         r"tools/list ran over \d+ pages",
         r"server closed its stdin",
         r"the refresh was cancelled",
-        r"launch definition changed[\w ;`.-]*",
+        r"launch definition changed[\w ;:`.-]*",
         r"not active",
     )
 )
@@ -237,6 +238,11 @@ class PathNotAllowed(KnowledgeBaseError):
 
 class FileTooLarge(KnowledgeBaseError):
     """A file, or the text or data it expands to, is larger than ingestion allows."""
+
+
+class NotStarted(PegboardError):
+    """An integration's MCP tool was called while its servers were not running (the tools
+    were used outside their ``async with``). Raised to the application, never to the model."""
 
 
 class OptionalDependencyMissing(PegboardError, ImportError):

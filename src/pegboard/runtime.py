@@ -33,7 +33,7 @@ from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink, CallRecord
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.session import CallSession
-from pegboard.config import LoadedConfig, PegboardConfig, load_config
+from pegboard.config import LoadedConfig, load_config
 from pegboard.config.source import ConfigSource, FileConfigSource
 from pegboard.core.events import CallFinished, EventBus, ToolsChanged
 from pegboard.core.redact import redact_logs
@@ -41,7 +41,7 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import ConfigError, PegboardError, UserError
+from pegboard.errors import PegboardError, UserError
 from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
 from pegboard.mcp.store import CatalogStore, ReplicaStateStore
@@ -136,16 +136,6 @@ def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex
     return lambda registry: LazyRegistryIndex(registry, lambda: default_index(cache_dir=cache))
 
 
-def default_model_window(config: PegboardConfig) -> int | None:
-    """The context window of the config's default model (None without models or window)."""
-    if not config.models:
-        return None
-    try:
-        return config.model()[1].context_window
-    except ConfigError:
-        return None
-
-
 class ToolRuntime:
     """Catalog, registry and exposed surface for one profile of one config."""
 
@@ -184,21 +174,20 @@ class ToolRuntime:
         )
         profile = config.profile(self.options.profile)
         self.settings: AssistantSettings = profile.to_settings()
-        # The window deferral is sized for: --context-window, the profile's, the config's,
-        # else the default model's (the model a client of this gateway most likely runs).
+        # The window deferral is sized for: --context-window, the profile's, the config's
+        # (None: the 200k default). A [models.*] window sizes `pegboard chat` only: the
+        # gateway's client runs its own model, not the one configured for chat.
         self.context_window = (
-            self.options.context_window
-            or profile.context_window
-            or config.context_window
-            or default_model_window(config)
+            self.options.context_window or profile.context_window or config.context_window
         )
         if config.meta.tool_exec:
             require_monty()
-            defer = self.options.defer if self.options.defer is not None else config.meta.defer
-            if not defer:
+            if self.options.defer is None and not config.meta.defer:
+                # Only the config's own contradiction: a caller that turns deferral off (serve's
+                # --no-defer, the CLI's full listings) says so itself if it is the user's choice.
                 logger.warning(
-                    "[meta] tool_exec is on but deferral is off (--no-defer or [meta] defer = "
-                    "false); tool_exec is offered only beside the meta-tools of deferred tools"
+                    "[meta] tool_exec is on but [meta] defer = false: tool_exec is offered only "
+                    "beside the meta-tools of deferred tools"
                 )
         self.selected: frozenset[str] = frozenset()
         self.gate_problems: tuple[str, ...] = ()

@@ -191,6 +191,6 @@ async def test_a_failing_server_is_shown_to_the_model_as_failing(tmp_path: Path)
     )
     [line] = [ln for ln in params.system_prompt.splitlines() if "Broken" in ln]
     assert line.startswith("- mcp:Broken: server failing: server process exited with code 1")
-    assert line.endswith("; its tools may be missing or stale")
+    assert line.endswith("; its tools may be missing")
     assert "broken-id" not in params.system_prompt
     assert "mcp:Files (150)" in params.system_prompt

@@ -44,6 +44,7 @@ def test_bench_search_reports_hand_computed_metrics_for_every_method() -> None:
         "pegboard": ranked,
         "pegboard-minilm": ranked,
         "pegboard-lexical": ranked,
+        "pegboard+minilm-l6": ranked,
         "bm25": ranked,
         "substring": filtered,
         "substring-terms": ranked,
@@ -80,8 +81,8 @@ def test_unknown_method_is_refused_with_the_choices() -> None:
     result = CliRunner().invoke(app, [*ARGS, "--method", "magic"])
     assert result.exit_code == 2
     choices = (
-        "pegboard, pegboard-minilm, pegboard-lexical, bm25, substring, substring-terms, regex, "
-        "regex-terms"
+        "pegboard, pegboard-minilm, pegboard-lexical, pegboard+minilm-l6, bm25, substring, "
+        "substring-terms, regex, regex-terms"
     )
     assert f"unknown method magic; choose from {choices}" in result.output
 

@@ -16,8 +16,12 @@ CONTROLLING_TTY = "import fcntl, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0)"
 
 
 class PseudoTerminal:
-    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, argv: Sequence[str], *, env: Mapping[str, str], stdin: int | None = None
+    ) -> None:
+        """``stdin``: a file descriptor for the child's stdin instead of the terminal."""
         self._argv = list(argv)
+        self._stdin = stdin
         self._env = dict(env) | {"TERM": "dumb", "COLUMNS": "100", "NO_COLOR": "1"}
         self.seen = ""
         self.returncode: int | None = None
@@ -28,7 +32,7 @@ class PseudoTerminal:
         # see CONTROLLING_TTY), so Ctrl-C typed on it is a SIGINT, as in a real terminal.
         self._process = subprocess.Popen(
             self._argv,
-            stdin=slave,
+            stdin=slave if self._stdin is None else self._stdin,
             stdout=slave,
             stderr=slave,
             env=self._env,
@@ -51,6 +55,9 @@ class PseudoTerminal:
             if not self._read(deadline):
                 raise AssertionError(f"{text!r} never appeared; the terminal showed:\n{self.seen}")
         return self.seen
+
+    def signal(self, signum: int) -> None:
+        self._process.send_signal(signum)
 
     def send(self, text: str) -> None:
         os.write(self._master, text.encode())

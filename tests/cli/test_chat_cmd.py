@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.cli.conftest import Invoke, sdk_server, write
+from tests.cli.conftest import Invoke, sdk_server, warm_cache, write
 from tests.cli.terminal import CONTROLLING_TTY, WAIT, PseudoTerminal
 from tests.model_server import Call, Request, ScriptedModel, Turn
 
@@ -283,6 +283,41 @@ def test_the_interactive_session_has_commands_and_ctrl_c_cancels_only_the_turn(
         ("assistant", "Hello there."),
         ("user", "again"),
     ]
+
+
+def test_a_warning_logged_while_the_prompt_waits_is_shown_on_its_own_line_and_help_lists_commands(
+    invoke: Invoke, config_path: Path, model_server: ScriptedModel, tmp_path: Path
+) -> None:
+    # `broken` has cached tools, so the first prompt does not wait for it; its background
+    # refresh fails (no such command) while the prompt is shown.
+    broken = {"command": str(tmp_path / "no-such-server")}
+    entry = {"kind": "openai", "base_url": model_server.url, "model": "m", "max_retries": 0}
+    write(config_path, {"servers": {"broken": broken}, "models": {"local": entry}})
+    warm_cache(config_path, "broken", [{"name": "read", "inputSchema": {"type": "object"}}])
+    env = os.environ | {
+        "PEGBOARD_CONFIG": str(config_path),
+        "PEGBOARD_DATA_DIR": str(tmp_path / "data"),
+    }
+    code = f"{CONTROLLING_TTY}; from pegboard.cli import main; main()"
+
+    with PseudoTerminal([sys.executable, "-c", code, "chat"], env=env) as term:
+        term.expect("you> ")
+        deadline = time.monotonic() + WAIT
+        while invoke("servers", "status", "--json").stdout.count('"failed"') == 0:
+            assert time.monotonic() < deadline, "the broken server never failed"
+            time.sleep(0.05)
+        term.send("/help\n")
+        term.expect("you> ", times=2)
+        term.send("/exit\n")
+        term.read_to_end()
+
+    lines = term.seen.splitlines()
+    failed = [line for line in lines if "refresh failed" in line]
+    assert len(failed) == 1, term.seen
+    assert failed[0].startswith("pegboard: MCP server broken: refresh failed: ")
+    assert "/help    this list" in lines
+    assert "/exit    leave (also /quit, Ctrl-D)" in lines
+    assert term.returncode == 0
 
 
 TEXT_CALL = (

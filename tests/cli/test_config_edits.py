@@ -4,7 +4,9 @@ import json
 import tomllib
 from pathlib import Path
 
-from tests.cli.conftest import Invoke
+from pegboard.config import load_config
+from pegboard.mcp import SqliteCatalogStore
+from tests.cli.conftest import Invoke, warm_cache
 
 HAND_WRITTEN = """\
 # My MCP servers, written by hand.
@@ -168,3 +170,41 @@ def test_a_config_that_cannot_be_written_is_an_error_not_a_traceback(
         f"error: {config}: cannot be written (File exists); check that {not_a_dir} is a "
         "writable directory, or point --config elsewhere\n"
     )
+
+
+def test_servers_remove_takes_out_one_table_and_its_profile_links_keeping_the_rest(
+    invoke: Invoke, config_path: Path
+) -> None:
+    linked = (
+        HAND_WRITTEN
+        + '\n[profiles.work]  # only GitHub\nmcp_mode = "manual"\n'
+        + 'mcp_servers = ["github", "time"]\n'
+    )
+    config_path.write_text(linked, encoding="utf-8")
+    warm_cache(config_path, "github", [{"name": "create_issue", "inputSchema": {}}])
+
+    removed = invoke("servers", "remove", "github")
+    unknown = invoke("servers", "remove", "github")
+
+    assert removed.exit_code == 0, removed.output
+    assert removed.stdout == f"removed github from {config_path}, unlinked from profile work\n"
+    assert config_path.read_text(encoding="utf-8") == (
+        "# My MCP servers, written by hand.\n"
+        "context_window = 128000  # the model I use\n"
+        "\n"
+        "[servers.time]  # the clock\n"
+        'command = "uvx"\n'
+        'args = ["mcp-server-time"]  # pinned below\n'
+        'env = { TZ = "UTC" }\n'
+        "\n"
+        "[profiles.work]  # only GitHub\n"
+        'mcp_mode = "manual"\n'
+        'mcp_servers = ["time"]\n'
+    )
+    assert (unknown.exit_code, unknown.stderr) == (
+        3,
+        "error: unknown server id: github; configured: time\n",
+    )
+    store = SqliteCatalogStore(load_config(config_path).catalog_path)
+    assert (store.get("github"), store.pins("github")) == (None, {})  # re-adding starts fresh
+    store.close()

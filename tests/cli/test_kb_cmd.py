@@ -14,7 +14,7 @@ def test_kb_add_then_search_json_finds_the_note_asked_for_in_other_words(
     found = invoke("kb", "search", "notes", "can I bring my dog to the office", "--json", "-k", "1")
 
     assert added.exit_code == 0
-    assert added.stdout == "notes: 2 file(s) indexed (2 chunks), 0 unchanged, 0 skipped\n"
+    assert added.stdout == "notes: 2 files indexed (2 chunks), 0 unchanged, 0 skipped\n"
     assert found.exit_code == 0
     assert as_json(found) == [
         {
@@ -35,7 +35,7 @@ def test_kb_add_again_reports_unchanged_files_and_warns_about_skipped_ones(
     again = invoke("kb", "add", "notes", str(notes), str(tmp_path / "missing"))
 
     assert again.exit_code == 0
-    assert "notes: 0 file(s) indexed (0 chunks), 2 unchanged, 1 skipped" in again.stdout
+    assert "notes: 0 files indexed (0 chunks), 2 unchanged, 1 skipped" in again.stdout
     assert f"warning: skipped {tmp_path / 'missing'}: no such file or directory" in again.stderr
 
 
@@ -71,9 +71,9 @@ def test_kb_list_json_and_remove_of_a_path_and_of_a_base(invoke: Invoke, notes: 
     assert listed == [
         {"name": "notes", "documents": 2, "chunks": 2, "model": "minilm-l6", "excludes": []}
     ]
-    assert removed_path.stdout == f"removed 1 document(s) under {notes / 'pets.md'} from notes\n"
+    assert removed_path.stdout == f"removed 1 document under {notes / 'pets.md'} from notes\n"
     assert after_path[0]["documents"] == 1
-    assert removed_base.stdout == "removed knowledge base notes (1 document(s))\n"
+    assert removed_base.stdout == "removed knowledge base notes (1 document)\n"
     assert (
         after_base.stdout
         == "no knowledge bases yet; create one with `pegboard kb add NAME PATH...`\n"
@@ -125,14 +125,14 @@ def test_kb_add_exclude_is_remembered_shown_by_kb_list_and_joined_by_the_config(
     listed_json = as_json(invoke("kb", "list", "--json"))
 
     assert first.stdout == (
-        "py: 4 file(s) indexed (24 chunks), 0 unchanged, 0 skipped\nexcluded: _sources\n"
+        "py: 4 files indexed (24 chunks), 0 unchanged, 0 skipped\nexcluded: _sources\n"
     )
     assert (
         again.stdout
-        == "py: 0 file(s) indexed (0 chunks), 4 unchanged, 0 skipped\nexcluded: _sources\n"
+        == "py: 0 files indexed (0 chunks), 4 unchanged, 0 skipped\nexcluded: _sources\n"
     )
     assert configured.stdout == (
-        "py: 0 file(s) indexed (0 chunks), 3 unchanged, 0 skipped, 1 removed (excluded)\n"
+        "py: 0 files indexed (0 chunks), 3 unchanged, 0 skipped, 1 removed (excluded)\n"
         "excluded: _sources, keyword.html\n"
     )
     assert listed_json == [
@@ -157,7 +157,7 @@ def test_kb_add_forget_excludes_reads_the_excluded_files_again_and_bad_globs_exi
     write(config_path, {"kb": {"py": {"exclude": [""]}}})
     bad_config = invoke("kb", "add", "py", str(PYDOC))
 
-    assert forgotten.stdout == "py: 2 file(s) indexed (10 chunks), 4 unchanged, 0 skipped\n"
+    assert forgotten.stdout == "py: 2 files indexed (10 chunks), 4 unchanged, 0 skipped\n"
     assert bad.exit_code == 2
     assert "error: invalid exclude pattern '/etc': patterns are relative" in bad.stderr
     assert bad_config.exit_code == 2

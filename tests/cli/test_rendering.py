@@ -68,7 +68,7 @@ Commands:
   serve    Serve all configured MCP servers as one MCP server.
   chat     Chat with a configured model over the profile's tools.
   tools    List, search, inspect and call tools.
-  servers  Add, list, check, refresh, enable and disable MCP servers.
+  servers  Add, remove, check, refresh, enable, disable MCP servers.
   config   Show, locate and import configuration.
   bench    Benchmarks that anyone can rerun.
   kb       Knowledge bases: local files that kb_search finds by meaning.
@@ -181,3 +181,65 @@ def test_errors_print_square_brackets_verbatim(invoke: Invoke, config_path: Path
     result = invoke("servers", "add", "time", "--", "x")
 
     assert result.stderr.endswith("or remove [servers.time] there\n")
+
+
+EVERYTHING_LIKE = [
+    {
+        "name": "get-resource-links-and-annotated-message",
+        "description": "Returns up to ten resource links that reference different types of "
+        "resources",
+        "inputSchema": {"type": "object"},
+    },
+    {"name": "echo", "description": "Echoes back the input string", "inputSchema": {}},
+]
+
+
+def test_tools_list_at_80_columns_drops_defer_and_namespace_before_the_description(
+    invoke: Invoke, config_path: Path
+) -> None:
+    write(config_path, {"servers": {"everything": {"command": "/nonexistent/x"}}})
+    warm_cache(config_path, "everything", EVERYTHING_LIKE)
+
+    lines = lines_at("80", "tools", "list")
+
+    long_name = "mcp__everything__get-resource-links-and-annotated-message"
+    assert lines[1] == f"{'name':<{len(long_name)}}   description"
+    assert lines[3] == f"{'mcp__everything__echo':<{len(long_name)}}   Echoes back the inp…"
+    assert lines[4] == f"{long_name}   Returns up to ten r…"
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_servers_list_at_80_columns_prints_whole_booleans_and_cuts_only_the_command(
+    invoke: Invoke, config_path: Path
+) -> None:
+    command = "/work/refservers/npm/node_modules/.bin/mcp-server-everything"
+    write(
+        config_path,
+        {
+            "servers": {
+                "everything": {"command": command},
+                "time": {"command": "/usr/bin/mcp-server-time", "enabled": False},
+            }
+        },
+    )
+
+    lines = lines_at("80", "servers", "list")
+    lines = lines[next(i for i, line in enumerate(lines) if line.startswith("id ")) - 1 :]
+
+    assert lines[1].split() == ["id", "name", "transport", "command", "/", "url", "enabled"]
+    assert lines[3].endswith("   True")
+    assert lines[4].endswith("   False")
+    assert lines[3].startswith("everything   everything   stdio       /work/refservers/npm/")
+    assert "…" in lines[3]
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_piped_tables_carry_no_padding_after_the_last_cell(
+    warmed: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+    out = CliRunner().invoke(app, ["tools", "list"]).stdout
+
+    assert out.splitlines()[3] == "mcp__box__add           mcp:box     auto    Add two integers."
+    assert all(line == line.rstrip() for line in out.splitlines())

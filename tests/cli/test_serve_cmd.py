@@ -49,7 +49,7 @@ def test_serve_announces_what_it_serves_on_stderr(
     _announce(config_path, runtime, "stdio")
 
     assert capsys.readouterr().err == (
-        f"pegboard serve: MCP over stdio; 1 of 2 MCP servers enabled, 1 cached tools "
+        f"pegboard serve: MCP over stdio; 1 of 2 MCP servers enabled, 1 cached tool "
         f"(config: {config_path})\n"
     )
 

@@ -14,7 +14,14 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.cli.conftest import Invoke
-from tests.gateway.harness import PEGBOARD, STARTUP_BOUND, gateway_env, run_cli, write_config
+from tests.gateway.harness import (
+    PEGBOARD,
+    STARTUP_BOUND,
+    gateway_env,
+    run_cli,
+    scripted_server,
+    write_config,
+)
 
 ANNOUNCE = "pegboard serve: MCP over"
 
@@ -69,8 +76,11 @@ def test_config_path_still_accepts_a_config_that_is_not_created_yet(
 
 
 @pytest.mark.anyio
-async def test_a_port_in_use_is_one_line_naming_the_option(tmp_path: Path) -> None:
-    write_config(tmp_path, {})
+async def test_a_port_in_use_is_one_line_naming_the_option_and_starts_no_upstream(
+    tmp_path: Path,
+) -> None:
+    started = tmp_path / "started.log"  # the server appends its pid here when it starts
+    write_config(tmp_path, {"servers": {"box": scripted_server("--log", str(started))}})
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
@@ -83,6 +93,9 @@ async def test_a_port_in_use_is_one_line_naming_the_option(tmp_path: Path) -> No
         f"error: 127.0.0.1:{port} is already in use (another pegboard serve?): stop that "
         "process or choose another port with --port or [gateway] port (0 picks a free one)"
     ]
+    # the port is bound before the runtime starts anything (it has not even announced)
+    assert ANNOUNCE not in stderr
+    assert not started.exists()
 
 
 async def _read_url(stderr: TextReceiveStream) -> tuple[str, str]:

@@ -87,7 +87,7 @@ def test_unknown_server_ids_exit_3(invoke: Invoke, config_path: Path) -> None:
     result = invoke("servers", "status", "zzz")
 
     assert result.exit_code == 3
-    assert "unknown server id(s): zzz; configured: a" in result.stderr
+    assert "unknown server id: zzz; configured: a" in result.stderr
 
 
 def test_disable_and_enable_edit_the_config_file(invoke: Invoke, config_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -55,3 +56,23 @@ def test_servers_logs_of_a_server_never_started_says_so(invoke: Invoke, config_p
 
     assert logs.exit_code == 3
     assert "no stderr kept for slow yet" in logs.output
+
+
+def test_servers_logs_has_plain_help_and_json(invoke: Invoke, config_path: Path) -> None:
+    write(config_path, {"servers": {"slow": _slow(0.1)}})
+    assert invoke("servers", "refresh", "slow").exit_code == 0
+
+    logs = invoke("servers", "logs", "slow", "--json")
+    usage = invoke("servers", "logs", "--help")
+
+    assert logs.exit_code == 0
+    data = json.loads(logs.stdout)
+    assert (data["id"], data["stderr"]) == (
+        "slow",
+        "installing the package (token ***)...\ninstalled\n",
+    )
+    assert Path(data["path"]).read_text(encoding="utf-8").endswith("installed\n")
+    assert usage.stdout.startswith("Usage: pegboard servers logs [OPTIONS] SERVER_ID\n")
+    assert "  --json  " in usage.stdout
+    for rich_box in ("╭", "│", "─"):
+        assert rich_box not in usage.stdout

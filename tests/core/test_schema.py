@@ -80,7 +80,7 @@ def test_problems_are_bounded_with_a_count_of_the_rest() -> None:
     problems = problems_of(schema, {f"p{i}": "x" for i in range(8)})
     assert len(problems) == MAX_PROBLEMS + 1
     assert problems[0] == 'p0: expected integer, got string "x"'
-    assert problems[-1] == "... and 3 more problem(s)"
+    assert problems[-1] == "... and 3 more problems"
 
 
 def test_local_refs_and_defs_resolve() -> None:

@@ -51,7 +51,8 @@ def require_installed(paths: list[Path]) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{', '.join(missing)} missing although .ci/run installs them", pytrace=False)
     pytest.skip(
-        f"{', '.join(missing)} not installed; run the installs of .ci/run (into .refservers/)",
+        f"real-server tests: {', '.join(missing)} not installed; enable them with "
+        "`scripts/install_refservers.sh` (python3 and npm, into .refservers/)",
         allow_module_level=True,
     )
 

@@ -66,10 +66,13 @@ async def test_cached_tools_are_served_while_a_server_hangs_and_tool_invoke_reac
                 r"^- mcp:toolbox \(\d+\): mcp__toolbox__add, ", instructions, re.MULTILINE
             )
             assert re.search(
-                r"^- mcp:hang: server (connecting|not connected yet); its tools may be missing",
+                r"^- mcp:hang: server (connecting|not connected yet); its tools may be missing$",
                 instructions,
                 re.MULTILINE,
             )
+            # the cached servers are not started yet either, but their tools are served
+            assert "mcp:bulk:" not in instructions
+            assert "mcp:toolbox:" not in instructions
 
             found = text_of(await client.call_tool("tool_search", {"query": "add two integers"}))
             assert found.splitlines()[:2] == [
@@ -226,3 +229,25 @@ async def test_eof_on_stdin_stops_the_gateway_and_every_upstream_process(tmp_pat
 
     assert code == 0
     assert process_gone(victim_pid)
+
+
+async def test_a_chat_models_window_leaves_serve_at_the_default_window(tmp_path: Path) -> None:
+    chat_model = {"kind": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    servers = {"bulk": victim_server("--tools", "30")}
+    write_config(
+        tmp_path, {"servers": servers, "models": {"local": chat_model | {"context_window": 8000}}}
+    )
+    code, _, _ = await run_cli(tmp_path, "servers", "refresh")
+    assert code == 0
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with serve_stdio(tmp_path) as client:
+            inline = [t.name for t in (await client.list_tools()).tools]
+        # the same window at the top level is the gateway's: tools are deferred
+        write_config(tmp_path, {"servers": servers, "context_window": 8000})
+        async with serve_stdio(tmp_path) as client:
+            deferred = [t.name for t in (await client.list_tools()).tools]
+
+    assert len(inline) == 32
+    assert "tool_search" not in inline
+    assert deferred == ["tool_inspect", "tool_invoke", "tool_search"]

@@ -125,7 +125,7 @@ async def test_keyword_arguments_are_validated_against_the_schema() -> None:
     assert errors[1].startswith('Invalid params for "mcp__notes__add": ')
     assert errors[2] == (
         "mcp__notes__add() takes keyword arguments only: mcp__notes__add(name=value, ...); "
-        "got 2 positional argument(s)"
+        "got 2 positional arguments"
     )
     assert [r.outcome for r in h.audit] == ["InvalidToolArguments", "InvalidToolArguments"]
 

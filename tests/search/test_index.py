@@ -219,3 +219,40 @@ def test_postings_stay_exact_through_many_incremental_changes() -> None:
         assert sorted(names(index.search([word], limit=100))) == sorted(
             names(fresh.search([word], limit=100))
         )
+
+
+# mcp-server-time's two tools as it describes them, beside a calculator.
+CLOCK_AND_CALCULATOR = [
+    entry(
+        "get_current_time",
+        "Get current time in a specific timezones",
+        "time",
+        {"timezone": "IANA timezone name (e.g., 'America/New_York', 'Europe/London')."},
+    ),
+    entry(
+        "convert_time",
+        "Convert time between timezones",
+        "time",
+        {"source_timezone": "Source IANA timezone name.", "time": "Time to convert (24-hour)."},
+    ),
+    entry(
+        "multiply",
+        "Multiply two numbers and return the product",
+        "calc",
+        {"a": "First factor.", "b": "Second factor."},
+    ),
+    entry("add", "Add two numbers", "calc", {"a": "First number.", "b": "Second number."}),
+]
+
+
+def test_times_as_in_multiplication_does_not_find_the_clock() -> None:
+    lexical, fused = LexicalIndex(), default_index()
+    for index in (lexical, fused):
+        index.upsert(CLOCK_AND_CALCULATOR)
+
+    # "times" is not stemmed to "time": no lexical hit at all, and the calculator comes
+    # first in the fused ranking (before: the clock tools); "time" itself still finds them.
+    assert names(lexical.search(["what is 7 times 6"], limit=4)) == []
+    for need in ("calculate 12 times 7", "I need a calculator: 3 times 4"):
+        assert names(fused.search([need], limit=1)) == ["multiply"]
+    assert names(lexical.search(["current time in Tokyo"], limit=1)) == ["get_current_time"]

@@ -53,7 +53,7 @@ def test_unknown_ids_are_named_with_the_configured_ones(tmp_path: Path) -> None:
     service = _service(tmp_path, {"a": {"command": "/nonexistent/a"}}, {})
     with pytest.raises(UnknownServer) as caught:
         service.servers.statuses(["a", "zz", "yy"])
-    assert str(caught.value) == "unknown server id(s): zz, yy; configured: a"
+    assert str(caught.value) == "unknown server ids: zz, yy; configured: a"
 
 
 def test_what_waits_for_trust_is_the_servers_with_a_changed_definition(tmp_path: Path) -> None:
@@ -90,7 +90,9 @@ def test_logs_are_none_before_a_start_and_masked_after(tmp_path: Path) -> None:
     assert path is not None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("auth with s3cret-value failed\n", encoding="utf-8")
-    assert service.servers.logs("a") == "auth with *** failed\n"
+    kept = service.servers.logs("a")
+    assert kept is not None
+    assert (kept.path, kept.text) == (path, "auth with *** failed\n")
 
 
 async def test_refresh_lists_real_servers_and_reports_each_one(tmp_path: Path) -> None:

@@ -114,7 +114,9 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
         sid = request.path_params["server_id"]
         if sid not in service.loaded.config.servers:
             raise Refused(404, "no such server")
-        return render(state, request, viewer, "logs", server_id=sid, text=service.servers.logs(sid))
+        kept = service.servers.logs(sid)
+        text = kept.text if kept is not None else None
+        return render(state, request, viewer, "logs", server_id=sid, text=text)
 
     async def tools(request: Request, viewer: Viewer) -> Response:
         query = request.query_params.get("q", "")[:200]

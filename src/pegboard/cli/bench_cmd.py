@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pegboard.cli.help import PlainCommand, PlainGroup
+from pegboard.core.wording import plural
 from pegboard.errors import ConfigError
 
 if TYPE_CHECKING:  # imported in the command: pegboard.bench and rich cost every CLI start-up
@@ -82,7 +83,7 @@ def search(
 def _table(report: SearchBenchmark) -> Table:
     from rich.table import Table
 
-    table = Table(title=f"tool search over {report.tools} tools")
+    table = Table(title=f"tool search over {plural(report.tools, 'tool')}")
     columns = ["dataset", "method", "queries"]
     columns += [f"hit@{k}" for k in report.ks] + [f"recall@{k}" for k in report.ks]
     columns += ["MRR", "p50 ms", "p99 ms", "build s"]

@@ -1,9 +1,9 @@
 """``pegboard chat``: try pegboard with a model; the loop is :mod:`pegboard.chat.loop`.
 
-Interactive by default (``/tools``, ``/status``, ``/exit``; Ctrl-C cancels the running turn,
-not the session); ``--once "prompt"`` runs one turn for scripts and prints the final answer
-(``--json``: the transcript) on stdout, exit 0. An unreachable model endpoint exits 1 with
-one line naming it; no model configured exits 2 with the table to add.
+Interactive by default (``/help``, ``/tools``, ``/status``, ``/exit``; Ctrl-C cancels the
+running turn, not the session); ``--once "prompt"`` runs one turn for scripts and prints the
+final answer (``--json``: the transcript) on stdout, exit 0. An unreachable model endpoint
+exits 1 with one line naming it; no model configured exits 2 with the table to add.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import typer
 
 from pegboard.cli._common import EXIT_FAILED, EXIT_USAGE, echo_json, fail, load, run, state
 from pegboard.cli.approval_prompt import cli_approval
-from pegboard.cli.chat_view import ChatView, transcript_json
+from pegboard.cli.chat_view import ChatView, HeldLogLines, transcript_json
 from pegboard.cli.tools_cmd import ProfileOpt
 from pegboard.config import LoadedConfig
 from pegboard.errors import ConfigError, PegboardError
@@ -34,7 +34,14 @@ WARM_WAIT = 20.0  # seconds the first turn waits for MCP servers whose tools are
 EXAMPLE_TABLE = (
     '[models.local] kind = "openai", base_url = "http://127.0.0.1:11434/v1", model = "qwen3:8b"'
 )
-HELP = "/tools  the tools the model sees · /status  model, servers, counters · /exit  leave"
+HELP = "/help  this list · /tools  the tools the model sees · /status  model, servers, counters"
+COMMANDS = (
+    ("/help", "this list"),
+    ("/tools", "the tools the model sees now (inline and behind tool_search)"),
+    ("/status", "the model, each server's state, call and repair counters"),
+    ("/exit", "leave (also /quit, Ctrl-D)"),
+    ("Ctrl-C", "cancel the running turn (the session goes on)"),
+)
 
 
 def chat(
@@ -59,7 +66,7 @@ def chat(
     """Chat with a configured model over the profile's tools.
 
     The model gets the profile's MCP tools (large pools behind tool_search), gated tools ask
-    first, broken tool calls are repaired once. Commands: /tools, /status, /exit; Ctrl-C
+    first, broken tool calls are repaired once. Commands: /help, /tools, /status, /exit; Ctrl-C
     cancels the running turn.
     """
     if as_json and once is None:
@@ -148,11 +155,13 @@ def _interactive(agent: AgentLoop, runtime: ToolRuntime, model_id: str) -> None:
 
     console = Console()
     view = ChatView(console, sys.stdout)
-    with start_blocking_portal() as portal:
+    held = HeldLogLines()
+    with held.installed(), start_blocking_portal() as portal:
         with portal.wrap_async_context_manager(runtime.running()):
             portal.call(_warm, runtime)
-            console.print(Text(f"pegboard chat with {model_id} · {HELP}"))
-            while _one_line(console, portal, agent, runtime, view, model_id):
+            view.notes(held.take())
+            console.print(Text(f"pegboard chat with {model_id} · {HELP} · /exit  leave"))
+            while _one_line(console, portal, agent, runtime, view, model_id, held):
                 pass
         portal.call(agent.client.aclose)
 
@@ -164,12 +173,14 @@ def _one_line(
     runtime: ToolRuntime,
     view: ChatView,
     model_id: str,
+    held: HeldLogLines,
 ) -> bool:
     """Read and handle one line; False when the session ends."""
     import concurrent.futures
 
     from rich.text import Text
 
+    view.notes(held.take())  # what was logged since the last prompt, above the new one
     try:
         line = console.input("you> ").strip()
     except EOFError:
@@ -179,7 +190,10 @@ def _one_line(
         return True
     if line in ("/exit", "/quit"):
         return False
-    if line == "/tools":
+    if line in ("/help", "/?"):
+        for command, meaning in COMMANDS:
+            console.print(Text(f"{command:<8} {meaning}"))
+    elif line == "/tools":
         portal.call(_sync, view.tools, agent)
     elif line == "/status":
         portal.call(_sync, view.status, agent, runtime, model_id)

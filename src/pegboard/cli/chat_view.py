@@ -5,10 +5,15 @@ output, and the transcript as JSON. Everything a model or a tool wrote is shown 
 from __future__ import annotations
 
 import json
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pegboard.core.output import ToolOutput
+from pegboard.core.wording import plural
 from pegboard.formats.calls import ToolCall
 from pegboard.llm.types import Message
 
@@ -31,6 +36,38 @@ def _arguments(call: ToolCall) -> str:
     return json.dumps(dict(call.arguments), ensure_ascii=False, default=str)
 
 
+class HeldLogLines(logging.Handler):
+    """Log records (warnings and worse) kept for the chat to show between prompts.
+
+    Background tasks (a server failing its refresh while the user types) would otherwise
+    write into the middle of the ``you>`` line, and Python's last-resort handler writes there.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self._lines: list[str] = []
+        self._lock = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self._lock:
+            self._lines.append(record.getMessage())
+
+    def take(self) -> list[str]:
+        with self._lock:
+            lines, self._lines = self._lines, []
+        return lines
+
+    @contextmanager
+    def installed(self) -> Iterator[HeldLogLines]:
+        """Hold every record of the root logger's tree while inside."""
+        root = logging.getLogger()
+        root.addHandler(self)
+        try:
+            yield self
+        finally:
+            root.removeHandler(self)
+
+
 class ChatView:
     """A :class:`~pegboard.chat.loop.LoopObserver` printing to ``console``; streamed text
     goes to ``text_stream`` (None: not shown, as with ``--once``)."""
@@ -46,6 +83,13 @@ class ChatView:
         self.text_stream.write(delta)
         self.text_stream.flush()
         self._mid_line = not delta.endswith("\n")
+
+    def notes(self, lines: list[str]) -> None:
+        """Show held log lines, each on a line of its own."""
+        from rich.text import Text
+
+        for line in lines:
+            self.console.print(Text(f"pegboard: {line}", style="dim"))
 
     def end_text(self) -> None:
         """End the streamed line, if one is open."""
@@ -88,7 +132,7 @@ class ChatView:
         for entry in params.entries:
             self.console.print(Text.assemble((entry.name, "bold"), "  ", entry.summary))
         self.console.print(
-            Text(f"{len(params.entries)} tools shown, {len(deferred)} behind tool_search")
+            Text(f"{plural(len(params.entries), 'tool')} shown, {len(deferred)} behind tool_search")
         )
 
     def status(self, agent: AgentLoop, runtime: ToolRuntime, model_id: str) -> None:
@@ -110,7 +154,8 @@ class ChatView:
         for server in Service.of(runtime).servers.all_statuses():
             detail = f" ({server.error})" if server.error else ""
             lines.append(
-                f"server   {server.server_id}: {server.state}, {server.tool_count} tools{detail}"
+                f"server   {server.server_id}: {server.state}, "
+                f"{plural(server.tool_count, 'tool')}{detail}"
             )
         for line in lines:
             self.console.print(Text(line))

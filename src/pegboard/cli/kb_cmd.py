@@ -14,6 +14,7 @@ import typer
 from pegboard.cli._common import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, echo_json, fail, load
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
+from pegboard.core.wording import plural
 from pegboard.errors import KnowledgeBaseError
 
 if TYPE_CHECKING:
@@ -124,7 +125,8 @@ def add(
         )
     removed = f", {len(report.removed)} removed (excluded)" if report.removed else ""
     typer.echo(
-        f"{name}: {len(report.indexed)} file(s) indexed ({report.chunks} chunks), "
+        f"{name}: {plural(len(report.indexed), 'file')} indexed "
+        f"({plural(report.chunks, 'chunk')}), "
         f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped{removed}"
     )
     if report.excludes:
@@ -232,10 +234,10 @@ def remove_cmd(
     except KnowledgeBaseError as exc:
         fail(str(exc))
     if target is None:
-        typer.echo(f"removed knowledge base {name} ({count} document(s))")
+        typer.echo(f"removed knowledge base {name} ({plural(count, 'document')})")
     elif count == 0:
         fail(
             f"{name} has no document at or under {target}; see `pegboard kb search`", EXIT_NOT_FOUND
         )
     else:
-        typer.echo(f"removed {count} document(s) under {target} from {name}")
+        typer.echo(f"removed {plural(count, 'document')} under {target} from {name}")

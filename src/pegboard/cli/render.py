@@ -3,8 +3,8 @@
 Everything a user or a server wrote (descriptions, errors, paths) is printed as plain text,
 never as rich markup, so ``[gateway]`` stays ``[gateway]``. Tables never cut the columns a
 user copies (names, ids); the description-like column gets one line, cut with "…" to fit
-the terminal, or whole lines with ``--wide``. Piped output is not cut at all: one row per
-line, for grep.
+the terminal, or whole lines with ``--wide``; on a narrow terminal optional columns go first.
+Piped output is not cut at all: one row per line, for grep, without trailing padding.
 """
 
 from __future__ import annotations
@@ -19,16 +19,21 @@ if TYPE_CHECKING:  # rich is imported when something is printed (start-up time)
 
 # Piped output is never cut; rich still needs a width to lay the table out.
 PIPE_WIDTH = 100_000
-# A description cut shorter than this says nothing; the table then overflows instead.
-MIN_FLEX_WIDTH = 12
+# A description cut shorter than this says nothing: optional columns make room first, and
+# when nothing is left to drop the table overflows the terminal instead.
+MIN_FLEX_WIDTH = 16
+GAP = 3  # a space, the (blank) border and a space between columns
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """A table column; ``key`` columns (names, ids) are never cut or wrapped."""
+    """A table column. ``key`` columns (names, ids, states) are never cut or wrapped; an
+    ``optional`` one is left out, rightmost first, when the terminal is too narrow to keep
+    every key column and give each other column :data:`MIN_FLEX_WIDTH` characters."""
 
     header: str
     key: bool = False
+    optional: bool = False
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -52,39 +57,74 @@ def print_table(
     from rich.text import Text
 
     out = out or console()
-    if not out.is_terminal and not os.environ.get("COLUMNS"):
-        out.width = PIPE_WIDTH  # piped, width not fixed by the user: cut nothing
+    piped = not out.is_terminal and not os.environ.get("COLUMNS")
+    width = PIPE_WIDTH if piped else out.width
     cells = [[Text(str(cell)) for cell in row] for row in rows]
     natural = [
         max([len(c.header), *(row[i].cell_len for row in cells)]) for i, c in enumerate(columns)
     ]
-    limits = _flexible_widths(columns, natural, out.width)
+    kept = _kept_columns(columns, natural, width)
+    widths = _widths([columns[i] for i in kept], [natural[i] for i in kept], width)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for column, width, limit in zip(columns, natural, limits, strict=True):
+    for i, limit in zip(kept, widths, strict=True):
+        column = columns[i]
         if column.key:
-            table.add_column(column.header, no_wrap=True, min_width=width)
+            table.add_column(column.header, no_wrap=True, width=limit)
         elif wide:
-            table.add_column(column.header, overflow="fold")
+            table.add_column(column.header, overflow="fold", width=limit)
         else:
-            table.add_column(column.header, no_wrap=True, overflow="ellipsis", max_width=limit)
+            table.add_column(column.header, no_wrap=True, overflow="ellipsis", width=limit)
     for row in cells:
-        table.add_row(*row)
+        table.add_row(*(row[i] for i in kept))
+    # Too narrow even without the optional columns: overflow rather than cut a key column.
+    needed = sum(widths) + GAP * (len(widths) - 1)
     out.print(Text(title))
-    out.print(table)
+    out.width = max(width, needed)  # print(width=) cannot exceed the console's own width
+    if not piped:
+        out.print(table)
+        return
+    with out.capture() as captured:  # piped: one row a line, no padding after the last cell
+        out.print(table)
+    out.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
-def _flexible_widths(columns: Sequence[Column], natural: Sequence[int], total: int) -> list[int]:
-    """Widths for the non-key columns: what the key columns leave, shared by natural width."""
-    gaps = 3 * (len(columns) - 1)  # a space, the (blank) border and a space between columns
-    fixed = sum(w for c, w in zip(columns, natural, strict=True) if c.key)
-    room = max(total - fixed - gaps, 0)
-    flexible = sum(w for c, w in zip(columns, natural, strict=True) if not c.key) or 1
-    if flexible <= room:
+def _kept_columns(columns: Sequence[Column], natural: Sequence[int], total: int) -> list[int]:
+    """The indices of the columns shown: all, less optional ones (rightmost first) while
+    the key columns and :data:`MIN_FLEX_WIDTH` per other column do not fit ``total``."""
+    kept = list(range(len(columns)))
+    optional = [i for i in kept if columns[i].optional]
+    while optional and _floor([columns[i] for i in kept], [natural[i] for i in kept]) > total:
+        kept.remove(optional.pop())
+    return kept
+
+
+def _floor(columns: Sequence[Column], natural: Sequence[int]) -> int:
+    """The narrowest width of these columns: key ones whole, others cut to the minimum."""
+    cells = sum(
+        w if c.key else min(w, MIN_FLEX_WIDTH) for c, w in zip(columns, natural, strict=True)
+    )
+    return cells + GAP * (len(columns) - 1)
+
+
+def _widths(columns: Sequence[Column], natural: Sequence[int], total: int) -> list[int]:
+    """Key columns at their natural width; the others get at least the minimum (or their
+    natural width when smaller), then share what is left in proportion to what they lack."""
+    room = (
+        total
+        - GAP * (len(columns) - 1)
+        - sum(w for c, w in zip(columns, natural, strict=True) if c.key)
+    )
+    flexible = [i for i, c in enumerate(columns) if not c.key]
+    if sum(natural[i] for i in flexible) <= room:
         return list(natural)
-    return [
-        w if c.key else max(MIN_FLEX_WIDTH, room * w // flexible)
-        for c, w in zip(columns, natural, strict=True)
-    ]
+    widths = [w if c.key else min(w, MIN_FLEX_WIDTH) for c, w in zip(columns, natural, strict=True)]
+    left = room - sum(widths[i] for i in flexible)
+    lacking = {i: natural[i] - widths[i] for i in flexible}
+    want = sum(lacking.values())
+    if left > 0 and want:
+        for i in flexible:
+            widths[i] += left * lacking[i] // want
+    return widths
 
 
 def print_error(message: str) -> None:

@@ -12,6 +12,7 @@ import anyio
 import typer
 
 from pegboard.cli._common import EXIT_USAGE, fail, load, run, state
+from pegboard.core.wording import plural
 from pegboard.deferral.defer import DEFAULT_CONTEXT_WINDOW
 from pegboard.errors import ConfigError, PegboardError
 from pegboard.service import Service
@@ -78,7 +79,13 @@ def serve(
     """
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
     from pegboard.gateway.compose import gateway_for
-    from pegboard.gateway.transports import check_port, is_loopback, serve_http, serve_stdio
+    from pegboard.gateway.transports import (
+        bind_listening_socket,
+        check_port,
+        is_loopback,
+        serve_http,
+        serve_stdio,
+    )
     from pegboard.gateway.warmup import searching, warm_search_index
     from pegboard.runtime import RuntimeOptions
 
@@ -114,6 +121,14 @@ def serve(
             f"{loaded.path} or PEGBOARD_TOKEN) or bind 127.0.0.1",
             EXIT_USAGE,
         )
+    # Bound before anything starts: a port in use is one line, not every upstream started
+    # and stopped again first.
+    sock = None
+    if http:
+        try:
+            sock = bind_listening_socket(bind, port if port is not None else gateway_cfg.port)
+        except ConfigError as exc:
+            fail(str(exc), EXIT_USAGE)
     options = RuntimeOptions(
         profile=profile, context_window=context_window, defer=False if no_defer else None
     )
@@ -123,6 +138,13 @@ def serve(
         fail(str(exc), EXIT_USAGE)
 
     _announce(loaded.path, runtime, "streamable HTTP" if http else "stdio")
+    if no_defer and runtime.surface.tool_exec is not None:
+        print(
+            "pegboard serve: --no-defer: tool_exec ([meta] tool_exec = true) is offered only "
+            "beside the meta-tools of deferred tools, so it is off",
+            file=sys.stderr,
+            flush=True,
+        )
 
     async def body() -> None:
         gateway, content = gateway_for(runtime)
@@ -137,9 +159,9 @@ def serve(
                 await serve_http(
                     gateway,
                     host=bind,
-                    port=port if port is not None else gateway_cfg.port,
                     token=token,
                     verifier=verifier,
+                    sock=sock,
                     admin=_admin(runtime, gateway, token, verifier, auth, is_loopback(bind)),
                 )
             else:
@@ -193,8 +215,8 @@ def _announce(config_path: object, runtime: ToolRuntime, transport: str) -> None
     enabled = sum(1 for server in servers.values() if server.enabled)
     cached = Service.of(runtime).tools.cached_mcp_tools()
     line = (
-        f"pegboard serve: MCP over {transport}; {enabled} of {len(servers)} MCP servers "
-        f"enabled, {cached} cached tools (config: {config_path})"
+        f"pegboard serve: MCP over {transport}; {enabled} of {plural(len(servers), 'MCP server')} "
+        f"enabled, {plural(cached, 'cached tool')} (config: {config_path})"
     )
     if not servers:
         line += (

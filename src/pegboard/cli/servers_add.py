@@ -1,4 +1,5 @@
-"""``pegboard servers add``: a new ``[servers.<id>]`` table, written keeping the file's comments."""
+"""``pegboard servers add`` / ``remove``: a ``[servers.<id>]`` table added or removed, keeping
+the file's comments."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pegboard.cli._common import EXIT_USAGE, fail, load
+from pegboard.cli._common import EXIT_NOT_FOUND, EXIT_USAGE, fail, load, service
 from pegboard.config import write_config
 from pegboard.errors import ConfigError
 
@@ -133,3 +134,31 @@ def add_cmd(
         f"added {server_id} ({target}) to {loaded.path}; "
         f"list its tools with `pegboard servers refresh {server_id}`"
     )
+
+
+def remove_cmd(
+    ctx: typer.Context,
+    server_id: Annotated[
+        str, typer.Argument(metavar="ID", help="Server id to remove.", show_default=False)
+    ],
+) -> None:
+    """Remove an MCP server from the config file.
+
+    Its table goes, and its id from every profile's mcp_servers; the file's other comments
+    and layout are kept. Its cached tools and trust pins are forgotten, so adding it again
+    starts fresh. A running pegboard serve needs a restart to drop it.
+    """
+    from pegboard.runtime import RuntimeOptions
+    from pegboard.service.servers import UnknownServer
+
+    services = service(ctx, RuntimeOptions(prewarm=False))
+    try:
+        unlinked = services.servers.remove(server_id)
+    except UnknownServer as exc:
+        fail(str(exc), EXIT_NOT_FOUND)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    finally:
+        services.close()
+    also = f", unlinked from profile {', '.join(unlinked)}" if unlinked else ""
+    typer.echo(f"removed {server_id} from {services.loaded.path}{also}")

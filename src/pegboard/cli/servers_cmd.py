@@ -22,6 +22,7 @@ from pegboard.cli._common import (
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.core.redact import mask, redact_args, redact_url
+from pegboard.core.wording import plural
 from pegboard.errors import ConfigError
 from pegboard.mcp.status import ServerStatus
 from pegboard.service.servers import RefreshResult, UnknownServer
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     cls=PlainGroup,
-    help="Add, list, check, refresh, enable and disable MCP servers.",
+    help="Add, remove, check, refresh, enable, disable MCP servers.",
     no_args_is_help=True,
 )
 
@@ -85,8 +86,8 @@ def _trust_lines(s: ServerStatus) -> list[str]:
     lines = []
     if s.launch_changed:
         lines.append(
-            f"{s.server_id}: launch definition changed; not started until "
-            f"`pegboard tools trust --server {s.server_id}`"
+            f"{s.server_id}: launch definition changed; the server waits for trust (review "
+            f"`pegboard servers list`, then `pegboard tools trust --server {s.server_id}`)"
         )
     if s.gate_error:
         lines.append(f"{s.server_id}: error: {escape_invisible(s.gate_error)}")
@@ -144,7 +145,7 @@ def list_cmd(ctx: typer.Context, wide: WideOpt = False, as_json: JsonOpt = False
     ]
     keys = ("id", "name", "transport", "target", "enabled")
     rows_text = [[str(r[k]) for k in keys] for r in rows]
-    print_table(f"{len(rows)} MCP servers ({loaded.path})", columns, rows_text, wide=wide)
+    print_table(f"{plural(len(rows), 'MCP server')} ({loaded.path})", columns, rows_text, wide=wide)
 
 
 @app.command("status", cls=PlainCommand)
@@ -218,12 +219,13 @@ def refresh_cmd(
 
         enabled = [sid for sid in wanted if services.loaded.config.servers[sid].enabled]
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        console = Console(stderr=True)
         with Progress(
             *columns,
             TimeElapsedColumn(),
-            console=Console(stderr=True),
+            console=console,
             transient=True,
-            disable=as_json,
+            disable=as_json or not console.is_terminal,  # a piped stderr would get a "\n"
         ) as progress:
             task = progress.add_task("refreshing MCP servers", total=len(enabled))
             results.extend(
@@ -240,7 +242,7 @@ def refresh_cmd(
         echo_json(rows)
     else:
         for r in rows:
-            outcome = f"{r['tools']} tools" if r["ok"] else f"failed: {r['error']}"
+            outcome = plural(int(str(r["tools"])), "tool") if r["ok"] else f"failed: {r['error']}"
             typer.echo(f"{r['id']}: {outcome} ({r['seconds']} s)")
     if any(not r["ok"] for r in rows):
         raise typer.Exit(EXIT_FAILED)
@@ -267,6 +269,7 @@ def _set_enabled(ctx: typer.Context, server_id: str, enabled: bool) -> None:
 app.command("add", cls=PlainCommand, context_settings={"ignore_unknown_options": True})(
     servers_add.add_cmd
 )
+app.command("remove", cls=PlainCommand)(servers_add.remove_cmd)
 
 
 @app.command("enable", cls=PlainCommand)
@@ -288,19 +291,27 @@ def disable_cmd(
     _set_enabled(ctx, server_id, False)
 
 
-@app.command("logs")
+@app.command("logs", cls=PlainCommand)
 def logs_cmd(
-    ctx: typer.Context, server_id: Annotated[str, typer.Argument(help="Server id.")]
+    ctx: typer.Context,
+    server_id: Annotated[str, typer.Argument(help="Server id.")],
+    as_json: JsonOpt = False,
 ) -> None:
-    """Print what the server wrote to stderr during its last start (up to 64 KB), with the
-    values of its configured env and headers masked."""
+    """Print the server's stderr of its last start.
+
+    Up to 64 KB, with the values of its configured env and headers masked. Exits 3 when the
+    server has not been started since it was configured.
+    """
     services = service(ctx)
     _check_ids(services, [server_id])
-    text = services.servers.logs(server_id)
-    if text is None:
+    kept = services.servers.logs(server_id)
+    if kept is None:
         fail(
             f"no stderr kept for {server_id} yet: it has not been started since "
             f"(try `pegboard servers refresh {server_id}`)",
             EXIT_NOT_FOUND,
         )
-    typer.echo(text, nl=False)
+    if as_json:
+        echo_json({"id": server_id, "path": str(kept.path), "stderr": kept.text})
+        return
+    typer.echo(kept.text, nl=False)

@@ -26,6 +26,7 @@ from pegboard.cli.approval_prompt import cli_approval
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.core.entry import ToolEntry
+from pegboard.core.wording import plural
 from pegboard.errors import PegboardError, ToolError
 
 if TYPE_CHECKING:
@@ -67,8 +68,8 @@ def _row(e: ToolEntry) -> dict[str, Any]:
 
 
 def _table(title: str, entries: list[ToolEntry], wide: bool = False) -> None:
-    columns = [Column("name", key=True), Column("namespace", key=True)]
-    columns += [Column("defer", key=True), Column("description")]
+    columns = [Column("name", key=True), Column("namespace", key=True, optional=True)]
+    columns += [Column("defer", key=True, optional=True), Column("description")]
     rows = [[e.name, e.label, e.defer, e.summary] for e in entries]
     print_table(title, columns, rows, wide=wide)
 
@@ -96,7 +97,7 @@ def list_tools(
     if as_json:
         echo_json([_row(e) for e in entries])
     else:
-        _table(f"{len(entries)} tools", entries, wide)
+        _table(plural(len(entries), "tool"), entries, wide)
     print_excluded(tools.excluded())
 
 

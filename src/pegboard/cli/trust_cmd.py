@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from pegboard.cli._common import EXIT_NOT_FOUND, EXIT_USAGE, fail, service
+from pegboard.cli._common import EXIT_NOT_FOUND, EXIT_USAGE, fail, run, service
+from pegboard.core.wording import plural
 from pegboard.errors import PegboardError
 
 
@@ -56,11 +57,27 @@ def trust(
         fail(str(exc))
     finally:
         services.close()
+    listed: int | None = None
+    error: str | None = None
+    if server is not None:
+        # One command: the server starts now and lists its tools (all trusted with it), so
+        # status and calls are right at once instead of after a `servers refresh`.
+        sid = server
+        listed, error = run(lambda: services.trust.start_and_trust(sid))
     if as_json:
         payload = {"server": outcome.server_id, "tools": outcome.tools, "launch": outcome.launch}
+        if server is not None:
+            payload |= {"listed": listed, "error": error}
         typer.echo(json.dumps(payload))
-        return
-    what = f"{len(outcome.tools)} tool(s)" + (
-        " and its launch definition" if outcome.launch else ""
-    )
-    typer.echo(f"trusted {what} of MCP server {outcome.server_id}")
+    else:
+        typer.echo(_trusted_line(outcome.server_id, len(outcome.tools), outcome.launch, listed))
+    if error is not None:
+        fail(f"{error} (see `pegboard servers logs {server}`)")
+
+
+def _trusted_line(server_id: str, pinned: int, launch: bool, listed: int | None) -> str:
+    if listed is None:
+        what = plural(pinned, "tool") + (" and its launch definition" if launch else "")
+        return f"trusted {what} of MCP server {server_id}"
+    what = "the launch definition and tools" if launch else "the tools"
+    return f"trusted {what} of MCP server {server_id}; it lists {plural(listed, 'tool')}"

@@ -21,6 +21,7 @@ import platformdirs
 from pydantic import ValidationError
 
 from pegboard.config.model import PegboardConfig
+from pegboard.core.wording import plural
 from pegboard.errors import ConfigError
 
 CONFIG_ENV = "PEGBOARD_CONFIG"
@@ -117,7 +118,7 @@ _SECRET_PARTS = frozenset({"env", "headers", "token", "api_key", "args", "url", 
 
 
 def format_validation_error(exc: ValidationError, source: Path | str) -> str:
-    lines = [f"{source}: invalid configuration ({exc.error_count()} problem(s)):"]
+    lines = [f"{source}: invalid configuration ({plural(exc.error_count(), 'problem')}):"]
     for err in exc.errors(include_url=False):
         key = ".".join(str(part) for part in err["loc"]) or "(top level)"
         message = err["msg"].removeprefix("Value error, ")
@@ -180,6 +181,7 @@ def render_config(path: Path, raw: Mapping[str, Any]) -> str:
 
 def _merge_into(container: Any, new: Mapping[str, Any], *, depth: int) -> None:
     for key in [k for k in container if k not in new]:
+        _drop_leading_comments(container, key)
         del container[key]
     for key, value in new.items():
         current = container.get(key)
@@ -189,6 +191,25 @@ def _merge_into(container: Any, new: Mapping[str, Any], *, depth: int) -> None:
             _add(container, key, _new_item(value, depth, inline=_is_inline(container)))
         elif _plain(current) != value:
             container[key] = _new_item(value, depth, inline=_is_inline(container))
+
+
+def _drop_leading_comments(container: Any, key: str) -> None:
+    """Remove the comment lines right above table ``key`` with it (tomlkit keeps them at the
+    end of the table before it: ``# GitHub needs a token`` above ``[servers.github]``)."""
+    from tomlkit.items import Comment, Table
+
+    body = getattr(getattr(container, "value", container), "body", None)
+    if not isinstance(body, list):
+        return
+    keys = [k.key if k is not None else None for k, _ in body]
+    if key not in keys or not isinstance(body[keys.index(key)][1], Table):
+        return
+    before = [item for k, item in body[: keys.index(key)] if k is not None]
+    if not before or not isinstance(before[-1], Table):
+        return
+    previous = before[-1].value.body
+    while previous and previous[-1][0] is None and isinstance(previous[-1][1], Comment):
+        previous.pop()
 
 
 def _plain(item: Any) -> Any:

@@ -289,7 +289,11 @@ class ModelConfig(_Section):
         "ANTHROPIC_API_KEY when unset; local servers need none).",
     )
     context_window: int | None = Field(
-        default=None, gt=0, description="The model's context window in tokens (for deferral)."
+        default=None,
+        gt=0,
+        description="The model's context window in tokens: sizes deferral in pegboard chat "
+        "only (pegboard serve and the integrations use the top-level or profile "
+        "context_window, else 200000).",
     )
     max_tokens: int | None = Field(
         default=None,

@@ -81,7 +81,8 @@ def validate_arguments(
         problems = [*problems[:MAX_PROBLEMS], "... and more problems"]
     elif len(problems) > MAX_PROBLEMS:
         extra = len(problems) - MAX_PROBLEMS
-        problems = [*problems[:MAX_PROBLEMS], f"... and {extra} more problem(s)"]
+        more = "problem" if extra == 1 else "problems"
+        problems = [*problems[:MAX_PROBLEMS], f"... and {extra} more {more}"]
     raise InvalidToolArguments(tool_name, problems)
 
 

@@ -11,6 +11,11 @@ McpMode = Literal["disabled", "manual", "auto"]
 DestructivePolicy = Literal["ask", "allow"]
 """``ask``: MCP tools annotated ``destructiveHint: true`` (and not ``readOnlyHint``) ask for
 approval before each run; ``allow``: they run like any other tool."""
+GateReason = Literal["force_prompt", "destructive"]
+"""Why a tool asks for approval: listed in ``force_prompt_tools``, or annotated destructive
+under ``destructive_tools = "ask"`` (each has its own config fix)."""
+
+
 # One default for the library and the config file: every enabled server. (Cherry Studio
 # defaults to manual; a pegboard config lists its servers on purpose, so hiding them all until
 # each profile links them would surprise every user.)

@@ -10,5 +10,5 @@ class NamespaceStatus:
     """The state of the MCP server behind a namespace, as shown to the model."""
 
     label: str
-    state: str  # cold | connecting | connected | failed | disabled
+    state: str  # cold | connecting (never listed) | cached | connected | failed | disabled
     detail: str | None = None

@@ -19,6 +19,7 @@ from pegboard.core.names import is_mcp_namespace, mcp_namespace, strip_mcp_names
 from pegboard.core.redact import escape_markup
 from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter, default_token_counter
+from pegboard.core.wording import plural
 from pegboard.sandbox.tool import EXEC_PROMPT_LINE
 
 PROMPT_SECTION_BUDGET_TOKENS = 400
@@ -139,7 +140,10 @@ def _problem_line(ns: _Namespace) -> str:
     detail = f": {escape_markup(ns.status.detail)}" if ns.status.detail else ""
     what = {"cold": "not connected yet", "connecting": "connecting", "failed": "failing"}
     state = what.get(ns.status.state, ns.status.state)
-    return f"- {ns.label}: server {state}{detail}; its tools may be missing or stale"
+    # A failing server's cached tools are still listed (and may work again); a server never
+    # listed has none to show yet.
+    effect = "its cached tools may be stale" if ns.names else "its tools may be missing"
+    return f"- {ns.label}: server {state}{detail}; {effect}"
 
 
 def _fit_largest(
@@ -170,6 +174,6 @@ def _fit_largest(
 def _more_line(rest: Sequence[_Namespace], count: int) -> str:
     tools = sum(len(ns.names) for ns in rest)
     return (
-        f"… and {count} more namespaces ({tools} tools): "
+        f"… and {count} more namespaces ({plural(tools, 'tool')}): "
         "call tool_search with no query to list them all"
     )

@@ -18,6 +18,7 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.output import TextPart, ToolOutput
 from pegboard.core.tokens import TokenCounter
 from pegboard.core.tool import Tool, ToolContext
+from pegboard.core.wording import plural
 from pegboard.deferral.definitions import DEFAULT_SEARCH_LIMIT, SEARCH_DESCRIPTION, SEARCH_SCHEMA
 from pegboard.deferral.pool import DeferredPool
 
@@ -116,7 +117,7 @@ def _browse(
             "or add a query.)"
         )
     elif not page:
-        blocks.append(f"(offset {offset} is past the last of {len(members)} tools.)")
+        blocks.append(f"(offset {offset} is past the last of {plural(len(members), 'tool')}.)")
     structured: dict[str, Any] = {
         "tools": _rows(page),
         "offset": offset,
@@ -147,7 +148,7 @@ def _counts(pool: DeferredPool) -> dict[str, int]:
 
 def _overview(pool: DeferredPool) -> str:
     counts = _counts(pool)
-    lines = [f"- {label} ({n} tool{'s' * (n != 1)})" for label, n in counts.items()]
+    lines = [f"- {label} ({plural(n, 'tool')})" for label, n in counts.items()]
     hint = "Search with a query, or pass `namespace` to list one namespace."
     return "\n".join([f"{len(counts)} namespaces of deferred tools:", *lines, hint])
 

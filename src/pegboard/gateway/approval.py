@@ -16,12 +16,21 @@ from mcp.server.session import ServerSession
 
 from pegboard.calls.approval import ApprovalGrants, ApprovalRequest, Decision
 from pegboard.core.redact import shown
+from pegboard.core.scope import GateReason
 
 NO_ELICITATION_MESSAGE = (
     "Tool {name} requires the user's approval, and this MCP client cannot ask for it (it does "
     "not support elicitation), so pegboard refused the call without running it. Use a client "
-    "with elicitation support, or remove the tool from force_prompt_tools in pegboard's config."
+    "with elicitation support, or {fix}."
 )
+REFUSAL_FIX: dict[GateReason, str] = {
+    "force_prompt": "remove the tool from force_prompt_tools in pegboard's config",
+    "destructive": (
+        'let destructive tools run unasked with destructive_tools = "allow" in the '
+        "profile ([profiles.<name>]) of pegboard's config (it asks because its server "
+        "annotates it destructiveHint)"
+    ),
+}
 
 
 def decision_schema(allow_always_label: str) -> mcp_types.ElicitRequestedSchema:

@@ -52,6 +52,7 @@ from pegboard.calls.approval import ApprovalPending
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
+    REFUSAL_FIX,
     ElicitationApproval,
     client_can_elicit,
     connection_grants,
@@ -393,7 +394,7 @@ class Gateway:
         except ApprovalPending as pending:
             return self.rounds.ask(pending.request)
         except ApprovalRequired as exc:
-            return _error(NO_ELICITATION_MESSAGE.format(name=exc.tool_name or name))
+            return _error(self._refusal(exc.tool_name or name))
         return output_to_call_result(output)
 
     async def call(
@@ -418,11 +419,15 @@ class Gateway:
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
-            message = NO_ELICITATION_MESSAGE.format(name=exc.tool_name or name)
             if not can_ask:
-                return _error(message)
+                return _error(self._refusal(exc.tool_name or name))
             return _error(str(exc))
         return output_to_call_result(output)
+
+    def _refusal(self, gated: str) -> str:
+        """Why a gated call was refused to a client that cannot be asked, and the fix."""
+        fix = REFUSAL_FIX[self.surface.gate_reason(gated)]
+        return NO_ELICITATION_MESSAGE.format(name=gated, fix=fix)
 
     def _on_surface_changed(self) -> None:
         self._listed.clear()

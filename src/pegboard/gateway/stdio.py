@@ -7,8 +7,13 @@ transport reads and writes their file descriptors directly in non-blocking mode 
 loop. Like the SDK's, it moves fd 0 to ``/dev/null`` and fd 1 to stderr while serving, so a
 stray ``print`` or a child process can never corrupt the JSON-RPC stream, and restores them.
 A line longer than :data:`MAX_LINE_BYTES` is dropped (reported to the session as an error)
-instead of growing memory without bound. On a terminal it defers to the SDK's transport
-(switching a tty to non-blocking mode would leak into the shell).
+instead of growing memory without bound.
+
+A terminal (or a file) works too, without a thread: a tty stays in blocking mode (switching it
+to non-blocking would leak into the shell) and is read only once the event loop says it is
+readable; a regular file never blocks for long. No read ever sits in a worker thread, so a
+signal cancels serving at once even while stdin stays open (the SDK's transport, reading in a
+thread, would wait for the next line).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
@@ -44,13 +50,16 @@ LineTaker = Callable[[bytes, MemoryObjectSendStream[Outgoing], anyio.abc.TaskGro
 
 
 def _is_pipe(fd: int) -> bool:
-    if sys.platform == "win32":  # anyio waits on sockets only there: use the SDK's transport
-        return False
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd`` (pipes, sockets, terminals; not files)."""
+    return _is_pipe(fd) or os.isatty(fd)
 
 
 async def _read_lines(
@@ -59,6 +68,7 @@ async def _read_lines(
     take: Callable[[bytes], bool] = lambda line: False,
     reply: MemoryObjectSendStream[Outgoing] | None = None,
     handoff: early.Handoff | None = None,
+    pollable: bool = True,
 ) -> None:
     """Lines of ``fd`` (after what ``handoff`` kept) to ``sink``, unless ``take`` answers
     them; a line that is no valid message is answered on ``reply`` (if it has an id)."""
@@ -72,7 +82,10 @@ async def _read_lines(
             elif eof:
                 return
             else:
-                await anyio.wait_readable(fd)
+                if pollable:
+                    await anyio.wait_readable(fd)
+                else:  # a regular file: reads return at once; let other tasks run between
+                    await anyio.lowlevel.checkpoint()
                 try:
                     chunk = os.read(fd, _CHUNK)
                 except BlockingIOError:
@@ -121,13 +134,16 @@ async def _write_lines(fd: int, source: MemoryObjectReceiveStream[Outgoing]) -> 
                     await anyio.wait_writable(fd)
 
 
-def _divert(fd: int, target: int) -> int:
-    """Point ``fd`` at ``target`` and return a private, non-blocking duplicate of the wire."""
+def _divert(fd: int, target: int) -> tuple[int, bool]:
+    """Point ``fd`` at ``target`` and return a private duplicate of the wire, and whether
+    it was in blocking mode (pipes and sockets are switched to non-blocking; see above)."""
     private = os.dup(fd)
     os.set_inheritable(private, False)
     os.dup2(target, fd)
-    os.set_blocking(private, False)
-    return private
+    blocking = os.get_blocking(private)
+    if _is_pipe(private):
+        os.set_blocking(private, False)
+    return private, blocking
 
 
 @asynccontextmanager
@@ -135,16 +151,17 @@ async def pipe_stdio_server(
     taker: LineTaker | None = None, handoff: early.Handoff | None = None
 ) -> AsyncIterator[Streams]:
     """Serve MCP on this process's stdin/stdout (see the module docstring); ``taker`` may
-    answer some lines itself (pipes only). ``handoff``: what the early reader
+    answer some lines itself. ``handoff``: what the early reader
     (:mod:`pegboard.gateway.early`) kept, read before stdin."""
-    if handoff is None and not (_is_pipe(0) and _is_pipe(1)):
+    if sys.platform == "win32":  # anyio waits on sockets only there: the SDK's transport
         async with stdio_server() as streams:
             yield streams
         return
     devnull = os.open(os.devnull, os.O_RDONLY)
-    wire_in = _divert(0, devnull)
-    wire_out = _divert(1, 2)
+    wire_in, in_blocking = _divert(0, devnull)
+    wire_out, out_blocking = _divert(1, 2)
     os.close(devnull)
+    pollable = _pollable(wire_in)
     in_send, in_receive = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     out_send, out_receive = anyio.create_memory_object_stream[Outgoing](16)
     reading = anyio.CancelScope()
@@ -157,7 +174,7 @@ async def pipe_stdio_server(
 
             async def read() -> None:
                 with reading:
-                    await _read_lines(wire_in, in_send, take, out_send, handoff)
+                    await _read_lines(wire_in, in_send, take, out_send, handoff, pollable)
 
             tg.start_soon(read)
             tg.start_soon(_write_lines, wire_out, out_receive)
@@ -169,8 +186,8 @@ async def pipe_stdio_server(
                 await out_send.aclose()
                 tg.cancel_scope.deadline = anyio.current_time() + 2
     finally:
-        os.set_blocking(wire_in, True)
-        os.set_blocking(wire_out, True)
+        os.set_blocking(wire_in, in_blocking)
+        os.set_blocking(wire_out, out_blocking)
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
         os.close(wire_in)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pegboard.calls.approval import ApprovalGrants, ApprovalHandler
 from pegboard.core.output import ToolOutput
+from pegboard.core.scope import GateReason
 from pegboard.toolsets.exposure import ChangeListener
 
 if TYPE_CHECKING:
@@ -42,3 +43,7 @@ class ToolSurface(Protocol):
     ) -> ToolOutput: ...
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]: ...
+
+    def gate_reason(self, name: str) -> GateReason:
+        """Why the tool ``name`` asks for approval (which config change lets it run unasked)."""
+        ...

@@ -261,15 +261,18 @@ async def serve_http(
     verifier: JwtVerifier | None = None,
     log_level: str = "warning",
     admin: ASGIApp | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
 
-    The bound URL is printed to stderr (``port=0`` picks a free port).
+    The bound URL is printed to stderr (``port=0`` picks a free port). ``sock``: a socket
+    already bound by :func:`bind_listening_socket` (``pegboard serve`` binds before it starts
+    any upstream server, so a port in use fails at once); else ``host:port`` is bound here.
     """
     if verifier is not None:
-        await verifier.start()  # before binding: an unreachable issuer is a one-line error
+        await verifier.start()  # an unreachable issuer is a one-line error
     app = http_app(gateway, host=host, token=token, verifier=verifier, admin=admin)
-    sock = bind_listening_socket(host, port)
+    sock = sock if sock is not None else bind_listening_socket(host, port)
     bound: Any = sock.getsockname()
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
     print(

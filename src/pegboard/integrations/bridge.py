@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from pegboard.calls.approval import ApprovalHandler, ApprovalRequest, Decision, is_approval_gated
 from pegboard.calls.audit import AuditSink
 from pegboard.calls.session import Call, CallSession
+from pegboard.core.names import META_TOOL_NAMES
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import ToolContext
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import ApprovalDenied
+from pegboard.errors import ApprovalDenied, NotStarted
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets import DeferralSettings, RegistryToolset, StatusSource, ToolList, Toolset
 from pegboard.toolsets import compose as compose_toolset
@@ -160,6 +161,27 @@ class ToolBridge:
         tools = toolset.list_tools(self.scope())
         self.sticky = tools.auto_deferred
         return Listing(toolset, tools)
+
+    def require_running(self, listing: Listing, name: str) -> None:
+        """Raise :class:`~pegboard.errors.NotStarted` if calling ``name`` needs an MCP server
+        and the config's servers are not running (the tools were used outside ``async with``).
+
+        Not started on first use instead: the servers' task group must end in the task that
+        started it, so a server started inside one tool call would have to stop when that
+        call ends (a cold ``npx -y`` start per call), or outlive it with no owner to stop it.
+        """
+        if self.runtime is None or self._users > 0:
+            return
+        entry = listing.tools.get(name)
+        reaches_mcp = name in META_TOOL_NAMES or (entry is not None and entry.source is not None)
+        if not reaches_mcp or not any(s.enabled for s in self.runtime.catalog.servers()):
+            return
+        raise NotStarted(
+            f"{name} needs pegboard's MCP servers, which are not running: use the tools inside "
+            "`async with tools:` (pegboard_tools(), pegboard_langchain_tools()) or "
+            "`async with toolset:` (PegboardToolset), which starts the servers and stops them "
+            "at the end"
+        )
 
     def context(self, call_id: str) -> ToolContext:
         return ToolContext(call_id=call_id, session_id=self.session.session_id, scope=self.scope())

@@ -83,6 +83,7 @@ def _tool(
     async def acall(**arguments: Any) -> str:
         # LangChain does not hand the model's call id to the function: a fresh one per call.
         call_id = f"lc_{uuid.uuid4().hex[:16]}"
+        bridge.require_running(listing, name)  # misuse: raised to the application
         approved = False
         if pause is not None and await bridge.is_gated(listing.tools, name, arguments):
             # The first time, this ends the graph step; on resume it returns the answer and

@@ -75,6 +75,7 @@ def _function_tool(bridge: ToolBridge, listing: Listing, entry: ToolEntry) -> Fu
             problem = InvalidToolArguments(name, [call.parse_error])
             return result_text(error_output(problem, listing.tools.lookup))
         approved = ctx.is_tool_approved(name, ctx.tool_call_id) is True
+        bridge.require_running(listing, name)  # misuse: raised to the application
         try:
             output = await bridge.call(
                 listing, name, arguments(call.arguments), call.id, via=VIA, approved=approved

@@ -128,6 +128,7 @@ class PegboardToolset(AbstractToolset[Any]):
         if not approved and await self.bridge.is_gated(listing.tools, name, tool_args):
             raise ApprovalRequired(metadata={"tool": name, "via": "pegboard"})
         call_id = ctx.tool_call_id or ""
+        self.bridge.require_running(listing, name)  # pydantic-ai enters the toolset for a run
         try:
             output = await self.bridge.call(
                 listing, name, tool_args, call_id, via=VIA, approved=approved

@@ -122,12 +122,10 @@ class CatalogCache:
             if not entry.attempted and entry.flight is None:
                 entry.attempted = True
                 if not self.on_cold(server_id):
-                    # Outside ``running()`` there is nowhere to warm in the background; say so
-                    # once instead of answering [] without a word.
-                    logger.warning(
-                        "MCP server %s has no cached tools yet and the catalog is not running, "
-                        "so no refresh was started; run `pegboard servers refresh %s`",
-                        server_id,
+                    # Outside ``running()`` there is nowhere to warm in the background (its
+                    # pre-warm will); the status says "cold", which the CLI shows with the fix.
+                    logger.debug(
+                        "MCP server %s has no cached tools yet and the catalog is not running",
                         server_id,
                     )
             return []

@@ -28,13 +28,13 @@ from pegboard.mcp.cache import CatalogCache
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.status import ServerStatus
 from pegboard.mcp.store import CatalogStore, MemoryCatalogStore, ReplicaStateStore
-from pegboard.mcp.supervisor import LAUNCH_REFUSED, ServerSupervisor, SupervisorSettings
+from pegboard.mcp.supervisor import ServerSupervisor, SupervisorSettings, launch_refused
 from pegboard.mcp.transport import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STDERR_LOG_BYTES
 
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-__all__ = ["LAUNCH_REFUSED", "McpCatalog"]
+__all__ = ["McpCatalog", "launch_refused"]
 
 
 class McpCatalog:

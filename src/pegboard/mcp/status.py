@@ -66,7 +66,12 @@ def namespace_statuses(
         ):
             continue
         detail = status.error.replace(status.server_id, status.name) if status.error else None
+        state: str = status.state
+        if state in ("cold", "connecting") and status.fetched_at is not None:
+            # Not started yet (every gateway start) but listed before: its cached tools are
+            # served and callable (a call starts it), so the model is told nothing is wrong.
+            state = "cached"
         found[mcp_namespace(status.server_id)] = NamespaceStatus(
-            mcp_namespace(status.name), status.state, detail
+            mcp_namespace(status.name), state, detail
         )
     return found

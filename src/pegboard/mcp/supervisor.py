@@ -50,10 +50,15 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("pegboard.mcp.catalog")
 
-LAUNCH_REFUSED = (
-    "launch definition changed since it was trusted; "
-    "not started until `pegboard tools trust --server`"
-)
+
+def launch_refused(server_id: str) -> str:
+    """Why a redefined server is not started, naming the one command that fixes it."""
+    return (
+        "launch definition changed since it was trusted; it waits for trust: "
+        f"`pegboard tools trust --server {server_id}`"
+    )
+
+
 CONTENT_KINDS = ("resources", "templates", "prompts")
 
 
@@ -194,7 +199,10 @@ class ServerSupervisor:
         try:
             await self.refresh_tools(server_id)
         except Exception as exc:
-            logger.warning("MCP server %s: refresh failed: %s", server_id, exc)
+            # A refresh cut short by our own shutdown (a CLI command ending while a server's
+            # list_changed refresh runs) failed nothing.
+            if not self._stopping:
+                logger.warning("MCP server %s: refresh failed: %s", server_id, exc)
 
     async def refresh_tools(self, server_id: str) -> list[ToolDefinition]:
         """List the server's tools live and cache them (single-flight). Failure re-raises."""
@@ -210,7 +218,7 @@ class ServerSupervisor:
             # Trust may have changed in another process (`pegboard tools trust`).
             entry.set_pins(await anyio.to_thread.run_sync(self.cache.read_pins, server_id))
             if entry.launch_changed:  # never start a redefined server before it is trusted
-                raise ServerUnavailable(server_id, LAUNCH_REFUSED)
+                raise ServerUnavailable(server_id, launch_refused(server_id))
             if not entry.connection.connected:
                 entry.set_state("connecting")
             raw, skipped = await entry.connection.list_tools()
@@ -314,7 +322,7 @@ class ServerSupervisor:
             raise ServerInactive(server_id)
         # The execution edge: whatever route got here, hidden tools do not run.
         if entry.launch_changed:
-            raise ServerUnavailable(server_id, LAUNCH_REFUSED)
+            raise ServerUnavailable(server_id, launch_refused(server_id))
         if tool_name in entry.pending or entry.config.is_tool_disabled(tool_name):
             raise ToolNotAllowed(tool_name)
         known = next((t for t in entry.tools or () if t.name == tool_name), None)

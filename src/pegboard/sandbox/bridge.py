@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 
 from pegboard.core.output import ToolOutput
+from pegboard.core.wording import plural
 from pegboard.errors import (
     ApprovalDenied,
     ApprovalRequired,
@@ -117,7 +118,7 @@ class RunState:
             if args:
                 raise TypeError(
                     f"{alias}() takes keyword arguments only: {alias}(name=value, ...); "
-                    f"got {len(args)} positional argument(s)"
+                    f"got {plural(len(args), 'positional argument')}"
                 )
             if self.finished:
                 raise RuntimeError("the run has ended")

@@ -40,6 +40,9 @@ _STOPWORDS_TEXT = """
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 _stemmer = Stemmer.Stemmer("english")
+# Inflected forms whose stem is another word: Snowball makes "times" (3 times 4: multiply)
+# "time" (the clock), so a calculator need would find the time tools. Kept as written.
+UNSTEMMED = frozenset({"times"})
 
 
 def split_identifier(text: str) -> str:
@@ -57,7 +60,9 @@ def stem(word: str) -> str:
 def term_of(word: str) -> str | None:
     """The index term of one Latin word (None for a stopword)."""
     lowered = word.lower()
-    return None if lowered in STOPWORDS else stem(lowered)
+    if lowered in STOPWORDS:
+        return None
+    return lowered if lowered in UNSTEMMED else stem(lowered)
 
 
 _term = term_of

@@ -53,6 +53,10 @@ class Service:
         made.__dict__["runtime"] = runtime
         return made
 
+    def with_options(self, options: RuntimeOptions) -> Service:
+        """The same config's services over a new runtime made with ``options``."""
+        return Service(self.loaded, options, factory=self._factory)
+
     @cached_property
     def runtime(self) -> ToolRuntime:
         from pegboard.runtime import RuntimeOptions

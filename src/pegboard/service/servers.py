@@ -25,6 +25,14 @@ class UnknownServer(ConfigError):
 
 
 @dataclass(frozen=True, slots=True)
+class ServerLog:
+    """A server's kept stderr (its last start), secrets masked, and the file it is kept in."""
+
+    path: Path
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class RefreshResult:
     """One server's refresh: its tool count, or the error."""
 
@@ -51,8 +59,8 @@ class ServerService:
         unknown = [i for i in wanted or () if i not in known]
         if unknown:
             raise UnknownServer(
-                f"unknown server id(s): {', '.join(unknown)}; "
-                f"configured: {', '.join(known) or 'none'}"
+                f"unknown {'server id' if len(unknown) == 1 else 'server ids'}: "
+                f"{', '.join(unknown)}; configured: {', '.join(known) or 'none'}"
             )
         return list(wanted) if wanted else known
 
@@ -123,7 +131,29 @@ class ServerService:
         await runtime.apply_config(await anyio.to_thread.run_sync(runtime.config_source.load))
         return path
 
-    def logs(self, server_id: str) -> str | None:
+    def remove(self, server_id: str) -> list[str]:
+        """Remove ``server_id`` from the config file and from every profile's mcp_servers
+        (other comments and layout kept), then forget its cached tools, content lists, trust
+        pins and state; returns the profiles it was unlinked from."""
+        import copy
+
+        self.ids([server_id])
+        raw = copy.deepcopy(self.loaded.raw)
+        del raw["servers"][server_id]
+        unlinked = []
+        for name, profile in raw.get("profiles", {}).items():
+            linked = profile.get("mcp_servers")
+            if isinstance(linked, list) and server_id in linked:
+                profile["mcp_servers"] = [s for s in linked if s != server_id]
+                unlinked.append(name)
+        write_config(self.loaded.path, raw)
+        if self.loaded.catalog_path.exists():
+            catalog = self._service.runtime.catalog
+            catalog.store.delete(server_id)
+            catalog.store.set_pins(server_id, {}, replace=True)
+        return unlinked
+
+    def logs(self, server_id: str) -> ServerLog | None:
         """What the server wrote to stderr during its last start, configured secrets
         masked; None when it has not been started since (nothing kept)."""
         from pegboard.mcp.transport import stderr_path
@@ -136,7 +166,7 @@ class ServerService:
             text = path.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return None
-        return mask(text, self.loaded.config.servers[server_id].secrets)
+        return ServerLog(path, mask(text, self.loaded.config.servers[server_id].secrets))
 
     async def warm_allowed(self, wait: float) -> None:
         """Warm the profile's cold servers, waiting at most ``wait`` seconds each (together),

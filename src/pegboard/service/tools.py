@@ -116,6 +116,9 @@ class ToolService:
             try:
                 output = await surface.toolset.call_tool(call, surface.tools)
             except (ToolNotFound, ToolNotAllowed) as exc:
+                waiting = self.waiting_for_trust(name)
+                if waiting is not None:
+                    return CallOutcome(ToolOutput.error(waiting), found=False)
                 return CallOutcome(error_output(exc), found=False)
             except PegboardError as exc:
                 return CallOutcome(error_output(exc, surface.tools.lookup), raised=True)
@@ -125,3 +128,16 @@ class ToolService:
             return await attempt()
         async with runtime.running():
             return await attempt()
+
+    def waiting_for_trust(self, name: str) -> str | None:
+        """The message for a tool of a server that waits for trust (its launch definition
+        changed, so none of its tools is listed): say so instead of "not found"."""
+        for status in self._service.runtime.catalog.statuses():
+            if status.launch_changed and name.startswith(f"mcp__{status.server_id}__"):
+                sid = status.server_id
+                return (
+                    f"{name}: MCP server {sid} waits for trust (its launch definition changed), "
+                    f"so its tools are not listed; review `pegboard servers list`, then run "
+                    f"`pegboard tools trust --server {sid}`"
+                )
+        return None

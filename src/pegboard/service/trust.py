@@ -39,6 +39,31 @@ class TrustService:
             "'<server id>/<tool>' (see `pegboard servers status` for what waits for trust)"
         )
 
+    async def start_and_trust(self, server_id: str) -> tuple[int | None, str | None]:
+        """Start a just-trusted server in a fresh runtime (it reads the new pins), cache its
+        tools and trust them too: (tools listed, error). (None, None) for a disabled server."""
+        from pegboard.runtime import RuntimeOptions
+
+        loaded = self._service.loaded
+        if not loaded.config.servers[server_id].enabled:
+            return None, None
+        started = self._service.with_options(RuntimeOptions(prewarm=False))
+        try:
+            runtime = started.runtime
+            async with runtime.running():  # its stores are closed on the way out
+                try:
+                    await runtime.catalog.refresh_tools(server_id)
+                except PegboardError as exc:
+                    return None, str(exc)
+        finally:
+            started.close()
+        # A definition that changed along with the launch is accepted too.
+        after = self._service.with_options(RuntimeOptions(prewarm=False))
+        try:
+            return len(after.trust.trust_server(server_id).tools), None
+        finally:
+            after.close()
+
 
 class NotCached(PegboardError):
     """No cached tool has that name (nothing to trust)."""

@@ -21,9 +21,9 @@ from pegboard.core.events import EventBus, ToolListChanged
 from pegboard.core.output import ToolOutput
 from pegboard.core.redact import escape_markup
 from pegboard.core.registry import ToolRegistry
-from pegboard.core.scope import ToolApplyScope
+from pegboard.core.scope import GateReason, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
-from pegboard.core.tool import ToolContext
+from pegboard.core.tool import ToolContext, is_destructive
 from pegboard.deferral.apply import Exposition
 from pegboard.deferral.prompt import render_deferred_section
 from pegboard.deferral.tool_exec import ExecSettings
@@ -191,6 +191,21 @@ class RegistrySurface:
             return error_output(exc, tools.lookup)
         except PegboardError as exc:  # tool errors, and a server that died mid-call
             return error_output(exc, tools.lookup)
+
+    def gate_reason(self, name: str) -> GateReason:
+        """Why ``name`` asks for approval (see :data:`~pegboard.core.scope.GateReason`).
+
+        A force-prompt tool (``defer="never"``: the server's or the profile's
+        ``force_prompt_tools``) is gated by that list whatever its annotations.
+        """
+        entry = self.registry.snapshot().get(name)
+        if entry is None or entry.defer == "never":
+            return "force_prompt"
+        assistant = self._scope().assistant
+        policy = assistant.destructive_tools if assistant is not None else "ask"
+        if policy == "ask" and is_destructive(entry.tool.annotations):
+            return "destructive"
+        return "force_prompt"
 
 
 def _label(status: NamespaceStatus) -> str:

@@ -41,8 +41,8 @@ def require_provider() -> str:
         pytest.skip(f"{' and '.join(missing)} not installed: {markers[0].read_text().strip()}")
     if missing:
         reason = (
-            f"{' and '.join(missing)} not installed; run the npm install of .ci/run "
-            "(oidc-provider into .refservers/npm)"
+            f"{' and '.join(missing)} not installed; enable these tests with "
+            "`scripts/install_refservers.sh` (oidc-provider into .refservers/npm)"
         )
         if os.environ.get("CI"):
             pytest.fail(reason, pytrace=False)
