@@ -30,9 +30,11 @@ if TYPE_CHECKING:
     from starlette.responses import Response
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from pegboard.admin.metrics import GatewayMetrics
     from pegboard.service import Service
 
 PREFIX = "/admin"
+METRICS_PATH = "/metrics"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,7 @@ class AdminState:
     service: Service
     auth: AdminAuth
     sessions: Callable[[], list[ClientSession]] | None = None
+    metrics: GatewayMetrics | None = None
     secure_cookies: bool = False
     templates: Environment = field(init=False)
 
@@ -76,9 +79,12 @@ class Viewer:
 Page = Callable[["Request", Viewer], Awaitable["Response"]]
 
 
-def guarded(state: AdminState, page: Page, *, change: bool = False) -> Callable[..., Any]:
+def guarded(
+    state: AdminState, page: Page, *, change: bool = False, api: bool = False
+) -> Callable[..., Any]:
     """``page`` behind the admin checks: an admin principal, and for a state change
-    (``change``) this session's CSRF token and a same-origin request."""
+    (``change``) this session's CSRF token and a same-origin request. An ``api`` endpoint
+    answers 401 where a page would send to the login."""
     from starlette.responses import PlainTextResponse, RedirectResponse
 
     auth = state.auth
@@ -92,7 +98,7 @@ def guarded(state: AdminState, page: Page, *, change: bool = False) -> Callable[
                 session, new_cookie = auth.new_session(auth_local())
                 viewer = Viewer(session.principal, session, auth.csrf_token(session))
             if viewer is None:
-                if change or request.method != "GET":
+                if change or api or request.method != "GET":
                     raise Refused(403 if auth.open_locally else 401, _login_reason(auth))
                 query = f"?{request.url.query}" if request.url.query else ""
                 target = quote(request.url.path + query)
@@ -184,6 +190,17 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+def metrics_page(metrics: GatewayMetrics) -> Page:
+    async def page(request: Request, viewer: Viewer) -> Response:
+        from starlette.responses import Response
+
+        from pegboard.admin.metrics import CONTENT_TYPE
+
+        return Response(await metrics.exposition(), media_type=CONTENT_TYPE)
+
+    return page
+
+
 def admin_app(state: AdminState) -> ASGIApp:
     """The admin UI's ASGI app; its routes are under :data:`PREFIX`."""
     from starlette.applications import Starlette
@@ -202,5 +219,7 @@ def admin_app(state: AdminState) -> ASGIApp:
         routes.append(
             Route(f"{PREFIX}{path}", guarded(state, page, change=change), methods=methods)
         )
+    if state.metrics is not None:
+        routes.append(Route(METRICS_PATH, guarded(state, metrics_page(state.metrics), api=True)))
     app: Starlette = Starlette(routes=routes)
     return SecurityHeaders(app, state.auth)

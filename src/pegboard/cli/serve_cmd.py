@@ -194,8 +194,12 @@ def _admin(
     def sessions() -> list[ClientSession]:
         return [ClientSession(**c) for c in gateway.hub.connections()]
 
+    from pegboard.admin.metrics import GatewayMetrics
+
+    services = Service.of(runtime)
+    metrics = GatewayMetrics(services, runtime.events)
     admin_auth = AdminAuth(token=token, verify=check, admins=auth.admins, loopback=loopback)
-    return admin_app(AdminState(Service.of(runtime), admin_auth, sessions=sessions))
+    return admin_app(AdminState(services, admin_auth, sessions=sessions, metrics=metrics))
 
 
 def _verifier(auth: AuthConfig) -> JwtVerifier | None:

@@ -49,6 +49,7 @@ from opentelemetry import trace
 
 import pegboard
 from pegboard.calls.approval import ApprovalPending
+from pegboard.core.events import McpRequestHandled
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
@@ -250,6 +251,10 @@ class Gateway:
         # initialize too: its answer may have come from the early reader, the client then
         # sends nothing else through the SDK before it needs tools/list_changed. Modern
         # requests have no connection to announce on (they listen).
+        events = getattr(self.surface, "events", None)
+        if events is not None and events.subscribers(McpRequestHandled):
+            era = "modern" if ctx.protocol_version in MODERN else "handshake"
+            events.publish(McpRequestHandled(ctx.method, era))
         if ctx.method != "server/discover" and ctx.protocol_version not in MODERN:
             self.hub.add(ctx.session)
             self._session = ctx.session

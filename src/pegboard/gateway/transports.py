@@ -152,11 +152,12 @@ class BearerTokenMiddleware:
 
 
 ADMIN_PATH = "/admin"
+METRICS_PATH = "/metrics"
 
 
 class BesideMcp:
-    """Sends ``/admin`` (and below) to the admin UI, which authenticates for itself, and
-    everything else (lifespan included) to the MCP app."""
+    """Sends ``/admin`` (and below) and ``/metrics`` to the admin UI, which authenticates for
+    itself, and everything else (lifespan included) to the MCP app."""
 
     def __init__(self, mcp_app: ASGIApp, admin: ASGIApp) -> None:
         self.mcp_app = mcp_app
@@ -164,7 +165,7 @@ class BesideMcp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
-        if path == ADMIN_PATH or path.startswith(ADMIN_PATH + "/"):
+        if path in (ADMIN_PATH, METRICS_PATH) or path.startswith(ADMIN_PATH + "/"):
             await self.admin(scope, receive, send)
         else:
             await self.mcp_app(scope, receive, send)
