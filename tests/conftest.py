@@ -1,8 +1,9 @@
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests import blocking
 from tests.model_server import ScriptedModel
 
 
@@ -40,3 +41,18 @@ def model_server() -> Iterator[ScriptedModel]:
     with ``model_server.add(Turn(...))``; see tests/model_server.py."""
     with ScriptedModel() as server:
         yield server
+
+
+@pytest.fixture
+async def _event_loop_watchdog() -> AsyncIterator[None]:
+    async with blocking.watch_the_loop() as seen:
+        yield
+    if seen.longest:
+        pytest.fail(blocking.report(seen))
+
+
+@pytest.fixture(autouse=True)
+def _no_blocked_event_loop(request: pytest.FixtureRequest) -> None:
+    """Every async test runs under the blocked-loop detector (tests/blocking.py)."""
+    if blocking.THRESHOLD > 0 and "anyio_backend" in request.fixturenames:
+        request.getfixturevalue("_event_loop_watchdog")

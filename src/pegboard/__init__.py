@@ -28,6 +28,7 @@ _EXPORTS = {
     "AgentParams": "pegboard.agent.params",
     "AgentSession": "pegboard.agent.params",
     "ApprovalDenied": "pegboard.errors",
+    "ApprovalNotPending": "pegboard.errors",
     "ApprovalHandler": "pegboard.calls",
     "ApprovalRequest": "pegboard.calls",
     "ApprovalRequired": "pegboard.errors",
@@ -84,6 +85,7 @@ __all__ = [
     "AgentSession",
     "ApprovalDenied",
     "ApprovalHandler",
+    "ApprovalNotPending",
     "ApprovalRequest",
     "ApprovalRequired",
     "AssistantSettings",
@@ -173,6 +175,7 @@ if TYPE_CHECKING:
     from pegboard.deferral.tool_exec import ExecSettings
     from pegboard.errors import (
         ApprovalDenied,
+        ApprovalNotPending,
         ApprovalRequired,
         AuditUnavailable,
         CatalogError,

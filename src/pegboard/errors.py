@@ -25,6 +25,7 @@ kinds: misuse (:class:`UserError`: the message says the fix), signals
     │   ├── ServerUnavailable        the server is not active, failed to start or crashed
     │   │   └── ServerInactive       the server is disabled or not configured (no call made)
     │   └── CatalogError             the persistent catalog could not be read or written
+    ├── ApprovalNotPending           no pending approval of that id (unknown, decided, expired)
     ├── ModelError                   a model endpoint refused or botched a request
     │   └── ModelUnavailable         the model endpoint is unreachable or timed out
     ├── SearchModelError             a tool-search model's files are missing or unreadable
@@ -120,6 +121,10 @@ class McpToolError(ToolExecutionError):
     def __init__(self, message: str, *, tool_name: str, output: Any) -> None:
         super().__init__(message, tool_name=tool_name)
         self.output = output
+
+
+class ApprovalNotPending(PegboardError):
+    """A pending approval cannot be decided: unknown id, already decided, or expired."""
 
 
 # -- a server's failure reason as a fixed phrase (stderr and server text never reach the model)

@@ -30,8 +30,10 @@ import anyio
 
 from pegboard.builtin.plugins import load_tool_entries
 from pegboard.calls.approval import unmatched_gates
-from pegboard.calls.audit import AuditSink, CallRecord
+from pegboard.calls.audit import AuditSink, FanOut
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
+from pegboard.calls.grants import GrantStore, MemoryGrantStore
+from pegboard.calls.pending import MemoryPendingStore, PendingApprovalStore
 from pegboard.calls.session import CallSession
 from pegboard.config import LoadedConfig, load_config
 from pegboard.config.source import ConfigSource, FileConfigSource
@@ -73,7 +75,7 @@ class RuntimeComponents:
     ``store`` holds the catalog's shared data and ``state`` this process's view of each server
     (default: the SQLite file of the data directory, for both); ``audit`` records every call
     (default: the audit log file); ``grants`` and ``pending`` are the approval stores
-    (:mod:`pegboard.calls`; kept for the call path that uses them); ``search_index`` builds the
+    (:mod:`pegboard.calls`; default: in memory); ``search_index`` builds the
     index behind ``tool_search`` over the registry (default: the ranker ``[meta] search`` names,
     built at the first search); ``events`` is the one event bus; ``config`` is where
     :meth:`ToolRuntime.watch_config` reads changes (default: the config file).
@@ -82,8 +84,8 @@ class RuntimeComponents:
     store: CatalogStore | None = None
     state: ReplicaStateStore | None = None
     audit: AuditSink | None = None
-    grants: Any = None
-    pending: Any = None
+    grants: GrantStore | None = None
+    pending: PendingApprovalStore | None = None
     search_index: Callable[[ToolRegistry], SearchIndex] | None = None
     events: EventBus | None = None
     config: ConfigSource | None = None
@@ -96,8 +98,8 @@ class ResolvedComponents:
     store: CatalogStore
     state: ReplicaStateStore | None
     audit: AuditSink
-    grants: Any
-    pending: Any
+    grants: GrantStore
+    pending: PendingApprovalStore
     search_index: Callable[[ToolRegistry], SearchIndex]
     events: EventBus
     config: ConfigSource
@@ -119,8 +121,8 @@ def default_components(
         audit=given.audit
         if given.audit is not None
         else AuditLog(loaded.data_dir / AUDIT_FILE, on_failure=loaded.config.audit.on_failure),
-        grants=given.grants,
-        pending=given.pending,
+        grants=given.grants if given.grants is not None else MemoryGrantStore(),
+        pending=given.pending if given.pending is not None else MemoryPendingStore(),
         search_index=given.search_index or _default_index(loaded),
         events=given.events if given.events is not None else EventBus(),
         config=given.config if given.config is not None else FileConfigSource(loaded.path),
@@ -161,8 +163,6 @@ class ToolRuntime:
         self.options = options or RuntimeOptions()
         self.components = components or RuntimeComponents()
         self.events = self.components.events or EventBus()
-        self.grants = self.components.grants
-        self.pending = self.components.pending
         config = loaded.config
         # Configured secrets (server env/header values, the gateway token) and URL
         # credentials never reach a log line, whoever logs it (the SDK logs request URLs).
@@ -231,7 +231,9 @@ class ToolRuntime:
         )
         self.audit = parts.audit
         self.registry = ToolRegistry(events=self.events)
-        self.calls = CallSession(audit=self._audit_sink())
+        self.calls = CallSession(
+            audit=self._audit_sink(), grants=parts.grants, pending=parts.pending
+        )
         self._register_plugins()
         self.resync(refresh_surface=False)
         # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
@@ -256,9 +258,14 @@ class ToolRuntime:
 
     def _audit_sink(self) -> AuditSink:
         """The audit sink, plus the one given in the options (if any); each record is also
-        published on the event bus (:class:`~pegboard.core.events.CallFinished`)."""
+        published on the event bus (:class:`~pegboard.core.events.CallFinished`), and the
+        audit log's pre-call check (``on_failure = "refuse"``) still applies."""
         sinks = [self.audit, *([self.options.audit] if self.options.audit else [])]
-        return _Tee(sinks, self.events, getattr(self.audit, "check", None))
+        return FanOut(
+            sinks,
+            then=lambda record: self.events.publish(CallFinished(record)),
+            check=getattr(self.audit, "check", None),
+        )
 
     # -- scope -------------------------------------------------------------------------------
     def scope(self) -> ToolApplyScope:
@@ -430,23 +437,6 @@ class ToolRuntime:
 
     async def __aexit__(self, *exc_info: object) -> None:
         self.close()
-
-
-class _Tee:
-    """Every sink, then the bus; the first sink's pre-call check (``on_failure = "refuse"``
-    of the audit log) still applies."""
-
-    def __init__(
-        self, sinks: list[AuditSink], events: EventBus, check: Callable[[], None] | None
-    ) -> None:
-        self.sinks, self.events = sinks, events
-        if check is not None:
-            self.check = check
-
-    def __call__(self, record: CallRecord) -> None:
-        for sink in self.sinks:
-            sink(record)
-        self.events.publish(CallFinished(record))
 
 
 _PARTS = frozenset(

@@ -205,17 +205,34 @@ async def test_a_gated_direct_call_asks_the_handler_and_a_denial_runs_nothing() 
 
 
 @pytest.mark.anyio
-async def test_tool_invoke_refuses_a_gated_tool_without_asking_or_running_it() -> None:
+async def test_tool_invoke_of_a_gated_tool_asks_the_handler_as_a_direct_call_does() -> None:
     calls: Calls = []
     asked: list[ApprovalRequest] = []
-    handler = CallbackApprovalHandler(lambda r: asked.append(r) or "allow_once")
+    answers = ["deny", "allow_once"]
+    handler = CallbackApprovalHandler(lambda r: asked.append(r) or answers.pop(0))
     params = build_agent_params(big_registry(calls), SCOPE, GPT, approval_handler=handler)
+    invoke = {"name": "delete_file", "params": {"query": "/etc"}}
+    denied = await params.dispatcher.call(ToolCall("c1", "tool_invoke", invoke))
+    allowed = await params.dispatcher.call(ToolCall("c2", "tool_invoke", invoke))
+
+    assert denied.as_text().startswith("The user denied the call to delete_file")
+    assert allowed.as_text() == "deleted"
+    assert [(r.tool_name, r.call_id, r.via) for r in asked] == [
+        ("delete_file", "c1::delete_file", "tool_invoke"),
+        ("delete_file", "c2::delete_file", "tool_invoke"),
+    ]
+    assert [c[1]["query"] for c in calls] == ["/etc"]
+
+
+@pytest.mark.anyio
+async def test_tool_invoke_refuses_a_gated_tool_without_a_handler_and_runs_nothing() -> None:
+    calls: Calls = []
+    params = build_agent_params(big_registry(calls), SCOPE, GPT)
     out = await params.dispatcher.call(
         ToolCall("c1", "tool_invoke", {"name": "delete_file", "params": {"query": "/etc"}})
     )
     assert out.is_error is True
     assert "requires user approval; call it directly instead of via tool_invoke" in out.as_text()
-    assert asked == []
     assert calls == []
 
 

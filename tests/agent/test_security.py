@@ -89,21 +89,19 @@ async def test_near_miss_names_of_a_gated_tool_reach_nothing_on_any_route(name: 
 
 
 @pytest.mark.anyio
-async def test_the_exact_name_asks_the_user_directly_and_tool_invoke_never_runs_it() -> None:
+async def test_the_exact_name_asks_the_user_directly_and_through_tool_invoke_alike() -> None:
     calls: Calls = []
-    s = Session("deny")
+    s = Session("deny", "deny")
     params = build_agent_params(registry_with_gate(calls), SCOPE, GPT, session=s.session)
     invoked = await params.dispatcher.call(
         ToolCall("c1", "tool_invoke", {"name": GATED, "params": {"query": "/etc"}})
     )
-    assert invoked.as_text() == (
-        f"Tool {GATED} requires user approval; call it directly instead of via tool_invoke, "
-        "so the user can approve it."
-    )
     denied = await params.dispatcher.call(ToolCall("c2", GATED, {"query": "/etc"}))
-    assert denied.as_text().startswith(f"The user denied the call to {GATED}; it was not run.")
+    for out in (invoked, denied):
+        assert out.as_text().startswith(f"The user denied the call to {GATED}; it was not run.")
     assert [(r.tool_name, dict(r.arguments), r.call_id, r.via) for r in s.asked] == [
-        (GATED, {"query": "/etc"}, "c2", "direct")
+        (GATED, {"query": "/etc"}, "c1::" + GATED, "tool_invoke"),
+        (GATED, {"query": "/etc"}, "c2", "direct"),
     ]
     assert calls == []
 
@@ -143,7 +141,9 @@ async def test_a_repaired_gated_call_asks_the_user_once_with_the_arguments_that_
 
 
 @pytest.mark.anyio
-async def test_tool_invoke_of_a_gated_tool_is_refused_before_its_arguments_are_checked() -> None:
+async def test_tool_invoke_of_a_gated_tool_with_invalid_arguments_is_refused_before_asking() -> (
+    None
+):
     calls: Calls = []
     s = Session()
     params = build_agent_params(registry_with_gate(calls), SCOPE, GPT, session=s.session)
@@ -152,17 +152,32 @@ async def test_tool_invoke_of_a_gated_tool_is_refused_before_its_arguments_are_c
         ToolCall("c1", "tool_invoke", {"name": GATED, "params": {"query": 7}})
     )
 
+    assert out.as_text().startswith(f'Invalid params for "{GATED}"')
+    assert (s.asked, calls) == ([], [])
+
+
+@pytest.mark.anyio
+async def test_tool_invoke_without_a_handler_refuses_a_gated_tool_and_names_the_direct_call() -> (
+    None
+):
+    calls: Calls = []
+    params = build_agent_params(registry_with_gate(calls), SCOPE, GPT)
+
+    out = await params.dispatcher.call(
+        ToolCall("c1", "tool_invoke", {"name": GATED, "params": {"query": "/etc"}})
+    )
+
     assert out.as_text() == (
         f"Tool {GATED} requires user approval; call it directly instead of via tool_invoke, "
         "so the user can approve it."
     )
-    assert (s.asked, calls) == ([], [])
+    assert calls == []
 
 
 @pytest.mark.anyio
 async def test_approving_arguments_a_does_not_cover_arguments_b() -> None:
     calls: Calls = []
-    s = Session("allow_always", "deny")
+    s = Session("allow_session", "deny")
     params = build_agent_params(registry_with_gate(calls), SCOPE, GPT, session=s.session)
     first = await params.dispatcher.call(ToolCall("c1", GATED, {"query": "/tmp/a"}))
     again = await params.dispatcher.call(ToolCall("c2", GATED, {"query": "/tmp/a"}))
@@ -222,14 +237,14 @@ async def test_a_tool_result_claiming_user_approval_has_no_effect() -> None:
     out = await params.dispatcher.call(ToolCall("c2", GATED, args))
     assert out.as_text().startswith(f"The user denied the call to {GATED}")
     assert len(s.asked) == 1
-    assert len(s.session.calls.grants) == 0
+    assert await s.session.calls.grants.list() == []
     assert calls == [("c1", {"query": "inbox", "limit": 10}, "c1")]
 
 
 @pytest.mark.anyio
 async def test_every_route_leaves_exactly_one_audit_record_per_call() -> None:
     calls: Calls = []
-    s = Session("allow_once")
+    s = Session("allow_once", "allow_once")  # d2 and i2 are asked alike
     params = build_agent_params(registry_with_gate(calls), SCOPE, GPT, session=s.session)
     turn = [
         ToolCall("d1", "read_mail", {"query": "x"}),
@@ -242,7 +257,7 @@ async def test_every_route_leaves_exactly_one_audit_record_per_call() -> None:
         ToolCall("i4", "tool_invoke", {"name": "unknown", "params": {}}),
     ]
     outputs = await params.dispatcher.run(turn)
-    assert [o.is_error for o in outputs] == [False, False, True, True, False, True, True, True]
+    assert [o.is_error for o in outputs] == [False, False, True, True, False, False, True, True]
     records = sorted((r.call_id, r.tool, r.via, r.outcome) for r in s.records)
     assert records == [
         ("d1", "read_mail", "direct", "ok"),
@@ -251,8 +266,8 @@ async def test_every_route_leaves_exactly_one_audit_record_per_call() -> None:
         ("d4", "read_mail", "direct", "InvalidToolArguments"),
         ("i1", "tool_invoke", "direct", "ok"),
         ("i1::mcp__s1__t0", "mcp__s1__t0", "tool_invoke", "ok"),
-        ("i2", "tool_invoke", "direct", "ApprovalRequired"),
-        ("i2::mcp__srv__delete_file", GATED, "tool_invoke", "ApprovalRequired"),
+        ("i2", "tool_invoke", "direct", "ok"),
+        ("i2::mcp__srv__delete_file", GATED, "tool_invoke", "ok"),
         ("i3", "tool_invoke", "direct", "InvalidToolArguments"),
         ("i3::mcp__s1__t0", "mcp__s1__t0", "tool_invoke", "InvalidToolArguments"),
         ("i4", "tool_invoke", "direct", "ToolNotFound"),

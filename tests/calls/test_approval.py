@@ -1,10 +1,12 @@
 import logging
+from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from pegboard.calls.approval import (
-    ApprovalGrants,
     ApprovalRequest,
     CallbackApprovalHandler,
     Decision,
@@ -13,6 +15,10 @@ from pegboard.calls.approval import (
     is_approval_gated,
     unmatched_gates,
 )
+from pegboard.calls.grants import MemoryGrantStore
+from pegboard.calls.grants_sqlite import SqliteGrantStore
+from pegboard.calls.pending import MemoryPendingStore
+from pegboard.calls.pending_sqlite import SqlitePendingStore
 from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.tool import Tool, ToolContext
@@ -121,16 +127,19 @@ async def test_the_handler_sees_the_real_tool_and_arguments_and_a_denial_raises(
 
 @pytest.mark.anyio
 async def test_allow_once_covers_one_call_only() -> None:
-    handler, grants = Scripted("allow_once", "allow_once"), ApprovalGrants()
+    handler, grants = Scripted("allow_once", "allow_once"), MemoryGrantStore()
     for _ in range(2):
         await authorise(DELETE, {"query": "/x"}, CTX, via="direct", handler=handler, grants=grants)
     assert len(handler.asked) == 2
-    assert len(grants) == 0
+    assert await grants.list() == []
 
 
 @pytest.mark.anyio
-async def test_allow_always_covers_the_same_arguments_but_new_arguments_ask_again() -> None:
-    handler, grants = Scripted("allow_always", "deny"), ApprovalGrants()
+@pytest.mark.parametrize("decision", ["allow_session", "allow_always"])
+async def test_a_grant_covers_the_same_arguments_but_new_arguments_ask_again(
+    decision: Decision,
+) -> None:
+    handler, grants = Scripted(decision, "deny"), MemoryGrantStore()
     await authorise(DELETE, {"query": "/a"}, CTX, via="direct", handler=handler, grants=grants)
     await authorise(DELETE, {"query": "/a"}, CTX, via="direct", handler=handler, grants=grants)
     assert len(handler.asked) == 1
@@ -141,7 +150,7 @@ async def test_allow_always_covers_the_same_arguments_but_new_arguments_ask_agai
 
 @pytest.mark.anyio
 async def test_a_changed_definition_voids_an_earlier_approval() -> None:
-    handler, grants = Scripted("allow_always", "allow_once"), ApprovalGrants()
+    handler, grants = Scripted("allow_session", "allow_once"), MemoryGrantStore()
     await authorise(DELETE, {"query": "/a"}, CTX, via="direct", handler=handler, grants=grants)
     changed = entry("delete_file", description="Delete a file, recursively.", needs_approval=True)
     await authorise(changed, {"query": "/a"}, CTX, via="direct", handler=handler, grants=grants)
@@ -247,3 +256,129 @@ def test_a_gate_written_with_a_pre_hyphen_wire_name_still_matches() -> None:
 
     assert legacy != dashed.name
     assert unmatched_gates([dashed], assistant_gates=[legacy]) == []
+
+
+@pytest.mark.anyio
+async def test_each_question_is_a_pending_record_with_who_asked_and_who_decided(
+    tmp_path: Path,
+) -> None:
+    handler, grants = Scripted("allow_session"), SqliteGrantStore(tmp_path / "a.db")
+    pending = SqlitePendingStore(tmp_path / "a.db")
+    ctx = ToolContext(call_id="c1", session_id="s1")
+    outcome = await authorise(
+        DELETE,
+        {"query": "/a"},
+        ctx,
+        via="gateway",
+        handler=handler,
+        grants=grants,
+        pending=pending,
+        principal="alice",
+        asked_by="gateway:inspector",
+    )
+
+    assert outcome == "allow_session"
+    [question] = await pending.list(include_closed=True)
+    assert (question.request, question.principal, question.session_id, question.asked_by) == (
+        handler.asked[0],
+        "alice",
+        "s1",
+        "gateway:inspector",
+    )
+    assert (question.decision, question.decided_by, question.reason) == (
+        "allow_session",
+        "Scripted",
+        "",
+    )
+    [grant] = await grants.list()
+    assert (grant.key.principal, grant.scope, grant.session_id, grant.granted_by) == (
+        "alice",
+        "session",
+        "s1",
+        "Scripted",
+    )
+    # The same call again in that session is covered; in another, or for bob, it is not.
+    again = await authorise(
+        DELETE, {"query": "/a"}, ctx, via="gateway", grants=grants, principal="alice"
+    )
+    assert again == "granted_earlier"
+    for other_ctx, principal in ((ToolContext("c2", session_id="s2"), "alice"), (ctx, "bob")):
+        with pytest.raises(ApprovalRequired):
+            await authorise(
+                DELETE,
+                {"query": "/a"},
+                other_ctx,
+                via="gateway",
+                grants=grants,
+                principal=principal,
+            )
+    grants.close()
+    pending.close()
+
+
+class Waiting:
+    """A handler that never answers (a prompt nobody reads) until it is cancelled."""
+
+    cancelled = False
+
+    async def request_approval(self, request: ApprovalRequest) -> Decision:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.cancelled = True
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("decision", "expected"), [("allow_once", "allow_once"), ("deny", "admin denied")]
+)
+async def test_a_decision_taken_in_the_queue_resumes_the_call_and_stops_the_prompt(
+    decision: Decision, expected: str
+) -> None:
+    pending, handler = MemoryPendingStore(), Waiting()
+    outcome: list[str] = []
+
+    async def call() -> None:
+        try:
+            outcome.append(
+                await authorise(
+                    DELETE, {"query": "/a"}, CTX, via="direct", handler=handler, pending=pending
+                )
+            )
+        except ApprovalDenied as exc:
+            outcome.append(str(exc))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            while not await pending.list():
+                await anyio.lowlevel.checkpoint()
+            [question] = await pending.list()
+            await pending.decide(question.id, decision, decided_by="admin", reason="no")
+
+    assert handler.cancelled is True
+    assert outcome[0].startswith(expected)
+    if decision == "deny":
+        assert outcome[0].startswith("admin denied the call to delete_file (reason: no)")
+
+
+@pytest.mark.anyio
+async def test_an_unanswered_question_expires_into_a_refusal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # the store's create is wrapped to ask with a 50 ms expiry
+    pending = MemoryPendingStore()
+    monkeypatch.setattr(pending, "create", _short(pending.create))
+    with anyio.fail_after(5), pytest.raises(ApprovalDenied, match="expired unanswered"):
+        await authorise(
+            DELETE, {"query": "/a"}, CTX, via="direct", handler=Waiting(), pending=pending
+        )
+    [question] = await pending.list(include_closed=True)
+    assert question.status() == "expired"
+
+
+def _short(create: Any) -> Any:
+    async def short(*args: Any, **kwargs: Any) -> Any:
+        return await create(*args, **kwargs, ttl=0.05)
+
+    return short

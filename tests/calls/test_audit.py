@@ -37,7 +37,7 @@ def registry() -> ToolRegistry:
 
 
 async def test_each_call_records_how_its_approval_was_settled_and_a_hash_of_its_arguments() -> None:
-    answers: list[Decision] = ["deny", "allow_always", "allow_once"]
+    answers: list[Decision] = ["deny", "allow_session", "allow_once"]
 
     def decide(request: ApprovalRequest) -> Decision:
         return answers.pop(0)
@@ -51,7 +51,7 @@ async def test_each_call_records_how_its_approval_was_settled_and_a_hash_of_its_
 
     assert [(r.call_id, r.approval, r.outcome) for r in records] == [
         ("c0", "denied", "ApprovalDenied"),
-        ("c1", "allow_always", "ok"),
+        ("c1", "allow_session", "ok"),
         ("c2", "granted_earlier", "ok"),
         ("c3", "allow_once", "ok"),
     ]

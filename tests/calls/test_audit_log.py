@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import threading
 from pathlib import Path
+from typing import Any
 
-from pegboard.calls.audit import CallRecord
+import anyio
+import pytest
+
+from pegboard.calls.audit import CallRecord, audited
 from pegboard.calls.audit_log import AuditLog
+from pegboard.calls.session import Call, CallSession
+from pegboard.core.principal import Principal
+from pegboard.core.tool import ToolContext
 
 
 def _record(i: int) -> CallRecord:
@@ -78,3 +86,53 @@ def test_a_log_whose_path_is_a_directory_never_raises_into_the_call(tmp_path: Pa
     log(_record(1))  # no exception
 
     assert log.tail(5) == []
+
+
+class ThreadNoting(AuditLog):
+    """The real log, noting which thread appended each batch and how large it was."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.batches: list[tuple[int, int]] = []
+
+    def append(self, *items: dict[str, Any]) -> None:
+        self.batches.append((threading.get_ident(), len(items)))
+        super().append(*items)
+
+
+@pytest.mark.anyio
+async def test_the_async_sink_writes_in_a_worker_thread_and_batches_concurrent_calls(
+    tmp_path: Path,
+) -> None:
+    log = ThreadNoting(tmp_path / "audit.jsonl")
+
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(log.write, [_record(i)])
+
+    assert threading.get_ident() not in {thread for thread, _ in log.batches}
+    assert sum(size for _, size in log.batches) == 20
+    assert len(log.batches) < 20  # records of calls finishing meanwhile share a write
+    assert sorted(r["call_id"] for r in log.tail(50)) == sorted(f"c{i}" for i in range(20))
+
+
+@pytest.mark.anyio
+async def test_each_record_names_the_principal_the_client_and_the_error_class(
+    tmp_path: Path,
+) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    session = CallSession(audit=log, principal=Principal("alice"), client="inspector")
+
+    async def boom() -> None:
+        raise KeyError("x")
+
+    call = Call("t", {}, ToolContext("c1"), "gateway", session)
+    with pytest.raises(KeyError):
+        await audited(call, boom)
+    [record] = log.tail(5)
+    assert (record["principal"], record["client"], record["outcome"], record["error_class"]) == (
+        "alice",
+        "inspector",
+        "error",
+        "KeyError",
+    )

@@ -3,7 +3,8 @@ import io
 import pytest
 from rich.console import Console
 
-from pegboard.calls.approval import ApprovalGrants, ApprovalRequest, authorise
+from pegboard.calls.approval import ApprovalRequest, authorise
+from pegboard.calls.grants import MemoryGrantStore
 from pegboard.cli.approval_prompt import TerminalApprovalHandler
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tool import Tool, ToolContext
@@ -29,7 +30,7 @@ def _handler(answers: str) -> tuple[TerminalApprovalHandler, io.StringIO]:
     return handler, screen
 
 
-@pytest.mark.parametrize(("answer", "decision"), [("o", "allow_once"), ("s", "allow_always")])
+@pytest.mark.parametrize(("answer", "decision"), [("o", "allow_once"), ("s", "allow_session")])
 async def test_the_prompt_shows_the_call_and_returns_the_choice(answer: str, decision: str) -> None:
     handler, screen = _handler(f"{answer}\n")
 
@@ -95,7 +96,7 @@ async def test_without_a_terminal_the_call_is_denied_with_a_message_naming_yes()
 async def test_allowing_for_the_session_is_not_asked_again_for_the_same_call() -> None:
     entry = ToolEntry("send", "mail", Tool("Send.", needs_approval=True))
     handler, screen = _handler("s\n")  # one answer only: a second question would read EOF
-    grants = ApprovalGrants()
+    grants = MemoryGrantStore()
 
     for call_id in ("c1", "c2"):
         await authorise(

@@ -52,13 +52,14 @@ def names_of(tools: list[dict[str, object]]) -> list[str]:
     return [t["function"]["name"] for t in tools]  # type: ignore[index]
 
 
-async def test_a_deferred_destructive_tool_is_asked_for_when_called_by_its_wire_name() -> None:
+async def test_a_deferred_destructive_tool_is_asked_for_directly_and_through_tool_invoke() -> None:
     calls: Calls = []
     asked: list[ApprovalRequest] = []
+    answers: list[Decision] = ["deny", "allow_once"]
 
     def decide(request: ApprovalRequest) -> Decision:
         asked.append(request)
-        return "allow_once"
+        return answers.pop(0)
 
     session = AgentSession(approval_handler=CallbackApprovalHandler(decide))
     params = build_agent_params(registry(calls), ToolApplyScope(), GPT, session=session)
@@ -75,28 +76,15 @@ async def test_a_deferred_destructive_tool_is_asked_for_when_called_by_its_wire_
     invoked = await params.dispatcher.call(
         ToolCall("c1", "tool_invoke", {"name": "mcp__s1__drop", "params": {"query": "all"}})
     )
-    # Two correct answers, never a run without a yes: tool_invoke asks as a direct call does
-    # (where the route can ask), or it refuses and says how to get the user asked.
-    if asked:
-        assert invoked.as_text() == "dropped"
-        assert [(r.tool_name, dict(r.arguments), r.via) for r in asked] == [
-            ("mcp__s1__drop", {"query": "all"}, "tool_invoke")
-        ]
-        assert calls == [("c1::mcp__s1__drop", {"query": "all"}, "mcp__s1__drop")]
-        asked.clear()
-        calls.clear()
-    else:
-        assert invoked.is_error
-        assert invoked.as_text() == (
-            "Tool mcp__s1__drop requires user approval; call it directly instead of via "
-            "tool_invoke, so the user can approve it."
-        )
-        assert calls == []
+    assert invoked.is_error
+    assert invoked.as_text().startswith("The user denied the call to mcp__s1__drop")
+    assert calls == []
 
     direct = await params.dispatcher.call(ToolCall("c2", "mcp__s1__drop", {"query": "all"}))
     assert direct.as_text() == "dropped"
     assert [(r.tool_name, dict(r.arguments), r.via) for r in asked] == [
-        ("mcp__s1__drop", {"query": "all"}, "direct")
+        ("mcp__s1__drop", {"query": "all"}, "tool_invoke"),
+        ("mcp__s1__drop", {"query": "all"}, "direct"),
     ]
     assert calls == [("c2", {"query": "all"}, "c2")]
 

@@ -124,7 +124,7 @@ async def serve_stdio(
 
 def scripted_elicitation(answers: list[str], asked: list[str]) -> Callable[..., Any]:
     """An elicitation callback that notes each message in ``asked`` and answers the next of
-    ``answers`` (an approval decision: allow_once, allow_always, deny)."""
+    ``answers`` (an approval decision: allow_once, allow_session, deny)."""
 
     async def elicit(
         context: ClientRequestContext, params: mcp_types.ElicitRequestParams

@@ -121,7 +121,7 @@ async def test_a_modern_client_is_asked_about_a_read_and_a_get_in_rounds_each_ro
 ) -> None:
     write_config(tmp_path, {"servers": {"a": _content("A", approve_content=True)}})
     asked: list[str] = []
-    elicit = scripted_elicitation(["allow_once", "deny", "allow_always"], asked)
+    elicit = scripted_elicitation(["allow_once", "deny", "allow_session"], asked)
 
     async with serve_stdio(tmp_path, mode="2026-07-28", elicitation=elicit) as client:
         read = await client.read_resource(README)
@@ -141,6 +141,6 @@ async def test_a_modern_client_is_asked_about_a_read_and_a_get_in_rounds_each_ro
         ("gateway", README, "required_no_handler", pending),
         ("gateway", README, "denied", "ApprovalDenied"),
         ("gateway", "mcp__a__greet", "required_no_handler", pending),
-        ("gateway", "mcp__a__greet", "allow_always", "ok"),
+        ("gateway", "mcp__a__greet", "allow_session", "ok"),
         ("gateway", "mcp__a__greet", "granted_earlier", "ok"),
     ]

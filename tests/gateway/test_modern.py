@@ -148,7 +148,7 @@ async def test_a_modern_client_on_stdio_gets_rounds_for_approval_and_listens_for
     _config(tmp_path)
     assert (await run_cli(tmp_path, "servers", "refresh"))[0] == 0
     asked: list[str] = []
-    answers = ["allow_once", "deny", "allow_always", "allow_once"]
+    answers = ["allow_once", "deny", "allow_session", "allow_once"]
     elicit = scripted_elicitation(answers, asked)
 
     with anyio.fail_after(STARTUP_BOUND + 60):
@@ -166,7 +166,7 @@ async def test_a_modern_client_over_http_gets_rounds_for_approval_and_listens_fo
     _config(tmp_path)
     assert (await run_cli(tmp_path, "servers", "refresh"))[0] == 0
     asked: list[str] = []
-    answers = ["allow_once", "deny", "allow_always", "allow_once"]
+    answers = ["allow_once", "deny", "allow_session", "allow_once"]
     elicit = scripted_elicitation(answers, asked)
 
     with anyio.fail_after(STARTUP_BOUND + 60):

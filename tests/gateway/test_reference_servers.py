@@ -122,7 +122,7 @@ async def test_a_deferred_destructive_tool_is_asked_for_and_never_runs_unasked(
     assert code == 0
     args = {"entities": [{"name": "otter", "entityType": "animal", "observations": []}]}
     asked: list[str] = []
-    elicit = scripted_elicitation(["allow_once", "allow_once"], asked)
+    elicit = scripted_elicitation(["deny", "allow_once"], asked)
     with anyio.fail_after(STARTUP_BOUND):
         async with serve_stdio(tmp_path, elicitation=elicit) as client:
             names = [t.name for t in (await client.list_tools()).tools]
@@ -140,22 +140,14 @@ async def test_a_deferred_destructive_tool_is_asked_for_and_never_runs_unasked(
             )
 
     assert "mcp__memory__delete_entities" not in names  # deferred with the rest
-    left = [e["name"] for e in json.loads(text_of(graph_after_invoke))["entities"]]
-    # Two correct answers, never a run without a yes: tool_invoke asks the user as a direct
-    # call does (where the client can be asked), or it refuses and says to call it directly.
-    if len(asked) == 2:
-        assert not invoked.is_error
-        assert left == []
-        assert all("mcp__memory__delete_entities" in question for question in asked)
-    else:
-        assert invoked.is_error
-        assert text_of(invoked) == (
-            "Tool mcp__memory__delete_entities requires user approval; call it directly "
-            "instead of via tool_invoke, so the user can approve it."
-        )
-        assert left == ["otter"]
-        assert len(asked) == 1
-        assert "mcp__memory__delete_entities" in asked[0]
+    # Through tool_invoke the gated tool is asked for as a direct call is: denied, not run.
+    assert invoked.is_error
+    assert text_of(invoked).startswith(
+        "The user denied the call to mcp__memory__delete_entities; it was not run."
+    )
+    assert [e["name"] for e in json.loads(text_of(graph_after_invoke))["entities"]] == ["otter"]
     # Called by its wire name, the deferred tool asks the user, then runs.
+    assert len(asked) == 2
+    assert all("mcp__memory__delete_entities" in question for question in asked)
     assert not direct.is_error
     assert json.loads(text_of(graph_after_direct))["entities"] == []

@@ -103,7 +103,7 @@ async def test_cached_tools_are_served_while_a_server_hangs_and_tool_invoke_reac
             assert "no luck" in text_of(failed)
 
 
-async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitation_per_arguments(
+async def test_gated_tools_are_asked_by_elicitation_per_arguments_through_tool_invoke_too(
     tmp_path: Path,
 ) -> None:
     toolbox = sdk_server() | {"force_prompt_tools": ["echo"]}
@@ -111,7 +111,7 @@ async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitat
         tmp_path, {"servers": {"toolbox": toolbox, "bulk": victim_server("--tools", "30")}}
     )
     changes = Notifications()
-    answers = ["allow_always", "deny"]
+    answers = ["allow_session", "deny"]
     asked: list[str] = []
 
     elicit = scripted_elicitation(answers, asked)
@@ -126,15 +126,11 @@ async def test_gated_tools_are_refused_through_tool_invoke_and_asked_by_elicitat
             via_invoke = await client.call_tool(
                 "tool_invoke", {"name": "mcp__toolbox__echo", "params": {"text": "hi"}}
             )
-            assert via_invoke.is_error is True
-            assert "requires user approval; call it directly" in text_of(via_invoke)
-            assert asked == []
-
-            allowed = await client.call_tool("mcp__toolbox__echo", {"text": "hi"})
-            assert (text_of(allowed), allowed.is_error) == ("hi", False)
+            assert (text_of(via_invoke), via_invoke.is_error) == ("hi", False)
             assert asked[0].startswith("Allow the tool mcp__toolbox__echo (mcp:toolbox) to run?")
             assert '"text": "hi"' in asked[0]
 
+            # Allowed for this session through tool_invoke: the direct call is covered too.
             repeated = await client.call_tool("mcp__toolbox__echo", {"text": "hi"})
             assert (text_of(repeated), len(asked)) == ("hi", 1)
 

@@ -125,7 +125,7 @@ async def test_without_an_argument_the_toolset_serves_the_default_config_and_pro
     )
 
     # The "work" profile (MCP disabled, no web search, no knowledge bases) exposes nothing.
-    assert PegboardToolset(profile="work").bridge.listing().tools.shown == ()
+    assert PegboardToolset(profile="work").bridge.listing().shown == ()
     toolset = PegboardToolset()
     agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
     async with toolset:

@@ -1,9 +1,10 @@
 """The dispatcher: run a model's tool calls and answer in the provider's message format.
 
 Calls of one turn run concurrently (every supported provider allows parallel calls) and
-their results come back in call order. Each call goes through the request's composed toolset
-(:mod:`pegboard.toolsets`: resolve, approval, validation, audit), like the gateway's and the
-CLI's; an error becomes an error result the model can act on, never an exception.
+their results come back in call order. Each call goes through the conversation's
+:class:`~pegboard.toolsets.session.ToolSession` (resolve, approval, validation, audit), like the
+gateway's and the CLI's; an error becomes an error result the model can act on, never an
+exception.
 """
 
 from __future__ import annotations
@@ -15,17 +16,14 @@ from typing import Any, TypeAlias
 
 import anyio
 
-from pegboard.calls.audit import audited
 from pegboard.calls.execute import error_output
-from pegboard.calls.session import Call, CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
-from pegboard.core.scope import ToolApplyScope
-from pegboard.core.tool import ToolContext
 from pegboard.deferral.definitions import TOOL_INVOKE
-from pegboard.errors import InvalidToolArguments, PegboardError, ToolError
+from pegboard.errors import InvalidToolArguments, ToolError
 from pegboard.formats import ProviderFormat, ToolCall
-from pegboard.toolsets import ToolList, Toolset
+from pegboard.toolsets import ToolList
+from pegboard.toolsets.session import ToolSession
 
 logger = logging.getLogger("pegboard.agent.dispatch")
 
@@ -51,10 +49,8 @@ class Dispatcher:
     """Executes one request's tool calls. Built by :func:`~pegboard.agent.build_agent_params`."""
 
     format: ProviderFormat
-    toolset: Toolset
+    session: ToolSession
     tools: ToolList
-    session: CallSession
-    scope: ToolApplyScope | None = None
     repair: RepairHook | None = None
 
     @property
@@ -101,41 +97,35 @@ class Dispatcher:
         """Run one call, repairing its arguments once if they fail validation (a deferred
         tool's own arguments too, when it is called through ``tool_invoke``); says which
         call ran. Failures come back as error outputs."""
-        ctx = ToolContext(
-            call_id=call.id,
-            session_id=self.session.session_id,
-            messages=messages,
-            scope=self.scope,
-        )
         try:
-            return Dispatched(call, await self._call(call, ctx))
-        except PegboardError as exc:
+            return Dispatched(call, await self._call(call, messages))
+        except InvalidToolArguments as exc:
             fixed = await self._repair(call, exc)
             if fixed is None:
                 return Dispatched(call, error_output(exc, self.tools.lookup))
             try:
-                return Dispatched(fixed, await self._call(fixed, ctx), repaired=True)
-            except PegboardError as again:
+                return Dispatched(fixed, await self._call(fixed, messages), repaired=True)
+            except InvalidToolArguments as again:
                 return Dispatched(fixed, error_output(again, self.tools.lookup), repaired=True)
 
-    async def _call(self, call: ToolCall, ctx: ToolContext) -> ToolOutput:
+    async def _call(self, call: ToolCall, messages: Sequence[Any]) -> ToolOutput:
         entry = self.tools.get(call.name)
         args = self.format.arguments(entry, call) if entry is not None else call.arguments
-        routed = Call(call.name, args, ctx, VIA, self.session)
-        if call.parse_error is not None and entry is not None:
-            problem = call.parse_error
+        return await self.session.call(
+            call.name,
+            args,
+            call.id,
+            via=VIA,
+            tools=self.tools,
+            messages=messages,
+            unparsable=call.parse_error,
+            raising=(InvalidToolArguments,),
+        )
 
-            async def unparsable() -> ToolOutput:  # audited like any refused call
-                raise InvalidToolArguments(call.name, [problem])
-
-            return await audited(routed, unparsable)
-        return await self.toolset.call_tool(routed, self.tools)
-
-    async def _repair(self, call: ToolCall, exc: PegboardError) -> ToolCall | None:
-        """``call`` with repaired arguments, or None (no repair hook, not an argument error,
-        or the repair failed)."""
+    async def _repair(self, call: ToolCall, exc: InvalidToolArguments) -> ToolCall | None:
+        """``call`` with repaired arguments, or None (no repair hook, or the repair failed)."""
         entry = self.tools.get(call.name)
-        if self.repair is None or entry is None or not isinstance(exc, InvalidToolArguments):
+        if self.repair is None or entry is None:
             return None
         target = (entry, call) if exc.tool_name == entry.name else self._invoked(call, exc)
         if target is None:

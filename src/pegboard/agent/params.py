@@ -16,8 +16,9 @@ change, every turn gets the same list byte for byte, so provider prompt caches s
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import InitVar, dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pegboard.agent.dispatch import Dispatcher, RepairHook
@@ -33,7 +34,7 @@ from pegboard.deferral import Exposition
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.formats import Api, format_for
 from pegboard.search.interface import SearchIndex
-from pegboard.toolsets import DeferralSettings, RegistryToolset, compose
+from pegboard.toolsets.session import Deferral, ToolSession
 
 __all__ = ["AgentParams", "AgentSession", "Api", "build_agent_params"]
 
@@ -55,6 +56,14 @@ class AgentSession:
     calls: CallSession = field(default_factory=CallSession)
     auto_deferred: bool = False
     _cache: dict[tuple[Any, ...], AgentParams] = field(default_factory=dict, repr=False)
+    _tools: tuple[tuple[Any, ...], ToolSession] | None = field(default=None, repr=False)
+
+    def tool_session(self, key: tuple[Any, ...], make: Callable[[], ToolSession]) -> ToolSession:
+        """The conversation's :class:`~pegboard.toolsets.ToolSession` for one composition
+        (registry, deferral settings); a different one replaces it (same calls session)."""
+        if self._tools is None or self._tools[0] != key:
+            self._tools = (key, make())
+        return self._tools[1]
 
     def __post_init__(
         self, approval_handler: ApprovalHandler | None, audit: AuditSink | None
@@ -68,14 +77,22 @@ class AgentSession:
 
 @dataclass(frozen=True)
 class AgentParams:
-    """One request's tools (provider format), prompt section and dispatcher."""
+    """One request's tools (provider format), prompt section and dispatcher.
+
+    :attr:`tools` is formatted on first use: a caller that hands :attr:`entries` to a model
+    client (``pegboard chat``) never pays for a second formatting.
+    """
 
     api: Api
-    tools: list[dict[str, Any]]
     system_prompt: str
     dispatcher: Dispatcher
     exposition: Exposition | None
     entries: tuple[ToolEntry, ...]
+
+    @cached_property
+    def tools(self) -> list[dict[str, Any]]:
+        listing = self.dispatcher.tools
+        return self.dispatcher.format.tools(listing.shown, listing.hidden)
 
 
 def build_agent_params(
@@ -134,27 +151,28 @@ def build_agent_params(
     cached = session._cache.get(key)
     if cached is not None:
         return cached
-    fixed = dict(statuses) if statuses is not None else None
-    deferral = DeferralSettings(
-        registry,
-        context_window=model.context_window,
-        session=session.calls,
-        counter=counter,
+    deferral = Deferral(
         index=index,
-        statuses=(lambda: fixed) if fixed is not None else None,
+        statuses=(lambda: {}) if statuses is not None else None,
+        tool_exec=exec_settings,
+        counter=counter,
         native_loading=native,
         sticky=session.auto_deferred,
-        tool_exec=exec_settings,
     )
-    toolset = compose(RegistryToolset(registry), deferral)
-    tools = toolset.list_tools(scope)
-    session.auto_deferred = tools.auto_deferred
+    composition: tuple[Any, ...] = (id(registry), id(index), id(counter), native)
+    composition += (statuses is None, exec_settings)
+    tool_session = session.tool_session(
+        composition, lambda: ToolSession(registry, lambda: scope, session.calls, deferral)
+    )
+    tool_session.scope = lambda: scope
+    tool_session.refresh(context_window=model.context_window, statuses=statuses)
+    tools = tool_session.tools
+    session.auto_deferred = tool_session.auto_deferred
     fmt = format_for(chosen, native_loading=native)
     params = AgentParams(
         api=chosen,
-        tools=fmt.tools(tools.shown, tools.hidden),
         system_prompt=tools.prompt_section,
-        dispatcher=Dispatcher(fmt, toolset, tools, session.calls, scope=scope, repair=repair),
+        dispatcher=Dispatcher(fmt, tool_session, tools, repair=repair),
         exposition=tools.exposition,
         entries=tools.shown,
     )

@@ -6,7 +6,6 @@ through :func:`execute_entry`, which composes the same steps.
 """
 
 from pegboard.calls.approval import (
-    ApprovalGrants,
     ApprovalHandler,
     ApprovalOutcome,
     ApprovalRequest,
@@ -17,10 +16,13 @@ from pegboard.calls.approval import (
 )
 from pegboard.calls.audit import AuditSink, CallRecord, audited, emit_record
 from pegboard.calls.execute import authorise_call, error_output, execute_entry, run_entry
+from pegboard.calls.grants import Grant, GrantKey, GrantScope, GrantStore, MemoryGrantStore
+from pegboard.calls.grants_sqlite import SqliteGrantStore
+from pegboard.calls.pending import MemoryPendingStore, PendingApproval, PendingApprovalStore
+from pegboard.calls.pending_sqlite import SqlitePendingStore
 from pegboard.calls.session import Call, CallSession
 
 __all__ = [
-    "ApprovalGrants",
     "ApprovalHandler",
     "ApprovalOutcome",
     "ApprovalRequest",
@@ -30,6 +32,16 @@ __all__ = [
     "CallSession",
     "CallbackApprovalHandler",
     "Decision",
+    "Grant",
+    "GrantKey",
+    "GrantScope",
+    "GrantStore",
+    "MemoryGrantStore",
+    "MemoryPendingStore",
+    "PendingApproval",
+    "PendingApprovalStore",
+    "SqliteGrantStore",
+    "SqlitePendingStore",
     "audited",
     "authorise",
     "authorise_call",

@@ -2,38 +2,57 @@
 
 Every execution path (a direct call from the dispatcher, ``tool_invoke``, ``tool_exec``,
 repair, the gateway) authorises through :func:`authorise`, so no route reaches a gated tool
-without the same decision. A yes is a :class:`ApprovalGrant` bound to the tool's *definition
-hash* and the exact arguments: if a server changes the tool's description or schema, or the
-model sends different arguments, the earlier approval no longer applies.
+without the same decision. A yes for the session or always is a
+:class:`~pegboard.calls.grants.Grant` bound to the principal, the tool's *definition hash* and
+the exact arguments: if a server changes the tool's description or schema, or the model sends
+different arguments, the earlier approval no longer applies.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-import hashlib
 import inspect
 import logging
-import threading
+import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+import anyio
 import anyio.to_thread
 
-from pegboard.core.definition import canonical_json
+from pegboard.calls.grants import Grant, GrantKey, GrantScope, GrantStore
+from pegboard.calls.pending import PendingApproval, PendingApprovalStore
+from pegboard.calls.request import ApprovalRequest, Decision, arguments_fingerprint
 from pegboard.core.entry import ToolEntry
 from pegboard.core.names import legacy_mcp_tool_name
+from pegboard.core.principal import ANONYMOUS_SUBJECT
 from pegboard.core.tool import Tool, ToolContext
-from pegboard.errors import ApprovalDenied, ApprovalRequired, ConfigError
+from pegboard.errors import ApprovalDenied, ApprovalNotPending, ApprovalRequired, ConfigError
+
+__all__ = [
+    "ApprovalHandler",
+    "ApprovalOutcome",
+    "ApprovalPending",
+    "ApprovalRequest",
+    "CallbackApprovalHandler",
+    "Decision",
+    "arguments_fingerprint",
+    "authorise",
+    "is_approval_gated",
+]
 
 logger = logging.getLogger("pegboard.calls.approval")
 
-Decision: TypeAlias = Literal["deny", "allow_once", "allow_always"]
-"""``allow_once`` covers one call; ``allow_always`` covers repeats of the same call
-(same definition hash and arguments) for the rest of the session."""
-
 ApprovalOutcome: TypeAlias = Literal[
-    "not_required", "granted_earlier", "allow_once", "allow_always", "denied", "required_no_handler"
+    "not_required",
+    "granted_earlier",
+    "allow_once",
+    "allow_session",
+    "allow_always",
+    "denied",
+    "required_no_handler",
 ]
 """How one call's approval was settled (the audit record's ``approval``)."""
 
@@ -60,28 +79,6 @@ async def is_approval_gated(tool: Tool, args: Mapping[str, Any], ctx: ToolContex
         logger.warning("needs_approval of a tool raised %r; treating the call as gated", exc)
         return True
     return bool(result)
-
-
-def arguments_fingerprint(args: Mapping[str, Any]) -> str:
-    """A stable digest of call arguments (key order does not matter)."""
-    return hashlib.sha256(canonical_json(dict(args)).encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-    """What a human is asked to approve: the real (inner) tool and its arguments."""
-
-    tool_name: str
-    namespace_label: str
-    description: str
-    arguments: Mapping[str, Any]
-    definition_hash: str
-    call_id: str
-    via: str
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.tool_name, self.definition_hash, arguments_fingerprint(self.arguments))
 
 
 class ApprovalPending(ApprovalRequired):
@@ -118,30 +115,6 @@ class CallbackApprovalHandler:
         return answer
 
 
-class ApprovalGrants:
-    """Approvals given in one session, keyed by (tool name, definition hash, arguments)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._grants: dict[tuple[str, str, str], Decision] = {}
-
-    def record(self, request: ApprovalRequest, decision: Decision) -> None:
-        if decision != "deny":
-            with self._lock:
-                self._grants[request.key] = decision
-
-    def consume(self, request: ApprovalRequest) -> bool:
-        """True if a grant covers this call; a one-time grant is used up."""
-        with self._lock:
-            decision = self._grants.get(request.key)
-            if decision == "allow_once":
-                del self._grants[request.key]
-            return decision is not None
-
-    def __len__(self) -> int:
-        return len(self._grants)
-
-
 async def authorise(
     entry: ToolEntry,
     args: Mapping[str, Any],
@@ -149,16 +122,29 @@ async def authorise(
     *,
     via: str,
     handler: ApprovalHandler | None = None,
-    grants: ApprovalGrants | None = None,
+    grants: GrantStore | None = None,
+    pending: PendingApprovalStore | None = None,
+    principal: str = ANONYMOUS_SUBJECT,
+    asked_by: str = "",
+    gated: bool | None = None,
+    session_id: str | None = None,
+    grant_ttl: float | None = None,
 ) -> ApprovalOutcome:
     """Allow the call (saying how) or raise. The one authorisation step of every call path.
 
-    Ungated calls pass (``not_required``). A gated call passes when ``grants`` already covers
-    it (same definition hash and arguments), or when ``handler`` approves it now. With no
-    handler it raises :class:`ApprovalRequired`; a refusal (or a handler that fails) raises
-    :class:`ApprovalDenied`. Nothing runs before this returns.
+    Ungated calls pass (``not_required``; ``gated`` is the caller's own evaluation of the
+    policy, so it runs once per call). A gated call passes when ``grants`` already covers it
+    (this principal, definition hash and arguments, in session ``session_id``, by default the
+    context's), or when ``handler`` approves it now: the question is a record of ``pending``
+    (who asked, who decided, the reason) and a yes for the session or always becomes a grant.
+    With no handler it raises :class:`ApprovalRequired`; a refusal (or a handler that fails)
+    raises :class:`ApprovalDenied`. Nothing runs before this returns. With ``grant_ttl`` a
+    yes for the session lapses after so many seconds (a sessionless client's "a while").
     """
-    if not await is_approval_gated(entry.tool, args, ctx):
+    if gated is None:
+        gated = await is_approval_gated(entry.tool, args, ctx)
+    session_id = session_id or ctx.session_id
+    if not gated:
         return "not_required"
     request = ApprovalRequest(
         tool_name=entry.name,
@@ -169,7 +155,8 @@ async def authorise(
         call_id=ctx.call_id,
         via=via,
     )
-    if grants is not None and grants.consume(request):
+    key = GrantKey(principal, entry.name, entry.definition_hash, request.arguments_hash)
+    if grants is not None and await grants.consume(key, session_id) is not None:
         return "granted_earlier"
     if handler is None:
         if via in ("tool_invoke", "tool_exec"):
@@ -184,26 +171,104 @@ async def authorise(
             "tools.",
             tool_name=entry.name,
         )
-    try:
-        decision = await handler.request_approval(request)
-    except (ApprovalDenied, ApprovalRequired):
-        # the handler's own refusal (e.g. with the user's reason): keep its message; or its
-        # "ask in another round" (the gateway's input-required rounds): nothing was decided
-        raise
-    except Exception as exc:
-        raise ApprovalDenied(
-            f"Approval of {entry.name} failed ({exc!r}); the call was not run.",
-            tool_name=entry.name,
-        ) from exc
+    question = None
+    if pending is not None:
+        question = await pending.create(
+            request, principal=principal, session_id=session_id, asked_by=asked_by or via
+        )
+    decision = await _ask(handler, request, pending, question)
     if decision == "deny":
         raise ApprovalDenied(
             f"The user denied the call to {entry.name}; it was not run. Do not retry it "
             "unchanged: ask the user or take another approach.",
             tool_name=entry.name,
         )
-    if grants is not None and decision == "allow_always":
-        grants.record(request, decision)
+    scope = GRANT_SCOPES.get(decision)
+    if grants is not None and scope is not None:
+        who = handler_name(handler)
+        until = time.time() + grant_ttl if scope == "session" and grant_ttl else None
+        await grants.add(Grant(key, scope, session_id, granted_by=who, expires_at=until))
     return decision
+
+
+GRANT_SCOPES: dict[Decision, GrantScope] = {"allow_session": "session", "allow_always": "always"}
+
+
+def handler_name(handler: ApprovalHandler) -> str:
+    """Who decided, for the records: a handler's ``name``, else its class name."""
+    name = getattr(handler, "name", None)
+    return name if isinstance(name, str) and name else type(handler).__name__
+
+
+async def _ask(
+    handler: ApprovalHandler,
+    request: ApprovalRequest,
+    pending: PendingApprovalStore | None,
+    question: PendingApproval | None,
+) -> Decision:
+    """The decision on ``question``: the handler's answer (recorded on it), or one taken
+    elsewhere meanwhile (an admin queue deciding the pending record), whichever comes first;
+    the other is then cancelled. An expired question is a refusal."""
+    if pending is None or question is None:
+        return await _handler_decision(handler, request)
+    refusal: list[ApprovalDenied] = []
+    elsewhere: list[ApprovalRequired] = []
+
+    async def from_handler() -> None:
+        try:
+            decision, reason = await _handler_decision(handler, request), ""
+        except ApprovalDenied as exc:
+            refusal.append(exc)
+            decision, reason = "deny", str(exc)
+        except ApprovalRequired as exc:  # asked in another round: the question stays pending
+            elsewhere.append(exc)
+            tg.cancel_scope.cancel()
+            return
+        with contextlib.suppress(ApprovalNotPending):  # decided elsewhere, or expired
+            await pending.decide(
+                question.id, decision, decided_by=handler_name(handler), reason=reason
+            )
+
+    final: PendingApproval | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(from_handler)
+        final = await pending.wait(question.id)
+        tg.cancel_scope.cancel()
+    if elsewhere:
+        raise elsewhere[0]
+    assert final is not None
+    if final.decision is None:
+        raise ApprovalDenied(
+            f"The approval request for {request.tool_name} expired unanswered; the call was "
+            "not run.",
+            tool_name=request.tool_name,
+        )
+    if final.decision == "deny":
+        by_handler = final.decided_by == handler_name(handler)
+        if refusal and by_handler:
+            raise refusal[0]
+        who = "The user" if by_handler else final.decided_by
+        because = f" (reason: {final.reason})" if final.reason else ""
+        raise ApprovalDenied(
+            f"{who} denied the call to {request.tool_name}{because}; it was not run. Do not "
+            "retry it unchanged: ask the user or take another approach.",
+            tool_name=request.tool_name,
+        )
+    return final.decision
+
+
+async def _handler_decision(handler: ApprovalHandler, request: ApprovalRequest) -> Decision:
+    try:
+        return await handler.request_approval(request)
+    except (ApprovalDenied, ApprovalRequired):
+        # the handler's own refusal (e.g. with the user's reason): keep its message; or its
+        # "ask in another round" (the gateway's input-required rounds): nothing was decided
+        raise
+    except Exception as exc:
+        raise ApprovalDenied(
+            f"Approval of {request.tool_name} failed ({exc!r}); the call was not run.",
+            tool_name=request.tool_name,
+        ) from exc
 
 
 def may_need_approval(tool: Tool) -> bool:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
+
+import anyio
 
 from pegboard.calls.approval import ApprovalOutcome, arguments_fingerprint
 from pegboard.core.redact import redact_url
@@ -27,7 +29,9 @@ class CallRecord:
     ``arguments_sha256`` the sha256 of the arguments' canonical JSON (the arguments themselves
     may hold secrets);
     ``outcome`` is ``"ok"``, ``"error"`` (an unexpected exception) or the refusing
-    :class:`~pegboard.errors.ToolError`'s class name; ``duration`` is in seconds.
+    :class:`~pegboard.errors.ToolError`'s class name; ``duration`` is in seconds;
+    ``principal`` is who the call ran for, ``client`` the MCP client (or None), and
+    ``error_class`` the class of the exception that ended the call (None when it succeeded).
     """
 
     time: float
@@ -39,12 +43,25 @@ class CallRecord:
     approval: ApprovalOutcome
     outcome: str
     duration: float
+    principal: str = "anonymous"
+    client: str | None = None
+    error_class: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-AuditSink = Callable[[CallRecord], None]
+@runtime_checkable
+class AsyncAuditSink(Protocol):
+    """Where records go, a batch at a time, without blocking the event loop (the audit file
+    writes in a worker thread; a database sink would insert the batch in one statement)."""
+
+    async def write(self, records: Sequence[CallRecord]) -> None: ...
+
+
+AuditSink: TypeAlias = AsyncAuditSink | Callable[[CallRecord], None]
+"""An :class:`AsyncAuditSink`, or a plain function called with each record on the loop (a
+list's ``append`` in tests and small programs)."""
 T = TypeVar("T")
 
 
@@ -55,7 +72,7 @@ async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
     resource reads and prompt gets return the MCP result itself.
     """
     arrived, started = time.time(), time.perf_counter()
-    outcome = "error"
+    outcome, error_class = "error", None
     check = getattr(call.session.audit, "check", None)  # on_failure = "refuse" (AuditLog)
     try:
         if check is not None:
@@ -70,26 +87,105 @@ async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
         elif isinstance(exc, ApprovalRequired) and exc.tool_name == call.name:
             call.approval = "required_no_handler"
         raise
+    except BaseException as exc:
+        error_class = type(exc).__name__
+        raise
     finally:
+        session = call.session
         record = CallRecord(
             time=arrived,
             via=call.via,
             tool=redact_url(call.name) if "://" in call.name else call.name,  # resource URIs
             call_id=call.ctx.call_id,
-            session_id=call.ctx.session_id or call.session.session_id,
+            session_id=call.ctx.session_id or session.session_id,
             arguments_sha256=arguments_fingerprint(call.arguments),
             approval=call.approval,
             outcome=outcome,
             duration=time.perf_counter() - started,
+            principal=session.principal.subject,
+            client=session.client,
+            error_class=outcome if error_class is None and outcome != "ok" else error_class,
         )
-        emit_record(call.session.audit, record)
+        with anyio.CancelScope(shield=True):  # a cancelled call is recorded all the same
+            await emit_record(session.audit, record)
 
 
-def emit_record(sink: AuditSink | None, record: CallRecord) -> None:
+async def emit_record(sink: AuditSink | None, record: CallRecord) -> None:
     """Hand ``record`` to the audit sink; a failing sink is logged, never raised."""
     if sink is None:
         return
     try:
-        sink(record)
+        if isinstance(sink, AsyncAuditSink):
+            await sink.write((record,))
+        else:
+            sink(record)
     except Exception:
         logger.exception("audit sink failed")
+
+
+class FanOut:
+    """Every record to each of ``sinks`` (the audit file and a sink of the caller's), then to
+    ``then`` (the runtime publishes it on its event bus); ``check`` is the first sink's
+    pre-call check (the audit log's ``on_failure = "refuse"``), kept on the fan-out."""
+
+    def __init__(
+        self,
+        sinks: Sequence[AuditSink],
+        *,
+        then: Callable[[CallRecord], None] | None = None,
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        self._sinks = tuple(sinks)
+        self._then = then
+        if check is not None:
+            self.check = check
+
+    async def write(self, records: Sequence[CallRecord]) -> None:
+        for sink in self._sinks:
+            for record in records:
+                await emit_record(sink, record)
+        if self._then is not None:
+            for record in records:
+                try:
+                    self._then(record)
+                except Exception:
+                    logger.exception("audit listener failed")
+
+
+class Batching:
+    """Batches concurrent writes to ``sink``: while one batch is written, records of other
+    calls queue and go in the next batch, written by the same writer. Each caller's record
+    is written before its call returns (nothing is lost with the process), and uncontended
+    calls pay for one write each."""
+
+    def __init__(self, write: Callable[[Sequence[Any]], Awaitable[None]]) -> None:
+        self._write = write
+        self._queued: list[Any] = []
+        self._writing = False
+        self._taken = 0  # batches taken for writing
+        self._done = 0  # batches written (or failed)
+        self._written: anyio.Event | None = None
+
+    async def submit(self, records: Sequence[Any]) -> None:
+        self._queued.extend(records)
+        ticket = self._taken + 1  # the batch that will carry these records
+        if self._writing:  # the writer takes them next; wait until they are down
+            while self._done < ticket:
+                if self._written is None:
+                    self._written = anyio.Event()
+                await self._written.wait()
+            return
+        self._writing = True
+        try:
+            while self._queued:
+                batch, self._queued = self._queued, []
+                self._taken += 1
+                try:
+                    await self._write(batch)
+                finally:
+                    self._done = self._taken
+                    written, self._written = self._written, None
+                    if written is not None:
+                        written.set()
+        finally:
+            self._writing = False

@@ -1,14 +1,16 @@
 """The audit log file: one JSON line per tool call, bounded and rotating.
 
-:class:`AuditLog` is an :data:`~pegboard.calls.execute.AuditSink`: the runtime hands it to the
-gateway and CLI sessions, and every route's one :class:`CallRecord` becomes one line of
-``<data dir>/audit.jsonl``. When the file would pass ``max_bytes`` it is rotated
-(``audit.jsonl.1`` ... ``.N``, the oldest dropped), so the log never grows past
+:class:`AuditLog` is an :class:`~pegboard.calls.audit.AsyncAuditSink`: the runtime hands it to
+the gateway and CLI sessions, and every route's one :class:`CallRecord` becomes one line of
+``<data dir>/audit.jsonl``, written in a worker thread in batches (the records of calls that
+finish while a batch is written go in the next one). When the file would pass ``max_bytes``
+it is rotated (``audit.jsonl.1`` ... ``.N``, the oldest dropped), so the log never grows past
 ``max_bytes * (backups + 1)``. Several processes (the gateway, CLI calls) may write at once:
-each write is one ``O_APPEND`` write under an advisory ``flock`` of ``audit.jsonl.lock`` that
-also guards rotation. Writing never raises into a call: a failure is logged once and dropped
-(``on_failure="warn"``, the default). With ``on_failure="refuse"`` :meth:`AuditLog.check`,
-run before every call, refuses it while the log cannot be written.
+each batch is one ``O_APPEND`` write under an advisory ``flock`` of ``audit.jsonl.lock``
+(taken in the worker thread, never on the event loop) that also guards rotation. Writing
+never raises into a call: a failure is logged once and dropped (``on_failure="warn"``, the
+default). With ``on_failure="refuse"`` :meth:`AuditLog.check`, run before every call, refuses
+it while the log cannot be written.
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio.to_thread
+
+from pegboard.calls.audit import Batching
 from pegboard.errors import AuditUnavailable
 
 try:
@@ -55,6 +60,16 @@ class AuditLog:
         self.backups = backups
         self.on_failure = on_failure
         self._warned = False
+        self._batches = Batching(self._write_batch)
+
+    async def write(self, records: Sequence[Any]) -> None:
+        """The :class:`~pegboard.calls.audit.AsyncAuditSink` face: append ``records`` in a
+        worker thread (file lock and all, never on the event loop), batched with the records
+        of calls that finish meanwhile; never raises."""
+        await self._batches.submit(records)
+
+    async def _write_batch(self, records: Sequence[Any]) -> None:
+        await anyio.to_thread.run_sync(self._append_all, records)
 
     def check(self) -> None:
         """Before a call: with ``on_failure="refuse"``, raise :class:`AuditUnavailable` unless
@@ -72,9 +87,13 @@ class AuditLog:
             ) from None
 
     def __call__(self, record: Any) -> None:
-        """Append ``record`` (a CallRecord dataclass or a mapping); never raises."""
+        """Append ``record`` (a CallRecord dataclass or a mapping) now, in this thread (for
+        code without an event loop); never raises."""
+        self._append_all([record])
+
+    def _append_all(self, records: Sequence[Any]) -> None:
         try:
-            self.write(_as_dict(record))
+            self.append(*(_as_dict(r) for r in records))
         except Exception as exc:  # an audit failure must not fail the call it records
             if not self._warned or self.on_failure == "refuse":
                 self._warned = True
@@ -82,10 +101,14 @@ class AuditLog:
                     "audit log %s cannot be written (%s); records dropped", self.path, exc
                 )
 
-    def write(self, data: dict[str, Any]) -> None:
-        data.setdefault("time", time.time())
-        line = json.dumps(data, ensure_ascii=False, sort_keys=True, default=str)
-        raw = (line if len(line) <= MAX_LINE_BYTES else _truncated(data)).encode() + b"\n"
+    def append(self, *items: dict[str, Any]) -> None:
+        """Append one line per item, in one locked write (rotating first if it would not fit)."""
+        lines = []
+        for data in items:
+            data.setdefault("time", time.time())
+            line = json.dumps(data, ensure_ascii=False, sort_keys=True, default=str)
+            lines.append((line if len(line) <= MAX_LINE_BYTES else _truncated(data)).encode())
+        raw = b"".join(line + b"\n" for line in lines)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._locked():
             try:

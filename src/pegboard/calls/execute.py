@@ -48,9 +48,25 @@ async def authorise_call(call: Call, entry: ToolEntry) -> None:
     _require_executor(entry)
     if call.interactive:
         check_arguments(entry, call.arguments)
-    handler = call.session.approval_handler if call.interactive else None
+    await settle_approval(call, entry)
+
+
+async def settle_approval(call: Call, entry: ToolEntry, *, gated: bool | None = None) -> None:
+    """:func:`~pegboard.calls.approval.authorise` ``call`` with its session's handler (when
+    interactive), grants, pending store and principal; the outcome is noted on ``call``."""
+    session = call.session
     call.approval = await authorise(
-        entry, call.arguments, call.ctx, via=call.via, handler=handler, grants=call.session.grants
+        entry,
+        call.arguments,
+        call.ctx,
+        via=call.via,
+        handler=session.approval_handler if call.interactive else None,
+        grants=session.grants,
+        pending=session.pending,
+        principal=session.principal.subject,
+        session_id=call.ctx.session_id or session.session_id,
+        grant_ttl=session.grant_ttl,
+        gated=gated if gated is not None else session.gates.pop(call.ctx.call_id, None),
     )
 
 

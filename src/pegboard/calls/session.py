@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pegboard.calls.approval import ApprovalGrants, ApprovalHandler, ApprovalOutcome
+from pegboard.calls.approval import ApprovalHandler, ApprovalOutcome
 from pegboard.calls.audit import AuditSink
+from pegboard.calls.grants import GrantStore, MemoryGrantStore
+from pegboard.calls.pending import MemoryPendingStore, PendingApprovalStore
+from pegboard.core.principal import ANONYMOUS, Principal
 from pegboard.core.tool import ToolContext
 
 
@@ -16,14 +20,25 @@ class CallSession:
     """What every call of one conversation (or one MCP client connection) shares.
 
     ``approval_handler`` asks a human about gated calls (None: gated calls are refused with
-    :class:`~pegboard.errors.ApprovalRequired`); ``grants`` remembers "allow for this
-    session"; ``audit`` receives one :class:`~pegboard.calls.audit.CallRecord` per call.
+    :class:`~pegboard.errors.ApprovalRequired`); ``grants`` keeps the yeses given for the
+    session or always, ``pending`` the questions asked and their answers (both shared by
+    every session of a runtime: grants are scoped by principal and session id);
+    ``audit`` receives one :class:`~pegboard.calls.audit.CallRecord` per call.
     """
 
     approval_handler: ApprovalHandler | None = None
-    grants: ApprovalGrants = field(default_factory=ApprovalGrants)
+    grants: GrantStore = field(default_factory=MemoryGrantStore)
     audit: AuditSink | None = None
-    session_id: str | None = None
+    session_id: str | None = field(default_factory=lambda: uuid.uuid4().hex)
+    pending: PendingApprovalStore = field(default_factory=MemoryPendingStore)
+    principal: Principal = ANONYMOUS
+    client: str | None = None  # the MCP client (its clientInfo name), for the records
+    # "For this session" grants lapse after this many seconds (None: with the session): a
+    # sessionless (2026-07-28) client's session is its principal and name, so "a while".
+    grant_ttl: float | None = None
+    # Approval policies evaluated ahead of a call (a framework asked whether to pause), by
+    # call id: the call itself uses the answer, so a policy runs once per call.
+    gates: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -41,3 +56,4 @@ class Call:
     session: CallSession
     interactive: bool = True
     approval: ApprovalOutcome = "not_required"
+    unparsable: str | None = None  # why the arguments could not be read: refused, audited

@@ -33,7 +33,7 @@ from pegboard.errors import ApprovalDenied
 if TYPE_CHECKING:
     from rich.console import Console
 
-_CHOICES: dict[str, Decision] = {"o": "allow_once", "s": "allow_always", "d": "deny"}
+_CHOICES: dict[str, Decision] = {"o": "allow_once", "s": "allow_session", "d": "deny"}
 
 
 def cli_approval(yes: bool) -> ApprovalHandler:

@@ -186,17 +186,15 @@ def call_tool(
 
     Starts the tool's server; exits 1 when the tool reports an error.
     """
-    try:
-        args = json.loads(arguments)
-    except json.JSONDecodeError as exc:
-        fail(f"arguments are not valid JSON: {exc}", EXIT_USAGE)
-    if not isinstance(args, dict):
-        fail("arguments must be a JSON object", EXIT_USAGE)
+    args, problem = _parse(arguments)
     tools = _service(ctx, profile).tools
-    outcome = run(lambda: tools.call(name, args, cli_approval(yes)))
+    # Unreadable arguments are refused on the call path too, so the audit log has the call.
+    outcome = run(lambda: tools.call(name, args, cli_approval(yes), unparsable=problem))
     output = outcome.output
     if not outcome.found:
         fail(output.as_text(), EXIT_NOT_FOUND)
+    if problem is not None:
+        fail(problem, EXIT_USAGE)
     if as_json:
         from pegboard.mcp.results import output_to_call_result  # lazy: the MCP SDK
 
@@ -207,6 +205,17 @@ def call_tool(
         typer.echo(output.as_text())
     if outcome.failed:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _parse(arguments: str) -> tuple[dict[str, Any], str | None]:
+    """The arguments object, or ``{}`` and why the text is not one."""
+    try:
+        args = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        return {}, f"arguments are not valid JSON: {exc}"
+    if not isinstance(args, dict):
+        return {}, "arguments must be a JSON object"
+    return args, None
 
 
 app.command("trust", cls=PlainCommand)(trust_cmd.trust)

@@ -154,6 +154,12 @@ class ServerConfig(BaseModel):
         gt=0,
         description="Start-up timeout while no tools are cached yet (npx -y, uvx install), s.",
     )
+    protocol: Literal["auto", "modern"] = Field(
+        default="auto",
+        description="MCP era with this server: auto (initialize; server/discover when the "
+        "server refuses the handshake) or modern (server/discover only: 2026-07-28, list "
+        "changes through subscriptions/listen).",
+    )
     list_timeout: float = Field(default=15.0, gt=0, description="tools/list timeout, s.")
     call_timeout: float = Field(default=60.0, gt=0, description="Per-call timeout, s.")
 
@@ -213,6 +219,8 @@ class ServerConfig(BaseModel):
             "url": self.url,
             "headers": self.headers,
         }
+        if self.protocol != "auto":  # another session; absent when default (older caches)
+            payload["protocol"] = self.protocol
         return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
     @property

@@ -40,15 +40,20 @@ class ToolContext:
     messages: Sequence[Any] = ()
     scope: ToolApplyScope | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # The CallSession of the call this context serves (approval handler, grants, audit): a
+    # meta-tool's inner calls (tool_invoke, tool_exec) run in it, so they share its grants.
+    # Typed loosely because core/ sits below calls/.
+    call_session: Any = None
 
     def child(self, name: str) -> ToolContext:
-        """The context of a nested call (``<outer>::<name>``)."""
+        """The context of a nested call (``<outer>::<name>``), in the same call session."""
         return ToolContext(
             call_id=f"{self.call_id}::{name}",
             session_id=self.session_id,
             messages=self.messages,
             scope=self.scope,
             extra=self.extra,
+            call_session=self.call_session,
         )
 
 

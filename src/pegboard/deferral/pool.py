@@ -22,6 +22,7 @@ from pegboard.core.registry import RegistrySnapshot
 from pegboard.core.resolve import fold_name, resolve_name, suggest_names
 from pegboard.core.tokens import TokenCounter, default_token_counter
 from pegboard.core.tool import ToolContext
+from pegboard.deferral.definitions import TOOL_INVOKE
 from pegboard.errors import ToolError
 from pegboard.search.interface import SearchIndex
 
@@ -65,11 +66,23 @@ class DeferredPool:
         self, name: str, args: Mapping[str, Any], ctx: ToolContext, *, via: str
     ) -> ToolOutput:
         """A meta-tool's inner call (``tool_invoke``, ``tool_exec``): resolve ``name`` in
-        this request, then authorise (never asking: a gated tool is refused), validate, run
-        and audit it through :func:`~pegboard.calls.execute.execute_entry`. ``ctx`` is the
-        inner call's own context (``ctx.child(name)`` of the meta-tool's)."""
-        entry = self.resolve(name, meta_tool=via)
-        call = Call(name, args, ctx, via, self.session, interactive=False)
+        this request, then authorise, validate, run and audit it through
+        :func:`~pegboard.calls.execute.execute_entry`. ``ctx`` is the inner call's own
+        context (``ctx.child(name)`` of the meta-tool's)."""
+        return await self.run_inner(self.resolve(name, meta_tool=via), args, ctx, via=via)
+
+    async def run_inner(
+        self, entry: ToolEntry, args: Mapping[str, Any], ctx: ToolContext, *, via: str
+    ) -> ToolOutput:
+        """The one constructor of inner calls. They run in the outer call's session
+        (``ctx.call_session``: its handler, grants and audit), so "allow for this session"
+        given to a direct call covers the same call through ``tool_invoke``. A gated tool
+        through ``tool_invoke`` is asked about exactly as a direct call is wherever the route
+        can ask (its session has a handler), else refused; ``tool_exec`` code never asks
+        (a gated tool not granted raises ``PermissionError`` in the code)."""
+        session = ctx.call_session if isinstance(ctx.call_session, CallSession) else self.session
+        asks = via == TOOL_INVOKE and session.approval_handler is not None
+        call = Call(entry.name, args, ctx, via, session, interactive=asks)
         return await execute_entry(entry, call)
 
     def namespaces(self) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """``tool_exec`` of one request: the sandbox over the request's allowed tools, one call path.
 
-Every call the code makes goes through :meth:`DeferredPool.call` (``execute_entry`` with
-``Call(via="tool_exec", interactive=False)`` and the pool's ``CallSession``): the same
+Every call the code makes goes through :meth:`DeferredPool.run_inner` (``execute_entry`` with
+``Call(via="tool_exec", interactive=False)`` in the outer call's ``CallSession``): the same
 resolve (the request's allowed set, never the whole registry), approval (a gated tool is
 refused without running: it raises ``PermissionError`` in the code) and audit record as any
 other route. ``tool_search`` is callable from code too (read-only discovery); the other
@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from pegboard.calls.execute import execute_entry
-from pegboard.calls.session import Call
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import Tool, ToolContext
@@ -54,8 +52,7 @@ class CodeTools:
         """One call from code, non-interactive, through the pool's one inner-call path."""
         if name != TOOL_SEARCH:
             return await self.pool.call(name, args, ctx, via=TOOL_EXEC)
-        call = Call(name, args, ctx, TOOL_EXEC, self.pool.session, interactive=False)
-        return await execute_entry(self.search, call)
+        return await self.pool.run_inner(self.search, args, ctx, via=TOOL_EXEC)
 
 
 def code_tools(pool: DeferredPool, search: Tool) -> CodeTools:

@@ -1,10 +1,12 @@
 """``tool_invoke``: call a tool of this request by name, through the shared execution path.
 
 Checks, in order: the name is in this request's allowed set; it is registered; it has an
-executor; the approval gate (a gated tool is refused without running: the model must call it
-directly, where the user is asked); the arguments validate (else the error plus the
-signature). A call whose arguments validate runs at once, inspected before or not. The
-inner call's id is ``<outer>::<name>`` and its result is formatted by the inner tool.
+executor; the arguments validate (else the error plus the signature); the approval gate, in
+the outer call's session: a grant given to a direct call of the same call covers it, and a gated
+tool is asked about exactly as a direct call would be where the route can ask (else refused
+without running: the model must call it directly). A call whose arguments validate runs at
+once, inspected before or not. The inner call's id is ``<outer>::<name>`` and its result is
+formatted by the inner tool.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import mcp_types
 from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 
-from pegboard.calls.approval import ApprovalGrants, ApprovalRequest, Decision
+from pegboard.calls.request import ApprovalRequest, Decision
 from pegboard.core.redact import shown
 from pegboard.core.scope import GateReason
 
@@ -33,17 +33,17 @@ REFUSAL_FIX: dict[GateReason, str] = {
 }
 
 
-def decision_schema(allow_always_label: str) -> mcp_types.ElicitRequestedSchema:
-    """The approval form: allow once, allow always (``allow_always_label`` says for how long
-    on this route), or deny."""
+def decision_schema(session_label: str) -> mcp_types.ElicitRequestedSchema:
+    """The approval form: allow once, allow for the session (``session_label`` says how long
+    that is on this route), or deny."""
     return {
         "type": "object",
         "properties": {
             "decision": {
                 "type": "string",
                 "title": "Decision",
-                "enum": ["allow_once", "allow_always", "deny"],
-                "enumNames": ["Allow once", allow_always_label, "Deny"],
+                "enum": ["allow_once", "allow_session", "deny"],
+                "enumNames": ["Allow once", session_label, "Deny"],
                 "default": "deny",
             }
         },
@@ -54,6 +54,17 @@ def decision_schema(allow_always_label: str) -> mcp_types.ElicitRequestedSchema:
 _SCHEMA = decision_schema("Allow for this session")
 
 
+def form_decision(content: object) -> Decision:
+    """The decision a filled-in approval form says (anything else: deny). "allow_always"
+    is what the form offered for "for this session" before."""
+    decision = content.get("decision") if isinstance(content, dict) else None
+    if decision == "allow_once":
+        return "allow_once"
+    if decision in ("allow_session", "allow_always"):
+        return "allow_session"
+    return "deny"
+
+
 def connection_of(session: ServerSession) -> Connection:
     # ServerRequestContext does not expose the connection yet (SDK TODO L54); the session
     # holds it, and list_changed must go on the connection's standalone channel.
@@ -61,15 +72,18 @@ def connection_of(session: ServerSession) -> Connection:
     return connection
 
 
-def connection_grants(session: ServerSession) -> tuple[ApprovalGrants, str]:
-    """The approval grants and audit session id of ``session``'s client connection.
-
-    "Allow for this session" means this client connection, not every client; likewise one
-    audit session per connection."""
+def connection_session_id(session: ServerSession) -> str:
+    """The session id of ``session``'s client connection: what "allow for this session"
+    grants are scoped to (this client connection, not every client), and the audit session."""
     state = connection_of(session).state
-    grants: ApprovalGrants = state.setdefault("pegboard.grants", ApprovalGrants())
     session_id: str = state.setdefault("pegboard.session_id", uuid.uuid4().hex)
-    return grants, session_id
+    return session_id
+
+
+def client_name(session: ServerSession) -> str | None:
+    """The connected client's name as it introduced itself (``clientInfo.name``), if it did."""
+    params = session.client_params
+    return params.client_info.name if params is not None and params.client_info else None
 
 
 def client_can_elicit(session: ServerSession) -> bool:
@@ -92,6 +106,7 @@ class ElicitationApproval:
 
     session: ServerSession
     related_request_id: mcp_types.RequestId | None = None
+    name: str = "elicitation"
 
     async def request_approval(self, request: ApprovalRequest) -> Decision:
         result = await self.session.elicit_form(
@@ -99,7 +114,4 @@ class ElicitationApproval:
         )
         if result.action != "accept" or not result.content:
             return "deny"
-        decision = result.content.get("decision")
-        if decision in ("allow_once", "allow_always"):
-            return "allow_once" if decision == "allow_once" else "allow_always"
-        return "deny"
+        return form_decision(result.content)

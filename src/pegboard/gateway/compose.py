@@ -14,6 +14,6 @@ def gateway_for(runtime: ToolRuntime) -> tuple[Gateway, UpstreamContent]:
     content = UpstreamContent(
         runtime.catalog,
         lambda: [s for s in servers if runtime.server_allowed(s)],
-        audit=runtime.calls.audit,
+        session=runtime.calls,
     )
     return Gateway(runtime.surface, content=content, store=runtime.catalog.store), content

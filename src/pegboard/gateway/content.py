@@ -24,7 +24,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
-from pegboard.calls.audit import AuditSink
+from pegboard.calls.session import CallSession
 from pegboard.core.events import ContentChanged
 from pegboard.core.names import mcp_tool_name
 from pegboard.gateway.content_guard import Asking, ContentGuard
@@ -77,14 +77,17 @@ class UpstreamContent:
         catalog: McpCatalog,
         servers: Callable[[], list[str]],
         *,
-        audit: AuditSink | None = None,
+        session: CallSession | None = None,
     ) -> None:
         self._catalog = catalog
         self._servers = servers
-        self._guard = ContentGuard(lambda sid: catalog.server(sid).approve_content, audit)
+        self._guard = ContentGuard(self._approves_content, session or CallSession())
         # (kind, server id) -> the cached listing and its SDK models
         self._last: dict[tuple[str, str], tuple[StoredContent, list[Any]]] = {}
         self._due = anyio.Event()
+
+    def _approves_content(self, server_id: str) -> bool:
+        return self._catalog.server(server_id).approve_content
 
     def changed(self) -> None:
         """An upstream's resources or prompts changed: refresh (a catalog listener)."""

@@ -10,26 +10,26 @@ leaves exactly one :class:`~pegboard.calls.audit.CallRecord` through
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import mcp_types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
-from pegboard.calls.approval import (
-    ApprovalGrants,
-    ApprovalHandler,
-    ApprovalPending,
-    ApprovalRequest,
-    authorise,
-)
-from pegboard.calls.audit import AuditSink, audited
+from pegboard.calls.approval import ApprovalHandler, ApprovalPending, ApprovalRequest
+from pegboard.calls.audit import audited
+from pegboard.calls.execute import settle_approval
 from pegboard.calls.session import Call, CallSession
 from pegboard.core.entry import ToolEntry
+from pegboard.core.principal import Principal
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.errors import ApprovalRequired, ToolError
-from pegboard.gateway.approval import ElicitationApproval, client_can_elicit, connection_grants
+from pegboard.gateway.approval import (
+    ElicitationApproval,
+    client_can_elicit,
+    connection_session_id,
+)
 
 VIA = "gateway"
 T = TypeVar("T")
@@ -44,21 +44,23 @@ NO_ELICITATION_CONTENT = (
 @dataclass(frozen=True, slots=True)
 class Asking:
     """How a 2026-07-28 client is asked (it has no session to push an elicitation on): the
-    handler of this request's round (None: the client cannot be asked), the grants and audit
-    session id of its principal and client, and ``ask``, which makes the round's result."""
+    handler of this request's round (None: the client cannot be asked), its principal, the
+    session id of its principal and client (what "for a while" grants are scoped to) and how
+    long they last, and ``ask``, which makes the round's result."""
 
     handler: ApprovalHandler | None
-    grants: ApprovalGrants
+    principal: Principal
     session_id: str
+    grant_ttl: float
     ask: Callable[[ApprovalRequest], mcp_types.InputRequiredResult]
 
 
 class ContentGuard:
     """Authorises and audits one read or get of an upstream's content."""
 
-    def __init__(self, gated: Callable[[str], bool], audit: AuditSink | None) -> None:
+    def __init__(self, gated: Callable[[str], bool], session: CallSession) -> None:
         self._gated = gated  # server id -> whether its content asks for approval
-        self._audit = audit
+        self._session = session  # the runtime's: audit sink and approval stores
 
     async def run(
         self,
@@ -85,24 +87,22 @@ class ContentGuard:
             ),
         )
         can_ask = session is not None and client_can_elicit(session)
-        handler: ApprovalHandler | None = None
-        grants: ApprovalGrants | None = None
-        session_id: str | None = None
+        handler = ElicitationApproval(session, request_id) if session and can_ask else None
+        session_id = connection_session_id(session) if session else None
+        call_session = replace(self._session, approval_handler=handler, session_id=session_id)
         if asking is not None:
-            handler, grants, session_id = asking.handler, asking.grants, asking.session_id
-        elif session is not None:
-            handler = ElicitationApproval(session, request_id) if can_ask else None
-            grants, session_id = connection_grants(session)
-        ctx = ToolContext(call_id=f"mcp-{request_id}", session_id=session_id)
-        call_session = CallSession(handler, audit=self._audit, session_id=session_id)
-        if grants is not None:
-            call_session.grants = grants
+            call_session = replace(
+                self._session,
+                approval_handler=asking.handler,
+                session_id=asking.session_id,
+                principal=asking.principal,
+                grant_ttl=asking.grant_ttl,
+            )
+        ctx = ToolContext(call_id=f"mcp-{request_id}", session_id=call_session.session_id)
         call = Call(shown, dict(arguments), ctx, VIA, call_session)
 
         async def authorised() -> T:
-            call.approval = await authorise(
-                entry, call.arguments, ctx, via=VIA, handler=handler, grants=call_session.grants
-            )
+            await settle_approval(call, entry)
             return await body()
 
         try:

@@ -18,9 +18,11 @@ fingerprint of its arguments, and a one-time nonce: the retry is honoured only f
 call of that exact definition, and only once (the nonce is spent in the store, so a recorded
 state and answer cannot run the call twice, on this replica or another).
 
-"Allow for this session" has no session to live in: on this era it is **allow for
-:data:`GRANT_TTL_S` seconds (30 minutes) for this principal and this client** (the client's
-declared name), bound like every grant to the tool's definition hash and the exact arguments.
+"Allow for this session" has no session to live in: on this era the session is the
+principal and the client's declared name (:func:`sessionless_id`), and its grants lapse after
+:data:`GRANT_TTL_S` seconds (30 minutes). They are grants of the runtime's one
+:class:`~pegboard.calls.grants.GrantStore`, bound like every grant to the principal, the
+tool's definition hash and the exact arguments.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import json
 import logging
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import mcp_types
@@ -42,14 +44,9 @@ from mcp.server.request_state import (
 )
 from mcp.shared.exceptions import MCPError
 
-from pegboard.calls.approval import (
-    ApprovalGrants,
-    ApprovalPending,
-    ApprovalRequest,
-    Decision,
-    arguments_fingerprint,
-)
-from pegboard.gateway.approval import approval_message, decision_schema
+from pegboard.calls.approval import ApprovalPending
+from pegboard.calls.request import ApprovalRequest, Decision, arguments_fingerprint
+from pegboard.gateway.approval import approval_message, decision_schema, form_decision
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -118,39 +115,12 @@ class Answer:
     decision: Decision
 
 
-class TimedGrants(ApprovalGrants):
-    """Grants that lapse :data:`GRANT_TTL_S` after they were given ("allow for a while")."""
-
-    def __init__(self, ttl: float = GRANT_TTL_S) -> None:
-        super().__init__()
-        self._ttl = ttl
-        self._until: dict[tuple[str, str, str], float] = {}
-
-    def record(self, request: ApprovalRequest, decision: Decision) -> None:
-        super().record(request, decision)
-        if decision != "deny":
-            self._until[request.key] = time.monotonic() + self._ttl
-
-    def consume(self, request: ApprovalRequest) -> bool:
-        until = self._until.get(request.key)
-        if until is not None and until <= time.monotonic():
-            del self._until[request.key]
-            with self._lock:
-                self._grants.pop(request.key, None)
-        return super().consume(request)
-
-
 @dataclass
 class Rounds:
     """Issues approval rounds and reads their answers (see the module docstring)."""
 
     store: SecretStore
     ttl: float = STATE_TTL_S  # how long a round's state is good for
-    _grants: dict[tuple[str, str], TimedGrants] = field(default_factory=dict)
-
-    def grants(self, principal: str, client: str) -> TimedGrants:
-        """The "allow for a while" grants of this principal and client."""
-        return self._grants.setdefault((principal, client), TimedGrants())
 
     def ask(self, request: ApprovalRequest) -> mcp_types.InputRequiredResult:
         """The round asking the user about ``request`` (its state is sealed on the way out)."""
@@ -194,10 +164,13 @@ class Rounds:
 def _decision(response: object) -> Decision:
     if not isinstance(response, mcp_types.ElicitResult) or response.action != "accept":
         return "deny"
-    decision = (response.content or {}).get("decision")
-    if decision in ("allow_once", "allow_always"):
-        return "allow_once" if decision == "allow_once" else "allow_always"
-    return "deny"
+    return form_decision(response.content)
+
+
+def sessionless_id(principal: str, client: str) -> str:
+    """The session of a modern client (grants "for a while", the audit's session id): stable
+    for one principal and client name."""
+    return "modern-" + hashlib.sha256(f"{principal}\0{client}".encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

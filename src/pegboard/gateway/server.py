@@ -14,7 +14,6 @@ the tool list and the instructions change while the server runs. One server serv
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -50,24 +49,28 @@ from opentelemetry import trace
 import pegboard
 from pegboard.calls.approval import ApprovalPending
 from pegboard.core.events import McpRequestHandled
+from pegboard.core.principal import Principal
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
     REFUSAL_FIX,
     ElicitationApproval,
     client_can_elicit,
-    connection_grants,
+    client_name,
     connection_of,
+    connection_session_id,
 )
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.content_guard import Asking
 from pegboard.gateway.rounds import (
+    GRANT_TTL_S,
     STATE_TTL_S,
     RoundApproval,
     Rounds,
     SecretStore,
     client_of,
     principal_of,
+    sessionless_id,
     state_boundary,
 )
 from pegboard.gateway.surface import ToolSurface
@@ -373,8 +376,9 @@ class Gateway:
         principal, client = principal_of(ctx), client_of(ctx)
         return Asking(
             RoundApproval(answer) if client_can_elicit(ctx.session) else None,
-            self.rounds.grants(principal, client),
-            _sessionless_id(principal, client),
+            Principal(principal),
+            sessionless_id(principal, client),
+            GRANT_TTL_S,
             self.rounds.ask,
         )
 
@@ -393,8 +397,10 @@ class Gateway:
                 arguments,
                 call_id=f"mcp-{ctx.request_id}",
                 approval=RoundApproval(answer) if can_ask else None,
-                grants=self.rounds.grants(principal, client),
-                session_id=_sessionless_id(principal, client),
+                session_id=sessionless_id(principal, client),
+                client=client,
+                principal=Principal(principal),
+                grant_ttl=GRANT_TTL_S,
             )
         except ApprovalPending as pending:
             return self.rounds.ask(pending.request)
@@ -412,15 +418,14 @@ class Gateway:
         """One ``tools/call`` of ``session``'s client, as the MCP result it gets."""
         can_ask = client_can_elicit(session)
         approval = ElicitationApproval(session, request_id) if can_ask else None
-        grants, session_id = connection_grants(session)
         try:
             output = await self.surface.call_tool(
                 name,
                 arguments,
                 call_id=f"mcp-{request_id}",
                 approval=approval,
-                grants=grants,
-                session_id=session_id,
+                session_id=connection_session_id(session),
+                client=client_name(session),
             )
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
@@ -467,11 +472,6 @@ class Gateway:
 
     def close(self) -> None:
         self._unsubscribe()
-
-
-def _sessionless_id(principal: str, client: str) -> str:
-    """The audit's session id of a modern client: stable for one principal and client."""
-    return "modern-" + hashlib.sha256(f"{principal}\0{client}".encode()).hexdigest()[:16]
 
 
 def _tracing_configured() -> bool:

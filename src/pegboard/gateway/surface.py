@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pegboard.calls.approval import ApprovalGrants, ApprovalHandler
+from pegboard.calls.approval import ApprovalHandler
 from pegboard.core.output import ToolOutput
+from pegboard.core.principal import Principal
 from pegboard.core.scope import GateReason
 from pegboard.toolsets.exposure import ChangeListener
 
@@ -19,8 +20,8 @@ class ToolSurface(Protocol):
 
     ``list_tools`` and ``instructions`` must answer from memory (never wait on an upstream
     server); ``subscribe`` listeners run on the event loop whenever ``list_tools`` changes.
-    ``grants`` holds the approvals one client gave "for this session"; ``session_id`` names
-    that client's connection in the audit records.
+    ``session_id`` names that client's connection: the session its "allow for this session"
+    grants are scoped to, and its audit records.
     """
 
     def list_tools(self) -> Sequence[mcp_types.Tool]: ...
@@ -38,8 +39,10 @@ class ToolSurface(Protocol):
         *,
         call_id: str,
         approval: ApprovalHandler | None,
-        grants: ApprovalGrants | None = None,
         session_id: str | None = None,
+        client: str | None = None,
+        principal: Principal | None = None,
+        grant_ttl: float | None = None,
     ) -> ToolOutput: ...
 
     def subscribe(self, listener: ChangeListener) -> Callable[[], None]: ...

@@ -1,16 +1,17 @@
 """What every framework integration shares: where the tools come from and the one call path.
 
 A :class:`ToolBridge` holds a registry, the scope to list it for, and the conversation's
-:class:`~pegboard.calls.CallSession` (audit, grants). Each integration lists through
-:meth:`ToolBridge.listing` (the composed toolset of :mod:`pegboard.toolsets`, deferral applied
-for a context window) and calls through :meth:`ToolBridge.call`, so resolve, approval,
-validation and audit are the same steps the dispatcher, the gateway and the CLI take.
+:class:`~pegboard.toolsets.session.ToolSession` (audit, grants, deferral). Each integration
+lists through :meth:`ToolBridge.listing` and calls through :meth:`ToolBridge.call`, so resolve,
+approval, validation and audit are the same steps the dispatcher, the gateway and the CLI take.
 
 Approval belongs to the framework (pydantic-ai's deferred approval, the Agents SDK's
-interruptions): it asks :meth:`ToolBridge.is_gated` whether to pause, and passes its answer
-back as ``approved``, which the call's approval handler returns to
-:func:`~pegboard.calls.authorise` for exactly that tool. Nothing else is approved: a call the
-framework did not approve is refused by pegboard whatever the framework does.
+interruptions): it asks :meth:`ToolBridge.pending_gate` whether to pause (and for which tool:
+``tool_invoke``'s inner one too; a call granted earlier in the session needs no pause), and
+passes its answer back as a :class:`FrameworkApproval`, which
+:func:`~pegboard.calls.authorise` gets for exactly that tool. The policy is evaluated once per
+call. Nothing else is approved: a call the framework did not approve is refused by pegboard
+whatever the framework does.
 """
 
 from __future__ import annotations
@@ -21,19 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from pegboard.calls.approval import ApprovalHandler, ApprovalRequest, Decision, is_approval_gated
+from pegboard.calls.approval import ApprovalHandler, ApprovalRequest, Decision
 from pegboard.calls.audit import AuditSink
-from pegboard.calls.session import Call, CallSession
+from pegboard.calls.session import CallSession
 from pegboard.core.names import META_TOOL_NAMES
 from pegboard.core.output import ToolOutput
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
-from pegboard.core.tool import ToolContext
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import ApprovalDenied, NotStarted
+from pegboard.errors import ApprovalDenied, NotStarted, PegboardError
 from pegboard.search.interface import SearchIndex
-from pegboard.toolsets import DeferralSettings, RegistryToolset, StatusSource, ToolList, Toolset
-from pegboard.toolsets import compose as compose_toolset
+from pegboard.toolsets import StatusSource, ToolList
+from pegboard.toolsets.session import Deferral, ToolSession
 
 if TYPE_CHECKING:
     from pegboard.runtime import ToolRuntime
@@ -49,28 +49,26 @@ class SourceOptions(TypedDict, total=False):
     audit: AuditSink | None
 
 
-@dataclass(frozen=True)
-class Listing:
-    """One listing: the composed toolset and the tools it listed (calls resolve against it)."""
-
-    toolset: Toolset
-    tools: ToolList
+Listing = ToolList  # one listing: what a framework was given; calls resolve against it
 
 
 @dataclass(frozen=True)
 class FrameworkApproval:
     """The approval handler of one call: the framework's answer, for that tool only.
 
-    The inner call of ``tool_invoke`` is never interactive, so it never gets here; a request
-    for another tool than the one the framework approved is refused.
+    ``tool_name`` is the tool the framework paused for (``tool_invoke``'s inner tool when the
+    call goes through it); ``decision`` is what its yes covers (``allow_session`` when the
+    application approved for the session). A request for another tool is refused.
     """
 
     tool_name: str
     approved: bool
+    decision: Decision = "allow_once"
+    name: str = "framework"
 
     async def request_approval(self, request: ApprovalRequest) -> Decision:
         if self.approved and request.tool_name == self.tool_name:
-            return "allow_once"
+            return self.decision
         raise ApprovalDenied(
             f"Tool {request.tool_name} needs approval and the application did not approve "
             "this call; it was not run.",
@@ -80,7 +78,7 @@ class FrameworkApproval:
 
 @dataclass
 class ToolBridge:
-    """A registry, its scope and the conversation's call session, for one integration."""
+    """A registry, its scope and the conversation's tool session, for one integration."""
 
     registry: ToolRegistry
     scope: Callable[[], ToolApplyScope]
@@ -91,9 +89,16 @@ class ToolBridge:
     statuses: StatusSource | None = None
     runtime: ToolRuntime | None = None
     tool_exec: ExecSettings | None = None  # the config's tool_exec, as `pegboard serve` offers
-    sticky: bool = False
     _users: int = field(default=0, repr=False)
     _catalog: AsyncExitStack | None = field(default=None, repr=False)
+    tools: ToolSession = field(init=False, repr=False)
+    paused: dict[str, str] = field(default_factory=dict, repr=False)  # call id -> tool
+
+    def __post_init__(self) -> None:
+        deferral = None
+        if self.defer:
+            deferral = Deferral(self.context_window, self.index, self.statuses, self.tool_exec)
+        self.tools = ToolSession(self.registry, self.scope, self.session, deferral)
 
     @classmethod
     def open(cls, profile: str | None = None, **options: Unpack[SourceOptions]) -> ToolBridge:
@@ -146,21 +151,8 @@ class ToolBridge:
 
     def listing(self, context_window: int | None = None) -> Listing:
         """The tools for this moment, deferred for ``context_window`` (else the bridge's)."""
-        deferral = None
-        if self.defer:
-            deferral = DeferralSettings(
-                self.registry,
-                context_window=context_window or self.context_window,
-                session=self.session,
-                index=self.index,
-                statuses=self.statuses,
-                sticky=self.sticky,
-                tool_exec=self.tool_exec,
-            )
-        toolset = compose_toolset(RegistryToolset(self.registry), deferral)
-        tools = toolset.list_tools(self.scope())
-        self.sticky = tools.auto_deferred
-        return Listing(toolset, tools)
+        self.tools.refresh(context_window=context_window)
+        return self.tools.tools
 
     def require_running(self, listing: Listing, name: str) -> None:
         """Raise :class:`~pegboard.errors.NotStarted` if calling ``name`` needs an MCP server
@@ -172,7 +164,7 @@ class ToolBridge:
         """
         if self.runtime is None or self._users > 0:
             return
-        entry = listing.tools.get(name)
+        entry = listing.get(name)
         reaches_mcp = name in META_TOOL_NAMES or (entry is not None and entry.source is not None)
         if not reaches_mcp or not any(s.enabled for s in self.runtime.catalog.servers()):
             return
@@ -183,15 +175,12 @@ class ToolBridge:
             "at the end"
         )
 
-    def context(self, call_id: str) -> ToolContext:
-        return ToolContext(call_id=call_id, session_id=self.session.session_id, scope=self.scope())
-
-    async def is_gated(self, tools: ToolList, name: str, arguments: Mapping[str, Any]) -> bool:
-        """Whether calling ``name`` with ``arguments`` needs a human's yes (pause first)."""
-        entry = tools.get(name)
-        if entry is None:
-            return False
-        return await is_approval_gated(entry.tool, arguments, self.context(""))
+    async def pending_gate(
+        self, listing: Listing, name: str, arguments: Mapping[str, Any], call_id: str
+    ) -> str | None:
+        """The tool the framework must pause for before this call (see
+        :meth:`~pegboard.toolsets.session.ToolSession.pending_gate`), or None."""
+        return await self.tools.pending_gate(name, arguments, call_id, tools=listing)
 
     async def call(
         self,
@@ -201,19 +190,24 @@ class ToolBridge:
         call_id: str,
         *,
         via: str,
-        approved: bool = False,
+        approved: FrameworkApproval | None = None,
         handler: ApprovalHandler | None = None,
+        unparsable: str | None = None,
+        raising: tuple[type[PegboardError], ...] = (),
     ) -> ToolOutput:
-        """Run one call through the listing's toolset; raises pegboard's errors.
+        """Run one call through the tool session; errors become the error output except
+        those of ``raising``.
 
-        ``approved`` is the framework's approval of this very call; ``handler`` (instead)
+        ``approved`` is the framework's answer about this very call; ``handler`` (instead)
         asks someone now, as :func:`~pegboard.agent.build_agent_params` does.
         """
-        session = CallSession(
-            approval_handler=handler or FrameworkApproval(name, approved),
-            grants=self.session.grants,
-            audit=self.session.audit,
-            session_id=self.session.session_id,
+        return await self.tools.call(
+            name,
+            arguments,
+            call_id,
+            via=via,
+            tools=listing,
+            approval=handler or approved or FrameworkApproval(name, False),
+            unparsable=unparsable,
+            raising=raising,
         )
-        call = Call(name, dict(arguments), self.context(call_id), via, session)
-        return await listing.toolset.call_tool(call, listing.tools)

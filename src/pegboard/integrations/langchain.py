@@ -14,8 +14,9 @@ no approval step of its own: with ``approval_handler`` (a :class:`~pegboard.call
 a gated call asks it, as :func:`~pegboard.agent.build_agent_params` does; with
 ``interrupt=True`` (inside a LangGraph graph with a checkpointer) it pauses the graph with
 LangGraph's ``interrupt({"tool", "arguments"})``, and ``Command(resume=True)`` approves it
-(any other resume value refuses); without either the agent gets an explicit error saying the
-call needs approval and did not run.
+(``Command(resume="allow_session")`` for the rest of the session; any other value refuses);
+without either the agent gets an explicit error saying the call needs approval and did not
+run.
 
 Tools run async (``ainvoke``) and sync (``invoke``, from a thread without an event loop; MCP
 tools need the async form, since their connections live on the catalog's loop).
@@ -30,11 +31,10 @@ from typing import Any, Unpack
 
 import anyio
 
-from pegboard.calls.approval import ApprovalHandler
-from pegboard.calls.execute import error_output
+from pegboard.calls.approval import ApprovalHandler, Decision
 from pegboard.core.entry import ToolEntry
-from pegboard.errors import OptionalDependencyMissing, PegboardError
-from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
+from pegboard.errors import OptionalDependencyMissing
+from pegboard.integrations.bridge import FrameworkApproval, Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import BridgedTools, bridged_tools, result_text
 
 try:
@@ -84,17 +84,18 @@ def _tool(
         # LangChain does not hand the model's call id to the function: a fresh one per call.
         call_id = f"lc_{uuid.uuid4().hex[:16]}"
         bridge.require_running(listing, name)  # misuse: raised to the application
-        approved = False
-        if pause is not None and await bridge.is_gated(listing.tools, name, arguments):
-            # The first time, this ends the graph step; on resume it returns the answer and
-            # the tool runs again from the top.
-            approved = pause({"tool": name, "arguments": arguments}) is True
-        try:
-            output = await bridge.call(
-                listing, name, arguments, call_id, via=VIA, approved=approved, handler=handler
-            )
-        except PegboardError as exc:
-            output = error_output(exc, listing.tools.lookup)
+        approved = None
+        if pause is not None:
+            target = await bridge.pending_gate(listing, name, arguments, call_id)
+            if target is not None:
+                # The first time, this ends the graph step; on resume it returns the answer
+                # (True, or "allow_session") and the tool runs again from the top.
+                answer = pause({"tool": target, "arguments": arguments})
+                decision: Decision = "allow_session" if answer == "allow_session" else "allow_once"
+                approved = FrameworkApproval(target, answer in (True, "allow_session"), decision)
+        output = await bridge.call(
+            listing, name, arguments, call_id, via=VIA, approved=approved, handler=handler
+        )
         return result_text(output)
 
     def call(**arguments: Any) -> str:

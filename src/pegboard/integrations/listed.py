@@ -30,7 +30,7 @@ class BridgedTools(list[T], Generic[T]):
         super().__init__(items)
         self.bridge = bridge
         self.listing = listing
-        self.instructions = listing.tools.prompt_section
+        self.instructions = listing.prompt_section
         self._running: Any = None
 
     async def __aenter__(self) -> BridgedTools[T]:
@@ -52,7 +52,7 @@ def bridged_tools(
     """One framework tool per listed entry (``make``), deferred once, when built."""
     bridge = ToolBridge.open(profile, **options)
     listing = bridge.listing()
-    return BridgedTools([make(bridge, listing, e) for e in listing.tools.shown], bridge, listing)
+    return BridgedTools([make(bridge, listing, e) for e in listing.shown], bridge, listing)
 
 
 def result_text(output: ToolOutput) -> str:

@@ -26,17 +26,12 @@ from __future__ import annotations
 from typing import Any, Unpack
 
 from pegboard.calls.approval import may_need_approval
-from pegboard.calls.execute import error_output
 from pegboard.core.entry import ToolEntry
-from pegboard.errors import (
-    InvalidToolArguments,
-    OptionalDependencyMissing,
-    PegboardError,
-    SchemaError,
-)
+from pegboard.deferral.definitions import TOOL_INVOKE
+from pegboard.errors import OptionalDependencyMissing, SchemaError
 from pegboard.formats.calls import ToolCall
 from pegboard.formats.strict import openai_strict_schema, relax_strict_arguments
-from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
+from pegboard.integrations.bridge import FrameworkApproval, Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import BridgedTools, bridged_tools, result_text
 
 try:
@@ -69,29 +64,48 @@ def _function_tool(bridge: ToolBridge, listing: Listing, entry: ToolEntry) -> Fu
     def arguments(parsed: dict[str, Any]) -> dict[str, Any]:
         return relax_strict_arguments(schema, parsed) if strict else parsed
 
+    targets: dict[str, str] = {}  # call id -> the tool the run was interrupted for
+
     async def invoke(ctx: ToolContext[Any], raw: str) -> str:
         call = ToolCall.parse(ctx.tool_call_id, name, raw)
-        if call.parse_error is not None:
-            problem = InvalidToolArguments(name, [call.parse_error])
-            return result_text(error_output(problem, listing.tools.lookup))
         approved = ctx.is_tool_approved(name, ctx.tool_call_id) is True
         bridge.require_running(listing, name)  # misuse: raised to the application
-        try:
-            output = await bridge.call(
-                listing, name, arguments(call.arguments), call.id, via=VIA, approved=approved
-            )
-        except PegboardError as exc:
-            output = error_output(exc, listing.tools.lookup)
+        target = targets.pop(call.id, name)
+        always = approved and _always_approved(ctx, name, call.id)
+        answer = FrameworkApproval(target, approved, "allow_session" if always else "allow_once")
+        output = await bridge.call(
+            listing,
+            name,
+            arguments(call.arguments),
+            call.id,
+            via=VIA,
+            approved=answer,
+            unparsable=call.parse_error,
+        )
         return result_text(output)
 
-    async def needs_approval(_ctx: RunContextWrapper[Any], given: dict[str, Any], _id: str) -> bool:
-        return await bridge.is_gated(listing.tools, name, arguments(given))
+    async def needs_approval(_ctx: RunContextWrapper[Any], given: dict[str, Any], id: str) -> bool:
+        target = await bridge.pending_gate(listing, name, arguments(given), id)
+        if target is not None:
+            targets[id] = target
+        return target is not None
 
+    gated = may_need_approval(entry.tool) or name == TOOL_INVOKE
     return FunctionTool(
         name=name,
         description=entry.tool.description,
         params_json_schema=params,
         on_invoke_tool=invoke,
         strict_json_schema=strict,
-        needs_approval=needs_approval if may_need_approval(entry.tool) else False,
+        needs_approval=needs_approval if gated else False,
     )
+
+
+def _always_approved(ctx: ToolContext[Any], name: str, call_id: str) -> bool:
+    """Whether the application approved ``name`` for every call (``state.approve(item,
+    always_approve=True)``): pegboard then grants this exact call for the session. The SDK
+    keeps that as a record whose ``approved`` is True rather than a list of call ids."""
+    records = getattr(ctx, "_approval_records_for_key", None)
+    if records is None:
+        return False
+    return any(getattr(r, "approved", None) is True for r in records(name, call_id=call_id))

@@ -10,7 +10,9 @@ Every run step lists the registry's tools again, deferred for the model's contex
 toolset's instructions). Calls run through pegboard's toolset call path. A gated call pauses
 the run with pydantic-ai's :class:`~pydantic_ai.DeferredToolRequests`; once the application
 answers with :class:`~pydantic_ai.DeferredToolResults` (``ToolApproved`` / ``True``), the call
-runs through pegboard's authorisation with that approval. Invalid arguments become
+runs through pegboard's authorisation with that approval (with ``metadata={call_id:
+{"pegboard_decision": "allow_session"}}`` the yes covers the same call for the rest of the
+session, ``tool_invoke`` included). Invalid arguments become
 :class:`~pydantic_ai.ModelRetry`, so the model corrects them.
 """
 
@@ -20,10 +22,11 @@ import copy
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Unpack
 
+from pegboard.calls.approval import Decision
 from pegboard.calls.execute import error_output
-from pegboard.errors import InvalidToolArguments, OptionalDependencyMissing, PegboardError
+from pegboard.errors import InvalidToolArguments, OptionalDependencyMissing
 from pegboard.formats.strict import relax_strict_arguments
-from pegboard.integrations.bridge import Listing, SourceOptions, ToolBridge
+from pegboard.integrations.bridge import FrameworkApproval, Listing, SourceOptions, ToolBridge
 from pegboard.integrations.listed import result_text
 
 try:
@@ -36,6 +39,7 @@ except ImportError as exc:  # no extra: see tests/integrations/test_imports.py
 __all__ = ["PegboardToolset"]
 
 VIA = "pydantic_ai"
+DECISION = "pegboard_decision"  # metadata key: "allow_session" approves for the session
 # pegboard validates against the tool's own schema (with its error and signature), so the
 # framework only checks that the arguments are an object.
 _OBJECT = SchemaValidator(
@@ -92,6 +96,11 @@ class PegboardToolset(AbstractToolset[Any]):
             await running.__aexit__(*args)
         return None
 
+    @property
+    def _targets(self) -> dict[str, str]:
+        """Call id -> the tool a paused call waits for (shared by the runs of the bridge)."""
+        return self.bridge.paused
+
     def _list(self, ctx: RunContext[Any]) -> Listing:
         window = getattr(ctx.model, "context_window", None)
         self._listing = self.bridge.listing(window if isinstance(window, int) else None)
@@ -99,7 +108,7 @@ class PegboardToolset(AbstractToolset[Any]):
 
     async def get_instructions(self, ctx: RunContext[Any]) -> str | None:
         listing = self._listing or self._list(ctx)
-        return listing.tools.prompt_section or None
+        return listing.prompt_section or None
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         listing = self._list(ctx)
@@ -115,7 +124,7 @@ class PegboardToolset(AbstractToolset[Any]):
                 max_retries=self.max_retries,
                 args_validator=_OBJECT,
             )
-            for entry in listing.tools.shown
+            for entry in listing.shown
         }
 
     async def call_tool(
@@ -124,17 +133,29 @@ class PegboardToolset(AbstractToolset[Any]):
         listing = self._listing or self._list(ctx)
         if tool.tool_def.strict:  # strict mode sends null for an optional property left out
             tool_args = relax_strict_arguments(tool.tool_def.parameters_json_schema, tool_args)
-        approved = ctx.tool_call_approved
-        if not approved and await self.bridge.is_gated(listing.tools, name, tool_args):
-            raise ApprovalRequired(metadata={"tool": name, "via": "pegboard"})
         call_id = ctx.tool_call_id or ""
         self.bridge.require_running(listing, name)  # pydantic-ai enters the toolset for a run
+        target = self._targets.pop(call_id, None)
+        if not ctx.tool_call_approved:
+            target = await self.bridge.pending_gate(listing, name, tool_args, call_id)
+            if target is not None:
+                self._targets[call_id] = target
+                raise ApprovalRequired(metadata={"tool": target, "via": "pegboard"})
+        meta = ctx.tool_call_metadata or {}
+        decision: Decision = (
+            "allow_session" if meta.get(DECISION) == "allow_session" else "allow_once"
+        )
+        approved = FrameworkApproval(target or name, ctx.tool_call_approved, decision)
         try:
             output = await self.bridge.call(
-                listing, name, tool_args, call_id, via=VIA, approved=approved
+                listing,
+                name,
+                tool_args,
+                call_id,
+                via=VIA,
+                approved=approved,
+                raising=(InvalidToolArguments,),
             )
         except InvalidToolArguments as exc:
-            raise ModelRetry(error_output(exc, listing.tools.lookup).as_text()) from exc
-        except PegboardError as exc:
-            output = error_output(exc, listing.tools.lookup)
+            raise ModelRetry(error_output(exc, listing.lookup).as_text()) from exc
         return result_text(output)

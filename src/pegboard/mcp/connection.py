@@ -10,6 +10,7 @@ current backoff when it is shorter than the connect timeout.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     import mcp_types
     from mcp import ClientSession
     from mcp.shared.exceptions import MCPError
+    from pydantic import TypeAdapter
 
     from pegboard.mcp.listing import ListingLog
 
@@ -127,6 +129,7 @@ class McpConnection:
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
         from mcp import ClientSession
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         from pegboard.mcp.listing import ListingLog, filter_tool_listings
 
@@ -150,7 +153,14 @@ class McpConnection:
                     read, write = filter_tool_listings(streams, listing)
                     session = ClientSession(read, write, message_handler=self._on_message)
                     await stack.enter_async_context(session)
-                    await session.initialize()
+                    await _negotiate(session, self.config.protocol)
+                    version = session.protocol_version or listing.protocol_version
+                    listing.protocol_version = version
+                    if version in MODERN_PROTOCOL_VERSIONS:
+                        # no list_changed notifications on this era: listen for them
+                        listening = await stack.enter_async_context(anyio.create_task_group())
+                        stack.callback(listening.cancel_scope.cancel)  # first on the way out
+                        listening.start_soon(self._listen, session)
                     scope.deadline = math.inf
                     self._session, self._state = session, state
                     started = True
@@ -194,6 +204,26 @@ class McpConnection:
                 reason = state.reason or "connection closed"
                 self._note_failure()
                 self._on_lost(reason)
+
+    async def _listen(self, session: ClientSession) -> None:
+        """A 2026-07-28 server's list changes, through ``subscriptions/listen``, until the
+        session ends; a server that does not serve listen just never announces changes."""
+        from mcp.client.subscriptions import ToolsListChanged, listen
+
+        try:
+            async with listen(
+                session,
+                tools_list_changed=True,
+                prompts_list_changed=True,
+                resources_list_changed=True,
+            ) as subscription:
+                async for event in subscription:
+                    if isinstance(event, ToolsListChanged):
+                        self._on_tools_list_changed()
+                    else:
+                        self._on_content_changed()
+        except Exception as exc:
+            logger.info("MCP server %s: not listening for list changes (%r)", self.server_id, exc)
 
     async def _on_message(self, message: Any) -> None:
         import mcp_types
@@ -295,7 +325,7 @@ class McpConnection:
         )
         try:
             with anyio.fail_after(limit):
-                result = await session.send_request(request, mcp_types.CallToolResult)
+                answer = await session.send_request(request, _call_results())
         except TimeoutError as exc:
             raise ServerUnavailable(
                 self.server_id, f"tool {name!r} did not answer within {limit:g}s"
@@ -314,6 +344,19 @@ class McpConnection:
                 f"{_first_line(exc)}",
                 tool_name=name,
             ) from exc
+        if isinstance(answer, mcp_types.InputRequiredResult):
+            asked = ", ".join(
+                f"{r.method} ({getattr(r.params, 'mode', None) or 'request'})"
+                for r in (answer.input_requests or {}).values()
+            )
+            raise ToolExecutionError(
+                f"MCP server {self.server_id} asked for input during tool {name!r} "
+                f"({asked or 'a further round'}), which pegboard does not relay to the client "
+                "yet; the call did not complete. Call a tool of that server that needs no "
+                "input, or use the server directly from a client that can answer it.",
+                tool_name=name,
+            )
+        result = answer
         if output_schema is not None and not result.is_error:
             problem = structured_content_problem(output_schema, result)
             if problem is not None:
@@ -334,6 +377,41 @@ class McpConnection:
             state.close("connection closed")
         reason = (state.reason if state else None) or "connection closed"
         return ServerUnavailable(self.server_id, f"{what} failed: {reason}")
+
+
+async def _negotiate(session: ClientSession, protocol: str) -> None:
+    """Open ``session`` in the server's era.
+
+    ``auto``: the ``initialize`` handshake first, and ``server/discover`` (2026-07-28) only when
+    the server refuses the handshake (an error answer: a modern-only server). Not the SDK's
+    ``Client(mode="auto")`` order (discover first): an SDK server serves both eras, and on a
+    2026-07-28 connection it drops the ``notifications/*/list_changed`` a server written for the
+    handshake era sends on its session (they reach only ``subscriptions/listen`` streams, fed
+    by ``ctx.notify_*_changed``), so its list changes would never arrive. ``modern``:
+    ``server/discover`` only, for a dual-era server that announces changes only to listen
+    streams. When discover is refused too, the handshake's error is the one raised.
+    """
+    from mcp.shared.exceptions import MCPError
+
+    if protocol == "modern":
+        await session.discover()  # retries once at a mutual version on -32022
+        return
+    try:
+        await session.initialize()
+    except MCPError as refused:
+        try:
+            await session.discover()
+        except (MCPError, RuntimeError):  # RuntimeError: discover lists no version of ours
+            raise refused from None
+
+
+@functools.cache
+def _call_results() -> TypeAdapter[mcp_types.CallToolResult | mcp_types.InputRequiredResult]:
+    """A ``tools/call`` answer: a result, or (2026-07-28) a request for input."""
+    import mcp_types
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(mcp_types.CallToolResult | mcp_types.InputRequiredResult)
 
 
 def _reason(exc: BaseException, stderr: StderrLog, transport_reason: str | None = None) -> str:

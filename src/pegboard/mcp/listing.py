@@ -26,6 +26,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from mcp_types.methods import validate_server_result
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from referencing.exceptions import Unresolvable
 
@@ -51,7 +52,10 @@ def tool_problem(raw: Any, protocol_version: str = DEFAULT_PROTOCOL_VERSION) -> 
     if not isinstance(raw.get("name"), str):
         return "the tool name is not a string"
     try:
-        validate_server_result("tools/list", protocol_version, {"tools": [raw]})
+        listed: dict[str, Any] = {"tools": [raw]}
+        if protocol_version in MODERN_PROTOCOL_VERSIONS:
+            listed.update(resultType="complete", ttlMs=0, cacheScope="private")
+        validate_server_result("tools/list", protocol_version, listed)
         mcp_types.Tool.model_validate(raw, by_name=False)
     except ValidationError as exc:
         first = exc.errors()[0]

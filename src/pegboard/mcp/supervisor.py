@@ -339,13 +339,16 @@ class ServerSupervisor:
         """List the server's resources, templates and prompts (bounded by its
         ``list_timeout``) into the cache; True if a list changed. A failure is logged and
         keeps the last good lists."""
-        from mcp.shared.exceptions import MCPError  # lazy: the MCP SDK
+        import mcp_types  # lazy: the MCP SDK
+        from mcp.shared.exceptions import MCPError
 
         config = self.cache.entry(server_id).config
         try:
             with anyio.fail_after(config.list_timeout):
                 session = await self.session(server_id)
-                capabilities = (await session.initialize()).capabilities
+                # negotiated when the session opened (initialize, or discover on 2026-07-28,
+                # where a second initialize is refused)
+                capabilities = session.server_capabilities or mcp_types.ServerCapabilities()
                 listed: dict[str, list[Any]] = {kind: [] for kind in CONTENT_KINDS}
                 if capabilities.resources is not None:
                     listed["resources"] = list((await session.list_resources()).resources)

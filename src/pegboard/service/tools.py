@@ -7,11 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from pegboard.calls.approval import ApprovalHandler, may_need_approval
 from pegboard.calls.execute import error_output
-from pegboard.calls.session import Call, CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
-from pegboard.core.tool import ToolContext
-from pegboard.errors import PegboardError, ToolNotAllowed, ToolNotFound
+from pegboard.errors import ToolNotAllowed, ToolNotFound
 
 if TYPE_CHECKING:
     from pegboard.mcp.sync import McpCollision
@@ -23,16 +21,14 @@ VIA = "cli"
 
 @dataclass(frozen=True, slots=True)
 class CallOutcome:
-    """How a call ended: ``found`` False when the name did not resolve (nothing ran);
-    ``raised`` when the call failed with an error rather than an error result."""
+    """How a call ended: ``found`` False when the name did not resolve (nothing ran)."""
 
     output: ToolOutput
     found: bool = True
-    raised: bool = False
 
     @property
     def failed(self) -> bool:
-        return self.raised or self.output.is_error
+        return self.output.is_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,31 +96,38 @@ class ToolService:
         return self._service.runtime.excluded()
 
     async def call(
-        self, name: str, arguments: dict[str, Any], handler: ApprovalHandler
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        handler: ApprovalHandler,
+        *,
+        unparsable: str | None = None,
     ) -> CallOutcome:
-        """One call through the runtime's composed toolset (resolve, approval, audit);
-        servers start only when the name resolves."""
+        """One call through the runtime's tool session (resolve, approval, audit); servers
+        start only when the name resolves. ``unparsable`` is why the arguments could not be
+        read: the call is refused on the call path, so the audit log has it too."""
         runtime = self._service.runtime
-        surface = runtime.surface
-        session = CallSession(handler, audit=runtime.calls.audit)
-        # The profile's scope travels with the call: it picks web_search's provider and the
-        # knowledge bases kb_search reads, as on the gateway and the agent routes.
-        ctx = ToolContext(call_id=VIA, session_id=session.session_id, scope=runtime.scope())
-        call = Call(name, arguments, ctx, VIA, session)
+        session = runtime.surface.tool_session
 
         async def attempt() -> CallOutcome:
             try:
-                output = await surface.toolset.call_tool(call, surface.tools)
+                output = await session.call(
+                    name,
+                    arguments,
+                    VIA,
+                    via=VIA,
+                    approval=handler,
+                    unparsable=unparsable,
+                    raising=(ToolNotFound, ToolNotAllowed),
+                )
             except (ToolNotFound, ToolNotAllowed) as exc:
                 waiting = self.waiting_for_trust(name)
                 if waiting is not None:
                     return CallOutcome(ToolOutput.error(waiting), found=False)
                 return CallOutcome(error_output(exc), found=False)
-            except PegboardError as exc:
-                return CallOutcome(error_output(exc, surface.tools.lookup), raised=True)
             return CallOutcome(output)
 
-        if surface.tools.get(name) is None:  # refused (and audited) without starting a server
+        if unparsable is not None or session.tools.get(name) is None:  # no server started
             return await attempt()
         async with runtime.running():
             return await attempt()

@@ -9,22 +9,39 @@ from pegboard.errors import PegboardError
 from pegboard.toolsets.approval import ApprovalToolset
 from pegboard.toolsets.audit import AuditedToolset
 from pegboard.toolsets.base import ToolList, Toolset
-from pegboard.toolsets.deferral import DeferralSettings, DeferredToolset
+from pegboard.toolsets.deferral import DeferralSettings, DeferralState, DeferredToolset
 
 
-def compose(source: Toolset, deferral: DeferralSettings | None = None) -> Toolset:
-    """``source`` with deferral (when given), approval and audit around it.
+def compose(
+    source: Toolset,
+    deferral: DeferralSettings | None = None,
+    *,
+    state: DeferralState | None = None,
+) -> Toolset:
+    """``source`` with deferral (when given; ``state`` carries its stickiness across
+    listings), approval and audit around it.
 
     Audit is outermost so that a call refused anywhere (an unknown name, a disabled tool,
-    a denied approval) still leaves its one record.
+    unreadable arguments, a denied approval) still leaves its one record.
     """
-    inner: Toolset = DeferredToolset(source, settings=deferral) if deferral else source
+    inner: Toolset = source
+    if deferral is not None:
+        inner = DeferredToolset(source, settings=deferral, state=state or DeferralState())
     return AuditedToolset(ApprovalToolset(inner))
 
 
-async def call_or_error(toolset: Toolset, tools: ToolList, call: Call) -> ToolOutput:
-    """Run ``call``; a pegboard error becomes the model-facing error result (one shape)."""
+async def call_or_error(
+    toolset: Toolset,
+    tools: ToolList,
+    call: Call,
+    *,
+    raising: tuple[type[PegboardError], ...] = (),
+) -> ToolOutput:
+    """Run ``call``; a pegboard error becomes the model-facing error result (one shape),
+    except those of ``raising``, which the route handles itself."""
     try:
         return await toolset.call_tool(call, tools)
+    except raising:
+        raise
     except PegboardError as exc:
         return error_output(exc, tools.lookup)

@@ -41,26 +41,44 @@ class DeferralSettings:
     tool_exec: ExecSettings | None = None
 
 
+@dataclass
+class DeferralState:
+    """What one owner's listings carry over: whether the auto pool was deferred last time
+    (the next listing's ``sticky``) and the context window of the next listing (None: the
+    settings', else the scope model's)."""
+
+    sticky: bool = False
+    context_window: int | None = None
+
+
 @dataclass(frozen=True)
 class DeferredToolset(WrapperToolset):
     """Applies :func:`~pegboard.deferral.apply_defer_exposition` to the inner listing."""
 
     settings: DeferralSettings = field(kw_only=True)
+    state: DeferralState = field(kw_only=True, default_factory=DeferralState)
+
+    def __post_init__(self) -> None:
+        self.state.sticky = self.state.sticky or self.settings.sticky
 
     def list_tools(self, scope: ToolApplyScope) -> ToolList:
         base = self.inner.list_tools(scope)
         s = self.settings
+        model_window = scope.model.context_window if scope.model else None
         exposition = apply_defer_exposition(
             {e.name: e.tool for e in base.shown},
             s.registry,
-            s.context_window or (scope.model.context_window if scope.model else None),
+            self.state.context_window or s.context_window or model_window,
             counter=s.counter,
             index=s.index,
             session=s.session,
             statuses=s.statuses() if s.statuses else None,
             native_loading=s.native_loading,
-            sticky=s.sticky,
+            sticky=self.state.sticky,
             tool_exec=s.tool_exec,
+        )
+        self.state.sticky = bool(exposition.deferred) and any(
+            e.defer == "auto" for e in exposition.deferred
         )
         if not exposition.deferred:
             return ToolList(base.shown, base.snapshot, base.hidden, "", exposition)

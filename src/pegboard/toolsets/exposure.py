@@ -1,47 +1,43 @@
 """The registry's tools for one profile, as ``pegboard serve`` exposes them.
 
 :class:`RegistrySurface` is the :class:`~pegboard.gateway.surface.ToolSurface` of ``pegboard
-serve`` and what the CLI calls through: it lists through the same composed toolset as the
-agent dispatcher (:mod:`pegboard.toolsets`), recomputing the listing only when told the
+serve`` and what the CLI calls through: the MCP face of one
+:class:`~pegboard.toolsets.session.ToolSession`, recomputing the listing only when told the
 registry or the scope changed (:meth:`refresh`), so ``tools/list`` is a read of a prepared
 list; it tells its listeners only when that list really changed.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pegboard.calls.approval import ApprovalGrants, ApprovalHandler, ApprovalPending
+from pegboard.calls.approval import ApprovalHandler, ApprovalPending
 from pegboard.calls.execute import error_output
-from pegboard.calls.session import Call, CallSession
-from pegboard.core.definition import canonical_json
+from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.events import EventBus, ToolListChanged
 from pegboard.core.output import ToolOutput
+from pegboard.core.principal import Principal
 from pegboard.core.redact import escape_markup
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import GateReason, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
-from pegboard.core.tool import ToolContext, is_destructive
+from pegboard.core.tool import is_destructive
 from pegboard.deferral.apply import Exposition
 from pegboard.deferral.prompt import render_deferred_section
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import ApprovalRequired, PegboardError
+from pegboard.errors import ApprovalRequired
 from pegboard.formats.mcp import McpFormat
 from pegboard.search.interface import SearchIndex
-from pegboard.toolsets import (
-    DeferralSettings,
-    RegistryToolset,
-    StatusSource,
-    ToolList,
-    Toolset,
-    compose,
-)
+from pegboard.toolsets import StatusSource, ToolList, Toolset
+from pegboard.toolsets.session import Deferral, ToolSession
 
 if TYPE_CHECKING:
     import mcp_types
 
+logger = logging.getLogger("pegboard.gateway")
 
 ChangeListener = Callable[[], None]
 
@@ -50,7 +46,12 @@ _FORMAT = McpFormat()
 
 
 class RegistrySurface:
-    """Expose ``registry.select_active(scope())``, deferring large pools behind meta-tools."""
+    """Expose ``registry.select_active(scope())``, deferring large pools behind meta-tools.
+
+    The MCP face of one :class:`~pegboard.toolsets.session.ToolSession`: every client
+    connection calls through it with its own session id (its grants' scope and audit
+    session) and approval handler.
+    """
 
     def __init__(
         self,
@@ -65,23 +66,43 @@ class RegistrySurface:
         tool_exec: ExecSettings | None = None,
         events: EventBus | None = None,
     ) -> None:
-        self.registry = registry
         self.events = events if events is not None else EventBus()
         self.tool_exec = tool_exec
-        self._scope = scope
-        self.context_window = context_window
         self.defer = defer
+        self._context_window = context_window
         self._statuses = statuses
-        self._index = index
-        self.session = session or CallSession()
-        self._sticky = False
-        self.toolset: Toolset = compose(RegistryToolset(registry))
-        self.tools = ToolList((), registry.snapshot())
+        deferral = None
+        if defer:
+            # Sticky: once deferred, a pool hovering around the threshold stays deferred, so
+            # clients do not see the whole list flip in and out as servers warm.
+            deferral = Deferral(context_window, index, statuses, tool_exec)
+        self.tool_session = ToolSession(registry, scope, session or CallSession(), deferral)
         self._listed: list[ToolEntry] = []
         self._wire: list[dict[str, Any]] = []
         self._sdk: list[mcp_types.Tool] | None = None
-        self._signature = ""
+        self.tool_session.subscribe(self._relisted)
         self.refresh()
+
+    @property
+    def context_window(self) -> int | None:
+        """The window deferral is sized for (None: the model's own)."""
+        return self._context_window
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.tool_session.registry
+
+    @property
+    def session(self) -> CallSession:
+        return self.tool_session.calls
+
+    @property
+    def toolset(self) -> Toolset:
+        return self.tool_session.toolset
+
+    @property
+    def tools(self) -> ToolList:
+        return self.tool_session.tools
 
     # -- reads (never wait) ------------------------------------------------------------------
     def list_tools(self) -> Sequence[mcp_types.Tool]:
@@ -130,31 +151,13 @@ class RegistrySurface:
     # -- recompute ---------------------------------------------------------------------------
     def refresh(self) -> bool:
         """Recompute the exposed tools; True (and listeners called) if the list changed."""
-        deferral = None
-        if self.defer:
-            # Sticky: once deferred, a pool hovering around the threshold stays deferred, so
-            # clients do not see the whole list flip in and out as servers warm.
-            deferral = DeferralSettings(
-                self.registry,
-                context_window=self.context_window,
-                session=self.session,
-                index=self._index,
-                statuses=self._statuses,
-                sticky=self._sticky,
-                tool_exec=self.tool_exec,
-            )
-        self.toolset = compose(RegistryToolset(self.registry), deferral)
-        self.tools = self.toolset.list_tools(self._scope())
-        self._sticky = self.tools.auto_deferred
+        return self.tool_session.refresh()
+
+    def _relisted(self) -> None:  # the session's listener: the caches, then the bus
         self._listed = sorted(self.tools.shown, key=_name)
         self._wire = _FORMAT.tools(self._listed)
         self._sdk = None
-        signature = canonical_json(self._wire)
-        if signature == self._signature:
-            return False
-        self._signature = signature
         self.events.publish(ToolListChanged(self))
-        return True
 
     # -- calls -------------------------------------------------------------------------------
     async def call_tool(
@@ -164,33 +167,39 @@ class RegistrySurface:
         *,
         call_id: str,
         approval: ApprovalHandler | None,
-        grants: ApprovalGrants | None = None,
         session_id: str | None = None,
+        client: str | None = None,
+        principal: Principal | None = None,
+        grant_ttl: float | None = None,
     ) -> ToolOutput:
         """Run one tool of the listing (deferred ones included); failures become error outputs.
 
-        :class:`ApprovalRequired` of the called tool itself propagates (no handler could ask),
-        so the transport can say why the user was not asked.
+        ``session_id`` scopes "for this session" grants and the audit session (default: the
+        surface's); ``principal`` is who calls (default: the session's); ``grant_ttl`` makes
+        this call's "for this session" grants lapse after so many seconds (a sessionless
+        client's "allow for a while"). :class:`ApprovalRequired` of the called tool itself
+        propagates (no handler could ask), so the transport can say why the user was not
+        asked; so does :class:`ApprovalPending` (asked in an input-required round).
         """
-        session = CallSession(
-            approval_handler=approval,
-            grants=grants if grants is not None else self.session.grants,
-            audit=self.session.audit,
-            session_id=session_id or self.session.session_id,
-        )
-        tools = self.tools
-        ctx = ToolContext(call_id=call_id, session_id=session.session_id, scope=self._scope())
-        call = Call(name, dict(arguments), ctx, VIA, session)
         try:
-            return await self.toolset.call_tool(call, tools)
+            return await self.tool_session.call(
+                name,
+                arguments,
+                call_id,
+                via=VIA,
+                session_id=session_id,
+                client=client,
+                approval=approval,
+                principal=principal,
+                grant_ttl=grant_ttl,
+                raising=(ApprovalRequired,),
+            )
         except ApprovalRequired as exc:
             # a direct call nobody could approve; or any call whose approval is asked in an
             # input-required round (tool_invoke's target too)
             if exc.tool_name == name or isinstance(exc, ApprovalPending):
                 raise
-            return error_output(exc, tools.lookup)
-        except PegboardError as exc:  # tool errors, and a server that died mid-call
-            return error_output(exc, tools.lookup)
+            return error_output(exc, self.tools.lookup)
 
     def gate_reason(self, name: str) -> GateReason:
         """Why ``name`` asks for approval (see :data:`~pegboard.core.scope.GateReason`).
@@ -201,7 +210,7 @@ class RegistrySurface:
         entry = self.registry.snapshot().get(name)
         if entry is None or entry.defer == "never":
             return "force_prompt"
-        assistant = self._scope().assistant
+        assistant = self.tool_session.scope().assistant
         policy = assistant.destructive_tools if assistant is not None else "ask"
         if policy == "ask" and is_destructive(entry.tool.annotations):
             return "destructive"
