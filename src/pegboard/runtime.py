@@ -33,7 +33,8 @@ from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink, FanOut
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.grants import GrantStore, MemoryGrantStore
-from pegboard.calls.pending import MemoryPendingStore, PendingApprovalStore
+from pegboard.calls.pending import PendingApprovalStore
+from pegboard.calls.pending_sqlite import SqlitePendingStore
 from pegboard.calls.session import CallSession
 from pegboard.config import LoadedConfig, load_config
 from pegboard.config.source import ConfigSource, FileConfigSource
@@ -55,6 +56,7 @@ from pegboard.search.synced import LazyRegistryIndex
 from pegboard.toolsets.exposure import RegistrySurface
 
 logger = logging.getLogger("pegboard.gateway")
+PENDING_FILE = "approvals.sqlite"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +124,11 @@ def default_components(
         if given.audit is not None
         else AuditLog(loaded.data_dir / AUDIT_FILE, on_failure=loaded.config.audit.on_failure),
         grants=given.grants if given.grants is not None else MemoryGrantStore(),
-        pending=given.pending if given.pending is not None else MemoryPendingStore(),
+        # A file in the data directory: the admin page, `pegboard approvals` and `pegboard ui`
+        # decide the questions a gateway (stdio or HTTP) queued.
+        pending=given.pending
+        if given.pending is not None
+        else SqlitePendingStore(loaded.data_dir / PENDING_FILE),
         search_index=given.search_index or _default_index(loaded),
         events=given.events if given.events is not None else EventBus(),
         config=given.config if given.config is not None else FileConfigSource(loaded.path),

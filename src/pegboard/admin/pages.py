@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from pegboard.service.approvals import Verdict
+
+VERDICTS: dict[str, Verdict] = {"once": "once", "while": "while", "deny": "deny"}
+
 NAV = (
     ("overview", "Overview", ""),
     ("servers", "Servers", "/servers"),
@@ -80,6 +84,7 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
             statuses=statuses,
             exposed=len(service.tools.rows(limit=10_000)),
             recent=service.audit.query(AuditQuery(), per_page=10).records,
+            pending=await service.approvals.count_pending(),
         )
 
     async def servers(request: Request, viewer: Viewer) -> Response:
@@ -177,7 +182,27 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
             text=tomli_w.dumps(data),
         )
 
+    async def approvals(request: Request, viewer: Viewer) -> Response:
+        listed = await service.approvals.listed()
+        return render(state, request, viewer, "approvals", approvals=listed)
+
+    async def decide(request: Request, viewer: Viewer) -> Response:
+        form = await request.form()
+        chosen, reason = form.get("verdict"), form.get("reason")
+        verdict = VERDICTS.get(chosen if isinstance(chosen, str) else "")
+        if verdict is None:
+            raise Refused(400, "choose approve once, approve for a while, or deny")
+        await service.approvals.decide(
+            request.path_params["approval_id"],
+            verdict,
+            decided_by=viewer.principal.subject,
+            reason=reason if isinstance(reason, str) else "",
+        )
+        return back("/approvals", "denied" if verdict == "deny" else "approved")
+
     listed: list[tuple[str, Page, list[str]]] = [
+        ("/approvals", approvals, ["GET"]),
+        ("/approvals/{approval_id}/decide", decide, ["POST"]),
         ("", overview, ["GET"]),
         ("/", overview, ["GET"]),
         ("/servers", servers, ["GET"]),

@@ -48,6 +48,7 @@ from opentelemetry import trace
 
 import pegboard
 from pegboard.calls.approval import ApprovalPending
+from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
 from pegboard.core.events import McpRequestHandled
 from pegboard.core.principal import Principal
 from pegboard.errors import ApprovalRequired
@@ -220,6 +221,7 @@ class Gateway:
         self.surface = surface
         self.content = content
         self.hub = ClientHub()
+        self.queue = ApprovalQueue()  # gated calls of clients that cannot be asked
         self.rounds = Rounds(store if store is not None else MemoryCatalogStore(), state_ttl)
         self._changed = Pending()
         self._content_changed = Pending()
@@ -396,7 +398,7 @@ class Gateway:
                 name,
                 arguments,
                 call_id=f"mcp-{ctx.request_id}",
-                approval=RoundApproval(answer) if can_ask else None,
+                approval=RoundApproval(answer) if can_ask else self.queue,
                 session_id=sessionless_id(principal, client),
                 client=client,
                 principal=Principal(principal),
@@ -404,6 +406,8 @@ class Gateway:
             )
         except ApprovalPending as pending:
             return self.rounds.ask(pending.request)
+        except ApprovalQueued as queued:
+            return _error(self._queued(queued))
         except ApprovalRequired as exc:
             return _error(self._refusal(exc.tool_name or name))
         return output_to_call_result(output)
@@ -417,7 +421,7 @@ class Gateway:
     ) -> mcp_types.CallToolResult:
         """One ``tools/call`` of ``session``'s client, as the MCP result it gets."""
         can_ask = client_can_elicit(session)
-        approval = ElicitationApproval(session, request_id) if can_ask else None
+        approval = ElicitationApproval(session, request_id) if can_ask else self.queue
         try:
             output = await self.surface.call_tool(
                 name,
@@ -427,12 +431,19 @@ class Gateway:
                 session_id=connection_session_id(session),
                 client=client_name(session),
             )
+        except ApprovalQueued as queued:  # the client cannot be asked: a person will be
+            return _error(self._queued(queued))
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
             if not can_ask:
                 return _error(self._refusal(exc.tool_name or name))
             return _error(str(exc))
         return output_to_call_result(output)
+
+    def _queued(self, queued: ApprovalQueued) -> str:
+        """Where a queued call waits, and how to let such calls run unasked."""
+        fix = REFUSAL_FIX[self.surface.gate_reason(queued.tool_name or "")]
+        return f"{queued} To let it run unasked, {fix}."
 
     def _refusal(self, gated: str) -> str:
         """Why a gated call was refused to a client that cannot be asked, and the fix."""

@@ -63,9 +63,7 @@ def configure_from_env(env: Mapping[str, str] | None = None) -> bool:
                 ) from None
             provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         else:
-            raise ConfigError(
-                f"OTEL_TRACES_EXPORTER={name}: pegboard knows otlp, console and none"
-            )
+            raise ConfigError(f"OTEL_TRACES_EXPORTER={name}: pegboard knows otlp, console and none")
     trace.set_tracer_provider(provider)
     logger.info("tracing on: exporters %s", ", ".join(exporters))
     return True

@@ -10,6 +10,7 @@ from pegboard.config import LoadedConfig
 
 if TYPE_CHECKING:
     from pegboard.runtime import RuntimeOptions, ToolRuntime
+    from pegboard.service.approvals import ApprovalService
     from pegboard.service.audit import AuditService
     from pegboard.service.servers import ServerService
     from pegboard.service.tools import ToolService
@@ -80,6 +81,12 @@ class Service:
         from pegboard.service.trust import TrustService
 
         return TrustService(self)
+
+    @cached_property
+    def approvals(self) -> ApprovalService:
+        from pegboard.service.approvals import ApprovalService
+
+        return ApprovalService(self)
 
     @cached_property
     def audit(self) -> AuditService:
