@@ -79,6 +79,7 @@ def serve(
     """
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
     from pegboard.gateway.compose import gateway_for
+    from pegboard.gateway.tracing import configure_from_env
     from pegboard.gateway.transports import (
         bind_listening_socket,
         check_port,
@@ -147,6 +148,7 @@ def serve(
         )
 
     async def body() -> None:
+        configure_from_env()  # OTEL_* (off without them); before the gateway reads it
         gateway, content = gateway_for(runtime)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(content.run, gateway.content_changed)

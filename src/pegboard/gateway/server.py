@@ -44,13 +44,13 @@ from mcp_types.version import (
     LATEST_HANDSHAKE_VERSION,
     MODERN_PROTOCOL_VERSIONS,
 )
-from opentelemetry import trace
 
 import pegboard
 from pegboard.calls.approval import ApprovalPending
 from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
 from pegboard.core.events import McpRequestHandled
 from pegboard.core.principal import Principal
+from pegboard.core.tracing import tracing_on
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
@@ -242,7 +242,7 @@ class Gateway:
             **(content.handlers(self._asking) if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
-        if not _tracing_configured():  # the SDK's span middleware would only cost CPU
+        if not tracing_on():  # the SDK's span middleware would only cost CPU
             self.server.middleware = [
                 m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)
             ]
@@ -483,12 +483,6 @@ class Gateway:
 
     def close(self) -> None:
         self._unsubscribe()
-
-
-def _tracing_configured() -> bool:
-    """Whether an OpenTelemetry tracer provider is installed (else spans are no-ops)."""
-    provider = trace.get_tracer_provider()
-    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def _error(message: str) -> mcp_types.CallToolResult:
