@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from anyio.from_thread import BlockingPortal
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.gateway.harness import PEGBOARD, STARTUP_BOUND, gateway_env, write_config
 
@@ -108,3 +111,17 @@ def csrf_of(html: str) -> str:
     found = CSRF.search(html)
     assert found, "no CSRF token on the page"
     return found.group(1)
+
+
+@contextmanager
+def mcp_client(portal: BlockingPortal, url: str) -> Iterator[Client]:
+    """A real SDK client over streamable HTTP, held open (on the portal's event loop)."""
+    http = portal.call(lambda: _async_http())
+    client = Client(streamable_http_client(url, http_client=http), mode="legacy")
+    with portal.wrap_async_context_manager(client) as connected:
+        yield connected
+    portal.call(http.aclose)
+
+
+async def _async_http() -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(timeout=30)

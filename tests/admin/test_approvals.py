@@ -14,8 +14,7 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 
 from tests.admin.browser import browser, chromium_path, page_at, screenshot
-from tests.admin.served import Served, serving
-from tests.admin.test_pages import mcp_client
+from tests.admin.served import Served, mcp_client, serving
 from tests.gateway.harness import STARTUP_BOUND, run_cli, sdk_server, serve_stdio, text_of
 
 ECHO = "mcp__toolbox__echo"

@@ -7,16 +7,12 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterator
-from contextlib import contextmanager
 
-import httpx2
 import pytest
-from anyio.from_thread import BlockingPortal, start_blocking_portal
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+from anyio.from_thread import start_blocking_portal
 
 from tests.admin.browser import browser, chromium_path, overflows, page_at, screenshot
-from tests.admin.served import Served, serving
+from tests.admin.served import Served, mcp_client, serving
 from tests.gateway.harness import sdk_server, text_of
 
 PAGES = {
@@ -27,20 +23,6 @@ PAGES = {
     "sessions": ("/admin/sessions", "Clients & sessions"),
     "config": ("/admin/config", "Effective configuration"),
 }
-
-
-@contextmanager
-def mcp_client(portal: BlockingPortal, url: str) -> Iterator[Client]:
-    """A real SDK client over streamable HTTP, held open (on the portal's event loop)."""
-    http = portal.call(lambda: _async_http())
-    client = Client(streamable_http_client(url, http_client=http), mode="legacy")
-    with portal.wrap_async_context_manager(client) as connected:
-        yield connected
-    portal.call(http.aclose)
-
-
-async def _async_http() -> httpx2.AsyncClient:
-    return httpx2.AsyncClient(timeout=30)
 
 
 @pytest.fixture(scope="module")
