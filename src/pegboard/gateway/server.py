@@ -18,7 +18,7 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -230,6 +230,8 @@ class Gateway:
         self._listed: dict[str, bytes] = {}
         self.snapshot_due = Pending()
         self.client_seen = anyio.Event()  # the first request of a client reached the SDK
+        # Tasks the HTTP transport runs beside the gateway (the relay between replicas).
+        self.background: list[Callable[[], Coroutine[Any, Any, None]]] = []
         self.server = _GatewayServer(
             surface,
             name=name,
