@@ -118,6 +118,29 @@ async def _until_listed(client: Client, text: str) -> None:
     raise AssertionError(f"{text!r} never listed")
 
 
+def _changing_between_rounds(
+    asked: list[str],
+    clients: list[Client],
+    change: tuple[str, dict[str, Any], str],
+    decision: str,
+) -> Callable[..., Awaitable[mcp_types.ElicitResult]]:
+    """An elicitation callback answering ``decision``; at the first question (between a
+    modern client's first round and its retry) it calls tool ``change[0]`` with
+    ``change[1]`` through ``clients[0]`` and waits until ``change[2]`` is listed."""
+
+    async def elicit(
+        context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult:
+        asked.append(params.message)
+        if len(asked) == 1:
+            tool, arguments, listed = change
+            await clients[0].call_tool(tool, arguments)
+            await _until_listed(clients[0], listed)
+        return mcp_types.ElicitResult(action="accept", content={"decision": decision})
+
+    return elicit
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_a_redefined_prompt_is_asked_again_after_allow_for_this_session(
     tmp_path: Path, mode: str
@@ -148,15 +171,9 @@ async def test_a_prompt_redefined_between_the_rounds_is_asked_about_again(
     write_config(tmp_path, {"servers": {"a": _redefinable("A")}})
     asked: list[str] = []
     clients: list[Client] = []
-
-    async def elicit(
-        context: ClientRequestContext, params: mcp_types.ElicitRequestParams
-    ) -> mcp_types.ElicitResult:
-        asked.append(params.message)
-        if len(asked) == 1:  # between the first round and the retry: the server redefines
-            await clients[0].call_tool("mcp__a__redefine_prompt", {})
-            await _until_listed(clients[0], "now does something else")
-        return mcp_types.ElicitResult(action="accept", content={"decision": "allow_once"})
+    # between the first round and the retry: the server redefines the prompt
+    change = ("mcp__a__redefine_prompt", {}, "now does something else")
+    elicit = _changing_between_rounds(asked, clients, change, "allow_once")
 
     async with serve_stdio(tmp_path, elicitation=elicit, mode="2026-07-28") as client:
         clients.append(client)
@@ -179,15 +196,9 @@ async def test_content_listed_between_the_rounds_is_decided_on_the_first_rounds_
     shown = "pegboard://a/note://late"  # read through the template: not listed at round 1
     asked: list[str] = []
     clients: list[Client] = []
-
-    async def elicit(
-        context: ClientRequestContext, params: mcp_types.ElicitRequestParams
-    ) -> mcp_types.ElicitResult:
-        asked.append(params.message)
-        if len(asked) == 1:  # between the rounds the resource gets listed
-            await clients[0].call_tool("mcp__a__add_note", {"name": "late"})
-            await _until_listed(clients[0], shown)
-        return mcp_types.ElicitResult(action="accept", content={"decision": "allow_session"})
+    # between the rounds the resource gets listed
+    change = ("mcp__a__add_note", {"name": "late"}, shown)
+    elicit = _changing_between_rounds(asked, clients, change, "allow_session")
 
     async with serve_stdio(tmp_path, elicitation=elicit, mode="2026-07-28") as client:
         clients.append(client)
