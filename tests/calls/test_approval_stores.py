@@ -243,7 +243,8 @@ async def test_a_lapsing_session_grant_covers_until_it_expires_then_nothing(
     await store.add(Grant(OTHER_ARGS, "session", "modern-1", granted_by="round", expires_at=now))
 
     found = await open_grants().consume(KEY, "modern-1")
-    assert found is not None and (found.scope, found.expires_at) == ("session", now + 60)
+    assert found is not None
+    assert (found.scope, found.expires_at) == ("session", now + 60)
     assert await open_grants().consume(KEY, "modern-1") is not None  # not used up
     assert await open_grants().find(OTHER_ARGS, "modern-1") is None  # lapsed
     assert await open_grants().consume(OTHER_ARGS, "modern-1") is None
