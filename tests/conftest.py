@@ -1,10 +1,16 @@
+from __future__ import annotations
+
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests import blocking
 from tests.model_server import ScriptedModel
+
+if TYPE_CHECKING:
+    from tests.pg.cluster import Cluster
 
 
 @pytest.fixture
@@ -56,3 +62,26 @@ def _no_blocked_event_loop(request: pytest.FixtureRequest) -> None:
     """Every async test runs under the blocked-loop detector (tests/blocking.py)."""
     if blocking.THRESHOLD > 0 and "anyio_backend" in request.fixturenames:
         request.getfixturevalue("_event_loop_watchdog")
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL cluster for the session (tests/pg/cluster.py); skips without
+    the Debian package postgresql, fails without it when CI=true."""
+    from tests.pg.cluster import Cluster, require_binaries
+
+    cluster = Cluster.create(require_binaries())
+    try:
+        yield cluster
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> Iterator[str]:
+    """The URL (with its password) of a fresh, empty database of the session's cluster."""
+    name = pg_cluster.create_database()
+    try:
+        yield pg_cluster.url(name)
+    finally:
+        pg_cluster.drop_database(name)

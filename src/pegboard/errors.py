@@ -26,6 +26,7 @@ kinds: misuse (:class:`UserError`: the message says the fix), signals
     │   │   └── ServerInactive       the server is disabled or not configured (no call made)
     │   └── CatalogError             the persistent catalog could not be read or written
     ├── ApprovalNotPending           no pending approval of that id (unknown, decided, expired)
+    ├── StoreError                   the team store (PostgreSQL) could not be read or written
     ├── ModelError                   a model endpoint refused or botched a request
     │   └── ModelUnavailable         the model endpoint is unreachable or timed out
     ├── SearchModelError             a tool-search model's files are missing or unreadable
@@ -125,6 +126,10 @@ class McpToolError(ToolExecutionError):
 
 class ApprovalNotPending(PegboardError):
     """A pending approval cannot be decided: unknown id, already decided, or expired."""
+
+
+class StoreError(PegboardError):
+    """The team store (``[store] url``) could not be read or written (grants, approvals)."""
 
 
 # -- a server's failure reason as a fixed phrase (stderr and server text never reach the model)

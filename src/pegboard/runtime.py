@@ -24,7 +24,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -43,7 +43,7 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.deferral.tool_exec import ExecSettings
-from pegboard.errors import PegboardError, UserError
+from pegboard.errors import ConfigError, PegboardError, UserError
 from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
 from pegboard.mcp.store import CatalogStore, ReplicaStateStore
@@ -53,6 +53,9 @@ from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
 from pegboard.search.synced import LazyRegistryIndex
 from pegboard.toolsets.exposure import RegistrySurface
+
+if TYPE_CHECKING:
+    from pegboard.postgres import Database
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -103,6 +106,7 @@ class ResolvedComponents:
     search_index: Callable[[ToolRegistry], SearchIndex]
     events: EventBus
     config: ConfigSource
+    made: tuple[Any, ...] = ()  # the approval stores made here (closed with the runtime)
 
 
 def default_components(
@@ -111,22 +115,64 @@ def default_components(
     """``given`` with every missing component made from ``loaded`` (this opens the SQLite
     catalog store of the data directory: :meth:`ToolRuntime.start` calls it)."""
     given = given or RuntimeComponents()
+    url = loaded.store_url
+    db: Database | None = None
+    if url is not None and None in (given.store, given.grants, given.pending):
+        from pegboard.postgres import Database  # lazy: psycopg is an extra
+
+        db = Database(url)
     store, state = given.store, given.state
     if store is None:
-        sqlite = SqliteCatalogStore(loaded.catalog_path)
-        store, state = sqlite, state if state is not None else sqlite
+        store, state = _default_stores(loaded, state, db)
+    grants, pending = given.grants, given.pending
+    made: list[Any] = []
+    if grants is None:
+        grants = _pg_grants(db) if db is not None else MemoryGrantStore()
+        made.append(grants)
+    if pending is None:
+        pending = _pg_pending(db) if db is not None else MemoryPendingStore()
+        made.append(pending)
     return ResolvedComponents(
         store=store,
         state=state,
         audit=given.audit
         if given.audit is not None
         else AuditLog(loaded.data_dir / AUDIT_FILE, on_failure=loaded.config.audit.on_failure),
-        grants=given.grants if given.grants is not None else MemoryGrantStore(),
-        pending=given.pending if given.pending is not None else MemoryPendingStore(),
+        grants=grants,
+        pending=pending,
         search_index=given.search_index or _default_index(loaded),
         events=given.events if given.events is not None else EventBus(),
         config=given.config if given.config is not None else FileConfigSource(loaded.path),
+        made=tuple(made),
     )
+
+
+def _default_stores(
+    loaded: LoadedConfig, state: ReplicaStateStore | None, db: Database | None
+) -> tuple[CatalogStore, ReplicaStateStore]:
+    """The catalog store of the config: the team store's PostgreSQL database (``db``) when
+    ``[store] url`` (or ``PEGBOARD_STORE_URL``) names one, else the data directory's SQLite
+    file. A replica's own view of its servers (state, error, backoff) stays in that local
+    file either way: each replica supervises its own upstream children."""
+    if db is None:
+        sqlite = SqliteCatalogStore(loaded.catalog_path)
+        return sqlite, state if state is not None else sqlite
+    from pegboard.mcp.store_pg import PostgresCatalogStore  # lazy: psycopg is an extra
+
+    shared = PostgresCatalogStore(db)
+    return shared, state if state is not None else SqliteCatalogStore(loaded.catalog_path)
+
+
+def _pg_grants(db: Database) -> GrantStore:
+    from pegboard.calls.grants_pg import PostgresGrantStore
+
+    return PostgresGrantStore(db)
+
+
+def _pg_pending(db: Database) -> PendingApprovalStore:
+    from pegboard.calls.pending_pg import PostgresPendingStore
+
+    return PostgresPendingStore(db)
 
 
 def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex]:
@@ -136,6 +182,18 @@ def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex
         return lambda registry: LazyRegistryIndex(registry, lambda: default_index(dense=False))
     cache = loaded.data_dir / "vectors"
     return lambda registry: LazyRegistryIndex(registry, lambda: default_index(cache_dir=cache))
+
+
+def _url_password(loaded: LoadedConfig) -> list[str]:
+    """The team store URL's password, if any (for the log redaction)."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        url = loaded.store_url
+        password = urlsplit(url).password if url else None
+    except (ConfigError, ValueError):
+        return []
+    return [password, unquote(password)] if password else []
 
 
 class ToolRuntime:
@@ -170,6 +228,7 @@ class ToolRuntime:
             [
                 *(v for server in config.servers.values() for v in server.secrets),
                 *([loaded.gateway_token] if loaded.gateway_token else []),
+                *_url_password(loaded),
             ]
         )
         profile = config.profile(self.options.profile)
@@ -229,6 +288,7 @@ class ToolRuntime:
             stderr_dir=loaded.stderr_dir,
         )
         self.audit = parts.audit
+        self._made = parts.made
         self.registry = ToolRegistry(events=self.events)
         self.calls = CallSession(
             audit=self._audit_sink(), grants=parts.grants, pending=parts.pending
@@ -414,7 +474,7 @@ class ToolRuntime:
                 yield self
         finally:
             unsubscribe()
-            self.catalog.store.close()
+            self._close_stores()
             if self.sandbox is not None:
                 with anyio.CancelScope(shield=True):
                     await self.sandbox.aclose()
@@ -423,7 +483,13 @@ class ToolRuntime:
         """Close the stores of a runtime that was built but not run (``running`` closes
         them itself on exit); idempotent."""
         if self._built:
-            self.catalog.store.close()
+            self._close_stores()
+
+    def _close_stores(self) -> None:
+        self.catalog.store.close()
+        for made in self._made:  # the approval stores default_components made
+            if callable(close := getattr(made, "close", None)):
+                close()
 
     async def __aenter__(self) -> ToolRuntime:
         return await self.start()

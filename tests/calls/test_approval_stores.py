@@ -1,5 +1,6 @@
 """One suite, every backend: the grant store and the pending-approval store behave the same in
-memory and in a real SQLite file (a PostgreSQL backend joins this matrix later)."""
+memory, in a real SQLite file and in a real PostgreSQL database (tests/pg/cluster.py); a second
+open is another process's view of the same data."""
 
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ import anyio.lowlevel
 import pytest
 
 from pegboard.calls.grants import Grant, GrantKey, GrantStore, MemoryGrantStore
+from pegboard.calls.grants_pg import PostgresGrantStore
 from pegboard.calls.grants_sqlite import SqliteGrantStore
 from pegboard.calls.pending import MemoryPendingStore, PendingApprovalStore
+from pegboard.calls.pending_pg import PostgresPendingStore
 from pegboard.calls.pending_sqlite import SqlitePendingStore
 from pegboard.calls.request import ApprovalRequest
 from pegboard.errors import ApprovalNotPending
 
 pytestmark = pytest.mark.anyio
 
-BACKENDS = ["memory", "sqlite"]
+BACKENDS = ["memory", "sqlite", "postgres"]
 KEY = GrantKey("alice", "mcp__fs__delete", "def-1", "args-1")
 OTHER_ARGS = GrantKey("alice", "mcp__fs__delete", "def-1", "args-2")
 BOB = GrantKey("bob", "mcp__fs__delete", "def-1", "args-1")
@@ -41,12 +44,15 @@ def open_grants(
 ) -> Iterator[Callable[[], GrantStore]]:
     """Opens the store; a second open is the same store (memory) or the same file (SQLite)."""
     memory = MemoryGrantStore()
-    opened: list[SqliteGrantStore] = []
+    opened: list[SqliteGrantStore | PostgresGrantStore] = []
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else ""
 
     def open_store() -> GrantStore:
         if request.param == "memory":
             return memory
-        store = SqliteGrantStore(tmp_path / "approvals.db")
+        store: SqliteGrantStore | PostgresGrantStore = (
+            PostgresGrantStore(url) if url else SqliteGrantStore(tmp_path / "approvals.db")
+        )
         opened.append(store)
         return store
 
@@ -60,12 +66,15 @@ def open_pending(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[Callable[[], PendingApprovalStore]]:
     memory = MemoryPendingStore()
-    opened: list[SqlitePendingStore] = []
+    opened: list[SqlitePendingStore | PostgresPendingStore] = []
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else ""
 
     def open_store() -> PendingApprovalStore:
         if request.param == "memory":
             return memory
-        store = SqlitePendingStore(tmp_path / "approvals.db")
+        store: SqlitePendingStore | PostgresPendingStore = (
+            PostgresPendingStore(url) if url else SqlitePendingStore(tmp_path / "approvals.db")
+        )
         opened.append(store)
         return store
 

@@ -111,9 +111,12 @@ async def test_reference_servers_are_refreshed_and_their_tools_called_through_to
     assert "On branch" in text_of(results["mcp__git__git_status"])
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_a_deferred_destructive_tool_is_asked_for_and_never_runs_unasked(
-    tmp_path: Path,
+    tmp_path: Path, mode: str
 ) -> None:
+    """Both eras: pushed elicitation on a session (handshake), input-required rounds
+    (2026-07-28), where tool_invoke's target is what the round asks about."""
     config = _config(tmp_path)
     config["servers"] = {"memory": config["servers"]["memory"]}
     config["context_window"] = 8000  # the memory server's 9 tools are then deferred
@@ -124,7 +127,7 @@ async def test_a_deferred_destructive_tool_is_asked_for_and_never_runs_unasked(
     asked: list[str] = []
     elicit = scripted_elicitation(["deny", "allow_once"], asked)
     with anyio.fail_after(STARTUP_BOUND):
-        async with serve_stdio(tmp_path, elicitation=elicit) as client:
+        async with serve_stdio(tmp_path, elicitation=elicit, mode=mode) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             await client.call_tool(
                 "tool_invoke", {"name": "mcp__memory__create_entities", "params": args}

@@ -1,9 +1,11 @@
-"""One suite for both catalog stores: shared tables with versions and a change feed, and the
-per-replica state apart from them."""
+"""One suite for every catalog store (memory, SQLite, PostgreSQL): shared tables with versions
+and a change feed, secrets and spent tokens, and (where a store keeps it) the per-replica state
+apart from them."""
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,15 +20,20 @@ from pegboard.mcp import (
 )
 from pegboard.mcp import store as store_module
 from pegboard.mcp.store import StoredContent
+from pegboard.mcp.store_pg import PostgresCatalogStore
 
-Store = MemoryCatalogStore | SqliteCatalogStore
+Store = MemoryCatalogStore | SqliteCatalogStore | PostgresCatalogStore
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made: Store = (
-        MemoryCatalogStore() if request.param == "memory" else SqliteCatalogStore(tmp_path / "c.db")
-    )
+    made: Store
+    if request.param == "memory":
+        made = MemoryCatalogStore()
+    elif request.param == "sqlite":
+        made = SqliteCatalogStore(tmp_path / "c.db")
+    else:
+        made = PostgresCatalogStore(request.getfixturevalue("pg_url"))
     yield made
     made.close()
 
@@ -56,7 +63,10 @@ def test_the_change_feed_lists_every_shared_write_in_order_from_a_position(store
     assert store.changes(positions[-1]) == []
 
 
-def test_replica_state_is_kept_apart_and_never_moves_the_feed(store: Store) -> None:
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_replica_state_is_kept_apart_and_never_moves_the_feed(kind: str, tmp_path: Path) -> None:
+    # The PostgreSQL store keeps shared data only: a replica's state stays in its own file.
+    store = MemoryCatalogStore() if kind == "memory" else SqliteCatalogStore(tmp_path / "c.db")
     store.put_state(StoredState("a", "fp", "failed", "connection refused", 5.0, 35.0))
     assert store.changes() == []
     assert store.load_states() == {
@@ -65,6 +75,22 @@ def test_replica_state_is_kept_apart_and_never_moves_the_feed(store: Store) -> N
     assert store.load_all() == {}
     store.delete_state("a")
     assert store.load_states() == {}
+    store.close()
+
+
+def test_a_secret_is_made_once_and_the_same_for_every_reader(store: Store) -> None:
+    first = store.secret("rounds")
+    assert len(first) == 32
+    assert store.secret("rounds") == first
+    assert store.secret("other") != first
+
+
+def test_a_token_is_spent_once_and_forgotten_after_it_expires(store: Store) -> None:
+    now = time.time()
+    assert store.spend("n1", now + 60) is True
+    assert store.spend("n1", now + 60) is False
+    assert store.spend("n2", now - 1) is True  # already expired: dropped by the next spend
+    assert store.spend("n2", now + 60) is True
 
 
 def test_the_feed_stays_bounded_and_keeps_each_tables_last_write(

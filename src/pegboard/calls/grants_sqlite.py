@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from pegboard.calls.grants import SCOPES, Grant, GrantKey, GrantScope
 from pegboard.calls.sqlite import SqliteFile
@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS grants (
 CREATE INDEX IF NOT EXISTS grants_by_session ON grants (session_id);
 """
 _KEY = "principal = ? AND tool_name = ? AND definition_hash = ? AND arguments_hash = ?"
-_COLUMNS = (
+COLUMNS = (
     "principal, tool_name, definition_hash, arguments_hash, scope, session_id, granted_by, "
     "granted_at, expires_at"
 )
@@ -45,7 +45,7 @@ class SqliteGrantStore:
 
         def insert(db: sqlite3.Connection) -> None:
             db.execute(
-                f"INSERT OR REPLACE INTO grants ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO grants ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
 
@@ -65,7 +65,7 @@ class SqliteGrantStore:
             for scope in SCOPES:
                 slot = "" if scope == "always" else (session_id or "")
                 row = db.execute(
-                    f"SELECT {_COLUMNS} FROM grants WHERE {_KEY} AND scope = ? "
+                    f"SELECT {COLUMNS} FROM grants WHERE {_KEY} AND scope = ? "
                     "AND session_id = ? AND (expires_at IS NULL OR expires_at > ?)",
                     (*fields, scope, slot, now),
                 ).fetchone()
@@ -76,18 +76,18 @@ class SqliteGrantStore:
                         f"DELETE FROM grants WHERE {_KEY} AND scope = ? AND session_id = ?",
                         (*fields, scope, slot),
                     )
-                return _grant(row)
+                return grant_of_row(row)
             return None
 
         return await (self._file.write(take) if use else self._file.read(take))
 
     async def list(self, principal: str | None = None) -> list[Grant]:
         def select(db: sqlite3.Connection) -> list[Grant]:
-            query = f"SELECT {_COLUMNS} FROM grants"
+            query = f"SELECT {COLUMNS} FROM grants"
             args: tuple[str, ...] = ()
             if principal is not None:
                 query, args = query + " WHERE principal = ?", (principal,)
-            return [_grant(row) for row in db.execute(query + " ORDER BY granted_at", args)]
+            return [grant_of_row(row) for row in db.execute(query + " ORDER BY granted_at", args)]
 
         return await self._file.read(select)
 
@@ -110,7 +110,8 @@ class SqliteGrantStore:
         self._file.close()
 
 
-def _grant(row: tuple[str, str, str, str, str, str, str, float, float | None]) -> Grant:
+def grant_of_row(row: tuple[Any, ...]) -> Grant:
+    """A row of :data:`COLUMNS` as the grant (the PostgreSQL store's too)."""
     principal, tool, definition, arguments, scope, slot, by, at, until = row
     key = GrantKey(principal, tool, definition, arguments)
     return Grant(key, cast(GrantScope, scope), slot or None, by, at, until)

@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS pending_approvals (
 );
 CREATE INDEX IF NOT EXISTS pending_by_created ON pending_approvals (created_at);
 """
-_COLUMNS = (
+COLUMNS = (
     "id, request, principal, session_id, asked_by, created_at, expires_at, decision, reason, "
     "decided_by, decided_at"
 )
@@ -73,12 +73,12 @@ class SqlitePendingStore:
         self, *, principal: str | None = None, include_closed: bool = False
     ) -> list[PendingApproval]:
         def select(db: sqlite3.Connection) -> list[PendingApproval]:
-            query = f"SELECT {_COLUMNS} FROM pending_approvals"
+            query = f"SELECT {COLUMNS} FROM pending_approvals"
             args: tuple[str, ...] = ()
             if principal is not None:
                 query, args = query + " WHERE principal = ?", (principal,)
             rows = db.execute(query + " ORDER BY created_at", args).fetchall()
-            return [_item(row) for row in rows]
+            return [pending_of_row(row) for row in rows]
 
         items = await self._file.read(select)
         return [i for i in items if include_closed or i.status() == "pending"]
@@ -103,32 +103,38 @@ class SqlitePendingStore:
 
 
 def _put(db: sqlite3.Connection, item: PendingApproval) -> None:
-    request = json.dumps(item.request.to_json(), ensure_ascii=False, sort_keys=True)
     db.execute(
-        f"INSERT OR REPLACE INTO pending_approvals ({_COLUMNS}) VALUES "
+        f"INSERT OR REPLACE INTO pending_approvals ({COLUMNS}) VALUES "
         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            item.id,
-            request,
-            item.principal,
-            item.session_id,
-            item.asked_by,
-            item.created_at,
-            item.expires_at,
-            item.decision,
-            item.reason,
-            item.decided_by,
-            item.decided_at,
-        ),
+        row_of_pending(item),
+    )
+
+
+def row_of_pending(item: PendingApproval) -> tuple[Any, ...]:
+    """``item`` as a row of :data:`COLUMNS` (the PostgreSQL store's too)."""
+    request = json.dumps(item.request.to_json(), ensure_ascii=False, sort_keys=True)
+    return (
+        item.id,
+        request,
+        item.principal,
+        item.session_id,
+        item.asked_by,
+        item.created_at,
+        item.expires_at,
+        item.decision,
+        item.reason,
+        item.decided_by,
+        item.decided_at,
     )
 
 
 def _get(db: sqlite3.Connection, id: str) -> PendingApproval | None:
-    row = db.execute(f"SELECT {_COLUMNS} FROM pending_approvals WHERE id = ?", (id,)).fetchone()
-    return None if row is None else _item(row)
+    row = db.execute(f"SELECT {COLUMNS} FROM pending_approvals WHERE id = ?", (id,)).fetchone()
+    return None if row is None else pending_of_row(row)
 
 
-def _item(row: tuple[Any, ...]) -> PendingApproval:
+def pending_of_row(row: tuple[Any, ...]) -> PendingApproval:
+    """A row of :data:`COLUMNS` as the record (the PostgreSQL store's too)."""
     id, request, principal, session_id, asked_by, created, expires = row[:7]
     decision, reason, decided_by, decided_at = row[7:]
     return PendingApproval(

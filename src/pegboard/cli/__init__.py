@@ -16,7 +16,20 @@ def main() -> None:
     early.start(sys.argv[1:])
     from pegboard.cli.app import app
 
-    app()
+    try:
+        app()
+    except Exception as exc:
+        # A config problem found only when a command first opens its stores (an unreachable
+        # team store): one line and exit 2, like every other config error.
+        from pegboard.errors import ConfigError
+
+        if not isinstance(exc, ConfigError):
+            raise
+        from pegboard.cli._common import EXIT_USAGE
+        from pegboard.cli.render import print_error
+
+        print_error(str(exc))
+        sys.exit(EXIT_USAGE)
 
 
 def __getattr__(name: str) -> Any:

@@ -132,6 +132,8 @@ def serve(
         runtime = state(ctx).runtime_factory(loaded, options)
     except PegboardError as exc:
         fail(str(exc), EXIT_USAGE)
+    # Open the stores before saying anything: an unreachable team store is one line, exit 2.
+    run(runtime.start)
 
     _announce(loaded.path, runtime, "streamable HTTP" if http else "stdio")
     if no_defer and runtime.surface.tool_exec is not None:

@@ -27,6 +27,7 @@ from pegboard.errors import ConfigError
 CONFIG_ENV = "PEGBOARD_CONFIG"
 DATA_DIR_ENV = "PEGBOARD_DATA_DIR"
 TOKEN_ENV = "PEGBOARD_TOKEN"
+STORE_URL_ENV = "PEGBOARD_STORE_URL"
 APP_NAME = "pegboard"
 
 
@@ -75,6 +76,19 @@ class LoadedConfig:
     @property
     def gateway_token(self) -> str | None:
         return os.environ.get(TOKEN_ENV) or self.config.gateway.token
+
+    @property
+    def store_url(self) -> str | None:
+        """The team store's PostgreSQL URL: ``$PEGBOARD_STORE_URL``, else ``[store] url``
+        (None: the SQLite file of the data directory)."""
+        env = os.environ.get(STORE_URL_ENV)
+        if env:
+            if not env.startswith(("postgresql://", "postgres://")):
+                raise ConfigError(
+                    f"{STORE_URL_ENV} must be a postgresql:// URL (or unset it for SQLite)"
+                )
+            return env
+        return self.config.store.url
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> LoadedConfig:

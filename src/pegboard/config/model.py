@@ -158,6 +158,25 @@ class AuditConfig(_Section):
     )
 
 
+class StoreConfig(_Section):
+    """``[store]``: where the shared state lives (default: SQLite in the data directory)."""
+
+    url: str | None = Field(
+        default=None,
+        description="A PostgreSQL database for a team gateway, e.g. "
+        "postgresql://pegboard:PASSWORD@db.internal:5432/pegboard (PEGBOARD_STORE_URL "
+        "overrides it): every replica started with it shares tools, trust, approvals and "
+        "audit. Needs the postgres extra. Unset: the SQLite file of the data directory.",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _postgres(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be a postgresql:// URL (or leave it unset for SQLite)")
+        return value
+
+
 class GatewayConfig(_Section):
     """``pegboard serve`` options."""
 
@@ -356,6 +375,7 @@ class PegboardConfig(_Section):
     meta: MetaConfig = Field(default_factory=lambda: MetaConfig())
     gateway: GatewayConfig = Field(default_factory=lambda: GatewayConfig())
     audit: AuditConfig = Field(default_factory=lambda: AuditConfig())
+    store: StoreConfig = Field(default_factory=lambda: StoreConfig())
     auth: AuthConfig = Field(default_factory=lambda: AuthConfig())
     limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
     kb: dict[str, KnowledgeBaseConfig] = Field(

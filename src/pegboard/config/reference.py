@@ -15,6 +15,7 @@ from pegboard.config.model import (
     ModelConfig,
     PegboardConfig,
     ProfileConfig,
+    StoreConfig,
     WebFetchConfig,
     WebSearchProviderConfig,
 )
@@ -29,9 +30,20 @@ _TABLES: tuple[tuple[str, type[BaseModel]], ...] = (
     ("[models.<id>]", ModelConfig),
     ("[meta]", MetaConfig),
     ("[gateway]", GatewayConfig),
+    ("[store]", StoreConfig),
     ("[kb.<name>]", KnowledgeBaseConfig),
 )
-_NESTED = {"servers", "profiles", "web_search", "web_fetch", "models", "meta", "gateway", "kb"}
+_NESTED = {
+    "servers",
+    "profiles",
+    "web_search",
+    "web_fetch",
+    "models",
+    "meta",
+    "gateway",
+    "store",
+    "kb",
+}
 
 
 def _type_name(annotation: Any) -> str:

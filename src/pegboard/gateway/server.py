@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -204,6 +204,8 @@ class Gateway:
         self._listed: dict[str, bytes] = {}
         self.snapshot_due = Pending()
         self.client_seen = anyio.Event()  # the first request of a client reached the SDK
+        # Tasks the HTTP transport runs beside the gateway (the relay between replicas).
+        self.background: list[Callable[[], Coroutine[Any, Any, None]]] = []
         self.server = _GatewayServer(
             surface,
             name=name,

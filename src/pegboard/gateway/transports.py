@@ -176,6 +176,7 @@ def http_app(
         app: ASGIApp = gateway.server.streamable_http_app(
             streamable_http_path=MCP_PATH, host=host, transport_security=guard
         )
+        _revivable_sessions(gateway)
         app = RequestIdMiddleware(app)
         if guard is not None:
             app = HeaderShapeMiddleware(app)
@@ -195,8 +196,30 @@ def http_app(
         token_verifier=verifier,
         custom_starlette_routes=_root_metadata_route(verifier),
     )
+    _revivable_sessions(gateway)
     app = RequestIdMiddleware(app)
     return HeaderShapeMiddleware(app) if guard is not None else app
+
+
+def _revivable_sessions(gateway: Gateway) -> None:
+    """Handshake-era session ids any replica on the store can serve
+    (:mod:`pegboard.gateway.sessions`); with a PostgreSQL store, answers relayed between
+    replicas."""
+    from pegboard.gateway.sessions import KEY_NAME, RELAY_CHANNEL, revivable
+
+    store = gateway.rounds.store
+    db = getattr(store, "db", None)  # the PostgreSQL store's Database
+    relay = None
+    if db is not None:
+
+        async def relay(payload: str) -> None:
+            await anyio.to_thread.run_sync(db.notify, RELAY_CHANNEL, payload)
+
+    made = gateway.server._session_manager  # the SDK keeps the manager it just built there
+    assert made is not None
+    manager = revivable(made, store.secret(KEY_NAME), relay)
+    if db is not None:
+        gateway.background.append(lambda: db.listen(RELAY_CHANNEL, manager.relayed))
 
 
 def _root_metadata_route(verifier: JwtVerifier) -> list[Any]:
@@ -254,6 +277,8 @@ async def serve_http(
     )
     async with anyio.create_task_group() as tg:
         tg.start_soon(gateway.announce_changes)
+        for task in gateway.background:
+            tg.start_soon(task)
         try:
             await _serve_until_cancelled(server, sock)
         finally:

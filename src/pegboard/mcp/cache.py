@@ -26,6 +26,7 @@ from pegboard.mcp.status import ServerStatus
 from pegboard.mcp.store import (
     CatalogStore,
     ReplicaStateStore,
+    SharedTable,
     StoredContent,
     StoredServer,
     StoredState,
@@ -191,6 +192,32 @@ class CatalogCache:
         except CatalogError as exc:
             logger.warning("%s", exc)
         if had_tools:
+            self.tools_changed(server_id)
+
+    async def follow(self, table: SharedTable, server_id: str) -> None:
+        """Take what another process wrote to ``table`` for ``server_id`` (read from the
+        store); publishes ToolsChanged when what this process lists changed."""
+        entry = self._entries.get(server_id)
+        if entry is None:
+            return
+        if table == "content":  # the next listing reads the store
+            for key in [k for k in self._content if k[0] == server_id]:
+                del self._content[key]
+            return
+        if table == "pins":
+            pins = await anyio.to_thread.run_sync(self.store.pins, server_id)
+            if entry.set_pins(pins):
+                self.tools_changed(server_id)
+            return
+        record = await anyio.to_thread.run_sync(self.store.get, server_id)
+        if record is not None and record.fingerprint != entry.config.fingerprint:
+            return  # another launch definition: not this server's list
+        if record is None or record.tools is None:
+            if entry.raw is not None and entry.flight is None and entry.forget():
+                self.tools_changed(server_id)
+            return
+        if entry.adopt(record):
+            logger.info("MCP server %s: took the tool list another replica stored", server_id)
             self.tools_changed(server_id)
 
     def update_gates(self, server_id: str, config: McpServerConfig) -> None:

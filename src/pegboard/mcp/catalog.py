@@ -21,13 +21,21 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from pegboard.core.definition import ToolDefinition
 from pegboard.core.events import EventBus
 from pegboard.core.output import ToolOutput
 from pegboard.mcp.cache import CatalogCache
 from pegboard.mcp.config import McpServerConfig
+from pegboard.mcp.feed import FeedFollower
 from pegboard.mcp.status import ServerStatus
-from pegboard.mcp.store import CatalogStore, MemoryCatalogStore, ReplicaStateStore
+from pegboard.mcp.store import (
+    CatalogStore,
+    ChangeListener,
+    MemoryCatalogStore,
+    ReplicaStateStore,
+)
 from pegboard.mcp.supervisor import ServerSupervisor, SupervisorSettings, launch_refused
 from pegboard.mcp.transport import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STDERR_LOG_BYTES
 
@@ -83,9 +91,20 @@ class McpCatalog:
     # -- lifecycle (supervisor) ---------------------------------------------------------------
     @asynccontextmanager
     async def running(self, *, prewarm: bool = True) -> AsyncIterator[McpCatalog]:
-        """Run connections and warmers; on exit close every session and reap every child."""
+        """Run connections and warmers, and follow other processes' writes when the store
+        notifies them (:mod:`pegboard.mcp.feed`); on exit close every session and reap
+        every child."""
         async with self.supervisor.running(prewarm=prewarm):
-            yield self
+            store = self.cache.store
+            if not isinstance(store, ChangeListener):
+                yield self
+                return
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(FeedFollower(self.cache, store).run)
+                try:
+                    yield self
+                finally:
+                    tg.cancel_scope.cancel()
 
     async def start(self) -> None:
         """Pre-warm every enabled server in the background (bounded concurrency); returns now."""

@@ -170,6 +170,21 @@ class ServerEntry:
         self.set_state("connected" if self.connection.connected else self.state)
         return canonical_json(list(before)) != canonical_json(list(self.raw or ()))
 
+    def adopt(self, record: StoredServer) -> bool:
+        """Take the tool list another process stored (a replica's refresh); True when it
+        differs from the cached one. This replica's state and error stay its own."""
+        if record.tools is None:
+            return False
+        if self.raw is not None and canonical_json(list(self.raw)) == canonical_json(
+            list(record.tools)
+        ):
+            return False
+        self._set_tools(record.tools)
+        self.new_pins = {}  # whoever stored the list wrote its first-sight pins
+        self.fetched_at = record.fetched_at
+        self.attempted = True
+        return True
+
     def forget(self) -> bool:
         """Drop the cached list, its error and backoff (back to never-warmed); True if the
         list was non-empty."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -67,12 +68,14 @@ class StoredContent:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One write to a shared table: its feed position, the table and the server it touched."""
+    """One write to a shared table: its feed position, the table and the server it touched;
+    ``origin`` is the writing store's :attr:`ChangeListener.origin` ("" where not kept)."""
 
     seq: int
     table: SharedTable
     server_id: str
     at: float
+    origin: str = ""
 
 
 class CatalogStore(Protocol):
@@ -112,6 +115,23 @@ class CatalogStore(Protocol):
     def spend(self, token: str, expires_at: float) -> bool: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ChangeListener(Protocol):
+    """A store that tells at once when another process wrote to it (PostgreSQL's
+    ``LISTEN/NOTIFY``); the catalog then follows its change feed (:mod:`pegboard.mcp.feed`)."""
+
+    @property
+    def origin(self) -> str:
+        """This store object's writer id, kept in each of its feed rows (its own writes are
+        not followed)."""
+        ...
+
+    async def listen(self, wake: Callable[[], None]) -> None:
+        """Forever: call ``wake()`` after each notification of a write, and after each
+        (re)connection (writes may have been missed meanwhile)."""
+        ...
 
 
 @runtime_checkable

@@ -209,7 +209,7 @@ class SqliteCatalogStore:
             rows = self._db.execute("SELECT * FROM servers").fetchall()
         records = {}
         for row in rows:
-            record = _decode(row)
+            record = decode_record(row)
             if record is not None:
                 records[record.server_id] = record
         return records
@@ -221,7 +221,7 @@ class SqliteCatalogStore:
             row = self._db.execute(
                 "SELECT * FROM servers WHERE server_id = ?", (server_id,)
             ).fetchone()
-        return _decode(row) if row else None
+        return decode_record(row) if row else None
 
     def put(self, record: StoredServer) -> None:
         """Replace the server's record in one transaction."""
@@ -450,7 +450,7 @@ _PRUNE = (
 )
 
 
-def _decode(row: tuple[Any, ...]) -> StoredServer | None:
+def decode_record(row: tuple[Any, ...]) -> StoredServer | None:
     try:
         server_id, fingerprint, tools, hashes, fetched_at = row
         decoded = None if tools is None else tuple(json.loads(tools))
