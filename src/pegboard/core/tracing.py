@@ -11,8 +11,7 @@ servers as ``traceparent`` in ``_meta``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 TRACER = "pegboard"
@@ -27,16 +26,16 @@ def tracing_on() -> bool:
     return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
-@contextmanager
-def span(name: str, **attributes: Any) -> Iterator[Any]:
-    """A span named ``name`` around the block (None when tracing is off); attributes whose
-    value is None are left out."""
+_OFF: AbstractContextManager[Any] = nullcontext()
+
+
+def span(name: str, **attributes: Any) -> AbstractContextManager[Any]:
+    """A span named ``name`` around the block (the ``with`` gets None when tracing is off:
+    one shared null context, no generator); attributes whose value is None are left out."""
     if not tracing_on():
-        yield None
-        return
+        return _OFF
     from opentelemetry import trace
 
     tracer = trace.get_tracer(TRACER)
     shown = {k: v for k, v in attributes.items() if v is not None}
-    with tracer.start_as_current_span(name, attributes=shown) as current:
-        yield current
+    return tracer.start_as_current_span(name, attributes=shown)
