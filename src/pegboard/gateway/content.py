@@ -186,6 +186,14 @@ class UpstreamContent:
                 uri, None, {}, session, request_id, _not_found(uri), principal=principal
             )
         server_id, upstream = owner
+        listed = next(  # the definition, read once for this request
+            (
+                r
+                for sid, r in self._listed("resources")
+                if sid == server_id and str(r.uri) == upstream
+            ),
+            None,
+        )
 
         async def read() -> mcp_types.ReadResourceResult:
             result = await (await self._catalog.session(server_id)).read_resource(upstream)
@@ -196,7 +204,15 @@ class UpstreamContent:
             return result.model_copy(update={"contents": contents})
 
         return await self._guard.run(
-            uri, server_id, {}, session, request_id, read, asking, principal=principal
+            uri,
+            server_id,
+            {},
+            session,
+            request_id,
+            read,
+            asking,
+            definition=listed,
+            principal=principal,
         )
 
     async def list_prompts(self, view: AccessView | None = None) -> list[mcp_types.Prompt]:
@@ -245,7 +261,7 @@ class UpstreamContent:
                 _not_found(name),
                 principal=principal,
             )
-        server_id, upstream_name, _ = owner
+        server_id, upstream_name, listed = owner  # the definition, read once for this request
 
         async def get() -> mcp_types.GetPromptResult:
             upstream = await self._catalog.session(server_id)
@@ -253,7 +269,15 @@ class UpstreamContent:
 
         args = arguments or {}
         return await self._guard.run(
-            name, server_id, args, session, request_id, get, asking, principal=principal
+            name,
+            server_id,
+            args,
+            session,
+            request_id,
+            get,
+            asking,
+            definition=listed,
+            principal=principal,
         )
 
     def handlers(
