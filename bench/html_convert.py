@@ -32,7 +32,10 @@ def flat(size: int) -> tuple[str, int]:
 
 def previous(html: str) -> str:
     """The converter before the fix (bs4, edited tree): the quadratic baseline."""
-    from bs4 import BeautifulSoup
+    try:
+        from bs4 import BeautifulSoup
+    except ImportError as exc:  # not a pegboard dependency: the bench extra
+        raise SystemExit("the baseline needs beautifulsoup4: pip install -e '.[bench]'") from exc
 
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup.find_all(("p", "li", "div", "tr", "br", "pre", "blockquote")):

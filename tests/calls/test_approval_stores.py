@@ -240,3 +240,21 @@ async def test_a_waiting_call_resumes_when_another_store_on_the_same_data_decide
             await answering.decide(item.id, "allow_session", decided_by="admin")
 
     assert seen == ["allow_session"]
+
+
+async def test_a_lapsing_session_grant_covers_until_it_expires_then_nothing(
+    open_grants: Callable[[], GrantStore],
+) -> None:
+    """A sessionless client's "allow for a while": a session grant with an expiry."""
+    store = open_grants()
+    now = time.time()
+    await store.add(Grant(KEY, "session", "modern-1", granted_by="round", expires_at=now + 60))
+    await store.add(Grant(OTHER_ARGS, "session", "modern-1", granted_by="round", expires_at=now))
+
+    found = await open_grants().consume(KEY, "modern-1")
+    assert found is not None
+    assert (found.scope, found.expires_at) == ("session", now + 60)
+    assert await open_grants().consume(KEY, "modern-1") is not None  # not used up
+    assert await open_grants().find(OTHER_ARGS, "modern-1") is None  # lapsed
+    assert await open_grants().consume(OTHER_ARGS, "modern-1") is None
+    assert await open_grants().find(KEY, "modern-2") is None  # another client's session

@@ -111,9 +111,12 @@ async def test_reference_servers_are_refreshed_and_their_tools_called_through_to
     assert "On branch" in text_of(results["mcp__git__git_status"])
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_a_deferred_destructive_tool_is_asked_for_and_never_runs_unasked(
-    tmp_path: Path,
+    tmp_path: Path, mode: str
 ) -> None:
+    """Both eras: pushed elicitation on a session (handshake), input-required rounds
+    (2026-07-28), where tool_invoke's target is what the round asks about."""
     config = _config(tmp_path)
     config["servers"] = {"memory": config["servers"]["memory"]}
     config["context_window"] = 8000  # the memory server's 9 tools are then deferred
@@ -124,7 +127,7 @@ async def test_a_deferred_destructive_tool_is_asked_for_and_never_runs_unasked(
     asked: list[str] = []
     elicit = scripted_elicitation(["deny", "allow_once"], asked)
     with anyio.fail_after(STARTUP_BOUND):
-        async with serve_stdio(tmp_path, elicitation=elicit) as client:
+        async with serve_stdio(tmp_path, elicitation=elicit, mode=mode) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             await client.call_tool(
                 "tool_invoke", {"name": "mcp__memory__create_entities", "params": args}
@@ -151,3 +154,18 @@ async def test_a_deferred_destructive_tool_is_asked_for_and_never_runs_unasked(
     assert all("mcp__memory__delete_entities" in question for question in asked)
     assert not direct.is_error
     assert json.loads(text_of(graph_after_direct))["entities"] == []
+
+
+async def test_no_tool_of_the_reference_servers_is_flagged_as_poisoned(tmp_path: Path) -> None:
+    """The hidden-instruction check on the real definitions (filesystem's ``read_file``,
+    titled "Read File (Deprecated)", was flagged on every ``servers status``)."""
+    write_config(tmp_path, _config(tmp_path))
+
+    code, out, _ = await run_cli(tmp_path, "servers", "refresh", "--json")
+    refreshed = {row["id"]: row["tools"] for row in json.loads(out)}
+    _, status, _ = await run_cli(tmp_path, "servers", "status", "--json")
+    flags = {row["id"]: row["flags"] for row in json.loads(status)}
+
+    assert code == 0
+    assert sum(refreshed.values()) >= 45  # every server listed (50 tools in these releases)
+    assert flags == {sid: {} for sid in refreshed}

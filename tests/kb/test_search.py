@@ -106,3 +106,31 @@ def test_scores_are_normalised_over_every_base_searched_so_a_weak_match_stays_be
 
     assert [Path(h.source).name for h in together] == ["bisect.html", "heapq.html"]
     assert alone[0].score > together[1].score  # its own best, scaled by itself alone
+
+
+def test_a_document_scores_its_best_chunks_plus_half_the_z_score_of_its_lead(db: Path) -> None:
+    import numpy as np
+
+    from pegboard.kb.embedding import load_embedder
+    from pegboard.kb.vectors import _idf_weight
+
+    query = "convert a colour between RGB and HSV coordinates"
+
+    documents = search_base(db, "py", query, top_k=4)
+    passages = search_base(db, "py", query, top_k=100, chunks=True)
+    with sqlite3.connect(db) as conn:
+        first: dict[str, tuple[int, bytes]] = {}
+        for source, position, blob in conn.execute("SELECT source, position, vector FROM chunks"):
+            if source not in first or position < first[source][0]:
+                first[source] = (position, blob)
+        vector = load_embedder("minilm-static").embed_query(query, _idf_weight(conn, db))
+    sources = sorted(first)
+    leads = np.stack([np.frombuffer(first[s][1], dtype=np.float32) for s in sources]) @ vector
+    z = dict(zip(sources, (leads - leads.mean()) / leads.std(), strict=True))
+
+    assert Path(documents[0].source).name == "colorsys.html"
+    assert z[documents[0].source] > 0  # the colorsys page's opening says what it is about
+    for hit in documents:
+        own = [p.score for p in passages if p.source == hit.source]
+        expected = own[0] + 0.3 * sum(own[1:3]) + 0.5 * max(float(z[hit.source]), 0.0)
+        assert hit.score == pytest.approx(expected, abs=1e-5)

@@ -26,6 +26,7 @@ from pegboard.cli.approval_prompt import cli_approval
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.core.entry import ToolEntry
+from pegboard.core.redact import shown
 from pegboard.core.wording import plural
 from pegboard.errors import PegboardError, ToolError
 
@@ -162,9 +163,14 @@ def inspect_tool(
             }
         )
         return
+    # a server's text, shown to a person deciding whether to trust it: every control, bidi or
+    # invisible character as a visible escape (the description has no invisible ones left)
     if entry.source:
-        typer.echo(f"// server: {entry.source.server_id}, original name: {entry.source.tool_name}")
-    typer.echo(stub_of(entry))
+        origin_line = (
+            f"// server: {entry.source.server_id}, original name: {entry.source.tool_name}"
+        )
+        typer.echo(shown(origin_line))
+    typer.echo(shown(stub_of(entry)))
     if line := trust_cmd.flag_line(services.tools.flags(entry)):
         typer.echo(line)
 

@@ -24,12 +24,13 @@ MODELS = (MINILM_L6, MINILM, WORDLLAMA)
 def default_model() -> str:
     """The sentence encoder (all-MiniLM-L6-v2 in numpy, shipped inside pegboard).
 
-    bench/kb.py: on the paraphrase notes it puts the right note first for 36 of 40 questions
-    (the static table 31, WordLlama 31); on the Python library reference (python3-doc, 33
-    paraphrased questions) 15 of 33 first and 26 of 33 in the top three (static table: 6 and
-    13). A query costs ~10 ms more CPU (28 ms p50 fused at 100k chunks). Ingestion is the
-    price: a few KB of text per second per core where the static table reads MB, so
-    ``pegboard kb add --model minilm-static`` stays for very large folders.
+    bench/kb.py: on the paraphrase notes it puts the right note first for 37 of 40 questions
+    (the static table 30, WordLlama 31); on the Python library reference (python3-doc) 20 of 33
+    dev questions first and 27 in the top three, 25 and 34 of 39 held-out ones (static table:
+    8 / 15 and 19 / 28). A query costs ~10 ms more CPU (28 ms p50 fused at 100k chunks).
+    Ingestion is the price: about 20 chunks (10 KB of text) per second per core where the
+    static table embeds hundreds, so ``pegboard kb add --model minilm-static`` stays for very
+    large folders.
     """
     return MINILM_L6
 

@@ -7,8 +7,10 @@ by the best match over every base searched and the cosine is standardised over e
 the bases that share an embedding model, so a small base's best chunk does not outrank a large
 base's by being its own maximum. By default the chunks then collapse into documents: a
 document scores as its best chunk plus 0.3 times its next two (a page that answers in several
-places beats one stray match), and its best chunk gives the result its title (document ›
-heading) and snippet; ``chunks=True`` returns the chunks themselves. bench/kb.py measures each step.
+places beats one stray match) plus 0.5 times the z-score of its lead's cosine (its first
+chunk, scored against the leads of every document searched: what the page as a whole is about),
+and its best chunk gives the result its title (document › heading) and snippet;
+``chunks=True`` returns the chunks themselves. bench/kb.py measures each step.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ Mode = Literal["fused", "fts", "vector", "rrf"]
 RRF_K = 60
 DENSE_WEIGHT = 1.0
 SUPPORT = 0.3  # weight of a document's second and third best chunks (bench/kb.py (b))
+LEAD = 0.5  # weight of the z-score of a document's lead (its first chunk) (bench/kb.py (b))
 SNIPPET_CHARS = 240
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -61,12 +64,15 @@ def search(
     words = [w for w in (m.lower() for m in _WORD.findall(query)) if w not in STOPWORDS]
     lexical = _fts(conn, list(states), words) if mode != "vector" else []
     dense: list[tuple[int, float]] = []
+    leads: dict[int, float] = {}
     if mode != "fts":
         by_model: dict[str, dict[str, int]] = {}
         for base, (model, generation) in states.items():
             by_model.setdefault(model, {})[base] = generation
         for model, generations in sorted(by_model.items()):
-            dense.extend(dense_ranking(conn, db_path, generations, model, query))
+            found = dense_ranking(conn, db_path, generations, model, query)
+            dense.extend(found.chunks)
+            leads.update(found.leads)
         dense.sort(key=lambda item: (-item[1], item[0]))
     if mode == "fts":
         ranked = lexical
@@ -76,7 +82,8 @@ def search(
         ranked = _rrf(lexical, dense)
     else:
         ranked = _fuse(lexical, dense)
-    return _collect(conn, ranked, words, top_k, by_document=not chunks)
+    leads = leads if mode == "fused" else {}  # the other modes are each one signal alone
+    return _collect(conn, ranked, words, top_k, by_document=not chunks, leads=leads)
 
 
 def _fts(conn: sqlite3.Connection, bases: list[str], words: list[str]) -> list[tuple[int, float]]:
@@ -133,20 +140,22 @@ def _collect(
     top_k: int,
     *,
     by_document: bool,
+    leads: dict[int, float],
 ) -> list[Hit]:
     """The ``top_k`` best hits: documents (the same content in two bases or at two paths is
-    one), each scored as its best chunk plus ``SUPPORT`` times its next two, or chunks with
-    distinct texts."""
+    one), each scored as its best chunk plus ``SUPPORT`` times its next two plus ``LEAD``
+    times its lead's score, or chunks with distinct texts."""
     ids = [chunk_id for chunk_id, _ in ranked]
-    rows: dict[int, tuple[str, str, str, str, str]] = {}
+    rows: dict[int, tuple[str, str, str, str, str, int]] = {}
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
         for chunk_id, *row in conn.execute(
-            "SELECT c.id, c.base, c.source, c.title, c.text, d.content_hash FROM chunks c"
-            f" JOIN documents d ON d.id = c.document WHERE c.id IN ({','.join('?' * len(part))})",
+            "SELECT c.id, c.base, c.source, c.title, c.text, d.content_hash, c.document"
+            " FROM chunks c JOIN documents d ON d.id = c.document"
+            f" WHERE c.id IN ({','.join('?' * len(part))})",
             part,
         ):
-            rows[int(chunk_id)] = (row[0], row[1], row[2], row[3], row[4])
+            rows[int(chunk_id)] = (row[0], row[1], row[2], row[3], row[4], int(row[5]))
     groups: dict[str, list[tuple[int, float]]] = {}
     for chunk_id, score in ranked:
         row = rows.get(chunk_id)
@@ -157,12 +166,15 @@ def _collect(
     scored = []
     for members in groups.values():
         best_id, best = members[0]  # ``ranked`` is best first
-        support = sum(s for _, s in members[1:3]) if by_document else 0.0
-        scored.append((best + SUPPORT * support, best_id))
+        extra = 0.0
+        if by_document:
+            lead = max(leads.get(rows[chunk_id][5], 0.0) for chunk_id, _ in members)
+            extra = SUPPORT * sum(s for _, s in members[1:3]) + LEAD * lead
+        scored.append((best + extra, best_id))
     scored.sort(key=lambda item: (-item[0], item[1]))
     hits: list[Hit] = []
     for score, chunk_id in scored[:top_k]:
-        base, source, title, text, digest = rows[chunk_id]
+        base, source, title, text, digest, _ = rows[chunk_id]
         hits.append(Hit(base, source, title, text, snippet(text, words), round(score, 6), digest))
     return hits
 

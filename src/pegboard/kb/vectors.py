@@ -4,6 +4,10 @@ The float32 matrix is read from the store once per base and generation and kept 
 sqlite-vec cannot load here (this Python's sqlite3 has no extension loading), and at 100,000
 chunks of 256 dimensions a numpy matrix-vector product is tens of milliseconds (bench/RESULTS.md).
 The query vector weighs each word by its IDF over the store's FTS5 vocabulary.
+
+Each document's lead (its first chunk: a page's opening paragraph says what the whole page is
+about) is also scored against the query, over the leads of every document searched, so a page
+whose subject is the question can outrank a large page that mentions it in passing.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +30,30 @@ if TYPE_CHECKING:
     from pegboard.search.dense import WordWeight
 
 CANDIDATES = 100  # best chunks by each signal handed to fusion
-_matrices: dict[tuple[str, str], tuple[int, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Matrix:
+    """One base's chunk vectors, and which rows are its documents' leads."""
+
+    generation: int
+    ids: npt.NDArray[np.int64]
+    vectors: npt.NDArray[np.float32]
+    lead_documents: npt.NDArray[np.int64]  # document ids, one per lead row
+    lead_rows: npt.NDArray[np.int64]  # the row of each document's first chunk
+
+
+@dataclass(frozen=True, slots=True)
+class Dense:
+    """The vector side of a search: the best chunks by cosine, each as (chunk id, z-score of
+    its cosine over every chunk searched), and each document's lead z-score (document id ->
+    z of its first chunk's cosine over every lead searched, negatives as 0)."""
+
+    chunks: list[tuple[int, float]] = field(default_factory=list)
+    leads: dict[int, float] = field(default_factory=dict)
+
+
+_matrices: dict[tuple[str, str], _Matrix] = {}
 _lock = threading.Lock()
 
 
@@ -35,54 +63,76 @@ def dense_ranking(
     generations: Mapping[str, int],
     model: str,
     query: str,
-) -> list[tuple[int, float]]:
+) -> Dense:
     """The best ``CANDIDATES`` chunks of the bases ``generations`` names (all built with
-    ``model``) by cosine, each as (chunk id, z-score of its cosine over all their chunks)."""
+    ``model``) by cosine, and every document's lead score (:class:`Dense`)."""
     import numpy as np
 
     parts = [_matrix(conn, db_path, base, gen) for base, gen in sorted(generations.items())]
-    parts = [(ids, matrix) for ids, matrix in parts if len(ids)]
+    parts = [part for part in parts if len(part.ids)]
     if not parts:
-        return []
+        return Dense()
     vector = load_embedder(model).embed_query(query, _idf_weight(conn, db_path))
     if not np.any(vector):
-        return []
-    ids = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
-    cosine = (
-        parts[0][1] @ vector
-        if len(parts) == 1
-        else np.concatenate([matrix @ vector for _, matrix in parts])
-    )
-    mean, spread = float(cosine.mean()), float(cosine.std())
-    spread = spread if spread > 0 else float("inf")  # one chunk, or all alike: no z-score
+        return Dense()
+    ids = np.concatenate([p.ids for p in parts])
+    cosines = [p.vectors @ vector for p in parts]
+    cosine = np.concatenate(cosines)
     top = min(CANDIDATES, len(ids))
     best = np.argpartition(-cosine, top - 1)[:top]
     best = best[np.argsort(-cosine[best], kind="stable")]
-    return [(int(ids[i]), max((float(cosine[i]) - mean) / spread, 0.0)) for i in best]
+    z = _standardised(cosine)
+    chunks = [(int(ids[i]), max(float(z[i]), 0.0)) for i in best]
+    lead_cosines = [c[p.lead_rows] for c, p in zip(cosines, parts, strict=True)]
+    lead_z = _standardised(np.concatenate(lead_cosines))
+    documents = np.concatenate([p.lead_documents for p in parts])
+    leads = {int(d): float(v) for d, v in zip(documents, lead_z, strict=True) if v > 0}
+    return Dense(chunks, leads)
 
 
-def _matrix(
-    conn: sqlite3.Connection, db_path: Path, base: str, generation: int
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+def _standardised(values: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """z-scores of ``values`` (all 0 when there is one value, or all are alike)."""
+    import numpy as np
+
+    mean, spread = float(values.mean()), float(values.std())
+    if not spread > 0:
+        return np.zeros(len(values))
+    out: npt.NDArray[np.float64] = (values.astype(np.float64) - mean) / spread
+    return out
+
+
+def _matrix(conn: sqlite3.Connection, db_path: Path, base: str, generation: int) -> _Matrix:
     import numpy as np
 
     key = (str(db_path.resolve()), base)
     with _lock:
         cached = _matrices.get(key)
-    if cached is not None and cached[0] == generation:
-        return cached[1], cached[2]
-    rows = conn.execute("SELECT id, vector FROM chunks WHERE base = ? ORDER BY id", (base,))
+    if cached is not None and cached.generation == generation:
+        return cached
+    rows = conn.execute(
+        "SELECT id, document, position, vector FROM chunks WHERE base = ? ORDER BY id", (base,)
+    )
     ids_list: list[int] = []
     blobs: list[bytes] = []
-    for chunk_id, blob in rows:
+    lead: dict[int, tuple[int, int]] = {}  # document -> (position, row) of its first chunk
+    for row, (chunk_id, document, position, blob) in enumerate(rows):
         ids_list.append(chunk_id)
         blobs.append(blob)
+        if document not in lead or position < lead[document][0]:
+            lead[document] = (position, row)
     ids = np.asarray(ids_list, dtype=np.int64)
     flat = np.frombuffer(b"".join(blobs), dtype=np.float32)
     matrix = flat.reshape(len(ids_list), -1) if ids_list else flat.reshape(0, 0)
+    built = _Matrix(
+        generation,
+        ids,
+        matrix,
+        np.asarray(list(lead), dtype=np.int64),
+        np.asarray([r for _, r in lead.values()], dtype=np.int64),
+    )
     with _lock:
-        _matrices[key] = (generation, ids, matrix)
-    return ids, matrix
+        _matrices[key] = built
+    return built
 
 
 def _idf_weight(conn: sqlite3.Connection, db_path: Path) -> WordWeight:

@@ -2,7 +2,11 @@
 
 :func:`poison_flags` names what looks like a tool-poisoning attempt (Invariant Labs, Apr 2025):
 Unicode tag characters (U+E0000-E007F), zero-width and bidi controls, ``<IMPORTANT>``-style
-blocks, and instructions to read files or credentials or to call other tools. It is a
+blocks, and instructions to read files or credentials or to call other tools. A tool that
+reads files or handles a password says so in words that are not flagged: places where secrets
+live (``~/.ssh``, ``.env``, ``mcp.json``) always are; reading a file only when the file is
+named by a path or its contents are to be passed on; a kind of secret (API key, password) when
+its sentence asks for one to be read or passed on and does not warn against it. It is a
 heuristic shown to people (``servers status``, ``tools inspect``); a flag never approves or
 hides anything. :func:`strip_invisible` removes the invisible characters from what the model
 sees (applied when MCP tools become registry entries).
@@ -23,9 +27,40 @@ _INVISIBLE = re.compile(f"{_TAGS.pattern}|{_ZERO_WIDTH.pattern}|{_BIDI.pattern}"
 _BLOCK = re.compile(
     r"<\s*/?\s*(important|system|instructions?|secret|hidden|admin|assistant)\b[^>]*>", re.I
 )
-_READS = re.compile(
-    r"(~/\.|\.ssh|id_rsa|\.env\b|\.aws|credentials?|api[_ -]?keys?|passwords?|private key"
-    r"|/etc/passwd|mcp\.json|\.cursor|read (the |any )?files?)",
+# Where secrets live: flagged wherever they are named.
+_SECRET_PLACES = re.compile(
+    r"(~/\.|\.ssh|id_rsa|\.env\b|\.aws|/etc/passwd|mcp\.json|\.cursor)", re.I
+)
+# Secrets by kind are named by tools that handle them (a workbook's protection password, a
+# warning to keep API keys out of a query): flagged when their sentence asks for one to be
+# read, fetched or passed on, unless it warns against exactly that.
+_SECRET_WORDS = re.compile(r"\b(?:credentials?|api[_ -]?keys?|passwords?|private keys?)\b", re.I)
+_TAKES = re.compile(
+    r"\b(?:read|cat|open|get|fetch|retrieve|collect|extract|find|look\s+up|copy|pass|send|"
+    r"include|put|append|attach|add|embed|forward|upload|paste|post|submit|provide|share|leak|"
+    r"exfiltrate|print|output|return|echo|insert)(?:s|es|d|ed|ing)?\b"
+    r"|\b(?:as|in|into|to)\s+(?:the\s+)?[`'\"]\w+[`'\"]",
+    re.I,
+)
+_WARNS = re.compile(
+    r"\b(?:do not|don'?t|never|must not|should not|avoid)\s+(?:ever\s+)?"
+    r"(?:includ|send|shar|pass|put|past|enter|expos|log|stor|reveal|leak|disclos|provid|submit)"
+    r"\w*\b",
+    re.I,
+)
+# After the warning: words that turn it into an instruction after all.
+_UNWARNS = re.compile(r"\b(?:but|then|instead|however|except|unless)\b", re.I)
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
+# Reading files is what many tools do ("Read File", "Read the contents of a file"): an
+# instruction to read one names the file (a path) or has its contents passed on, in the same
+# sentence (a dot inside a path or a file name does not end it).
+_SENTENCE = r"(?:[^.!?\n]|[.!?](?=[^\s]))"
+_READ_FILE = re.compile(
+    r"\bread\s+(?:the\s+|any\s+|every\s+|all\s+|each\s+)?(?:contents?\s+of\s+(?:the\s+)?)?"
+    r"files?\b(?:[ \t]+(?:at|named|called|in|from))?[ \t]*[`'\"(]?[ \t]*"
+    r"(?:~|/|\.\.?/|[a-z]:\\|\$home)"
+    rf"|\bread\b{_SENTENCE}{{0,60}}\bfiles?\b{_SENTENCE}{{0,120}}"
+    r"\b(?:pass|send|include|put|append|attach|forward|upload|paste|embed)\b",
     re.I,
 )
 _CALLS = re.compile(
@@ -48,20 +83,38 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
+def _names_secrets(text: str) -> bool:
+    """Names a place of secrets, or asks for a kind of secret outside a warning not to."""
+    if _SECRET_PLACES.search(text):
+        return True
+    for word in _SECRET_WORDS.finditer(text):
+        starts = [end.end() for end in _SENTENCE_END.finditer(text, 0, word.start())]
+        start = starts[-1] if starts else 0
+        after = _SENTENCE_END.search(text, word.end())
+        end = after.start() if after else len(text)
+        if not _TAKES.search(text, start, end):
+            continue
+        warning = _WARNS.search(text, start, word.start())  # the warning comes first
+        if warning is None or _UNWARNS.search(text, warning.end(), end):
+            return True
+    return False
+
+
 def poison_flags(raw: Mapping[str, Any]) -> list[str]:
     """Flags of one MCP tool definition (its description, title, schemas), sorted."""
     text = "\n".join(
         _strings([raw.get(k) for k in ("title", "description", "inputSchema", "outputSchema")])
     )
     checks = (
-        (_TAGS, "unicode tag characters"),
-        (_ZERO_WIDTH, "zero-width characters"),
-        (_BIDI, "bidi controls"),
-        (_BLOCK, "<IMPORTANT>-style block"),
-        (_READS, "mentions files or credentials"),
-        (_CALLS, "instructs calling other tools or hiding from the user"),
+        (_TAGS.search, "unicode tag characters"),
+        (_ZERO_WIDTH.search, "zero-width characters"),
+        (_BIDI.search, "bidi controls"),
+        (_BLOCK.search, "<IMPORTANT>-style block"),
+        (_names_secrets, "mentions files or credentials"),
+        (_READ_FILE.search, "mentions files or credentials"),
+        (_CALLS.search, "instructs calling other tools or hiding from the user"),
     )
-    return sorted(label for pattern, label in checks if pattern.search(text))
+    return sorted({label for found, label in checks if found(text)})
 
 
 _PROSE_KEYS = frozenset({"description", "title"})

@@ -43,9 +43,17 @@ def _layer_norm(x: Matrix, weight: Matrix, bias: Matrix, eps: float) -> Matrix:
 
 
 def _gelu(x: Matrix) -> Matrix:
-    inner = np.tanh(0.7978845608 * (x + 0.044715 * x * x * x))
-    out: Matrix = (0.5 * x * (1.0 + inner)).astype(np.float32, copy=False)
-    return out
+    """BERT's tanh GELU, computed in place in one scratch array (no temporaries)."""
+    y = x * x
+    y *= x
+    y *= np.float32(0.044715)
+    y += x
+    y *= np.float32(0.7978845608)
+    np.tanh(y, out=y)
+    y += np.float32(1.0)
+    y *= x
+    y *= np.float32(0.5)
+    return y
 
 
 class SentenceEncoder:
@@ -144,9 +152,14 @@ class SentenceEncoder:
                 return out
 
             q = split(dense(x, "attention.self.query"))
-            k = split(dense(x, "attention.self.key"))
+            # K laid out as (n, heads, head, length) in memory: numpy's stacked matmul only
+            # reaches BLAS when each matrix is contiguous along a row or a column; a
+            # transposed view falls back to its own loop, 25-40x slower (bench/RESULTS.md).
+            k = np.ascontiguousarray(
+                dense(x, "attention.self.key").reshape(n, length, heads, head).transpose(0, 2, 3, 1)
+            )
             v = split(dense(x, "attention.self.value"))
-            att = (q @ k.transpose(0, 1, 3, 2)) * scale + pad_bias
+            att = (q @ k) * scale + pad_bias
             att = np.exp(att - att.max(-1, keepdims=True))
             att /= att.sum(-1, keepdims=True)
             ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n * length, self.dims)

@@ -1,0 +1,160 @@
+"""Document-ranking variants on a python3-doc store, re-ranked in numpy (nothing re-embedded).
+
+    .venv/bin/python bench/kb.py --keep DIR --skip-speed   # builds DIR/pydoc-minilm-l6.sqlite3
+    .venv/bin/python bench/kb_sweep.py DIR/pydoc-minilm-l6.sqlite3
+
+Each row re-implements the fused per-document ranking of pegboard.kb.search (BM25 scaled by
+its best match plus the cosine's z-score per chunk; a document is its best chunk plus SUPPORT
+times its next NSUP) with one change, and prints hit@1 / hit@3 on the dev questions
+(bench/kb_pydoc/questions.tsv) and the held-out ones (bench/kb_pydoc/holdout.tsv). The first
+row must match bench/kb.py's "without the lead" row, the "lead 0.5" row its default.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kb_quality import PYDOC_HOLDOUT, PYDOC_QUESTIONS, questions, row
+from pegboard.kb.search import _WORD
+from pegboard.search.encoder import shared_encoder
+from pegboard.search.text import STOPWORDS
+
+
+class Store:
+    def __init__(self, db: Path) -> None:
+        self.conn = sqlite3.connect(db)
+        rows = self.conn.execute(
+            "SELECT id, document, position, vector FROM chunks ORDER BY id"
+        ).fetchall()
+        self.ids = np.array([r[0] for r in rows])
+        self.doc = np.array([r[1] for r in rows])
+        self.pos = np.array([r[2] for r in rows])
+        self.matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32).reshape(
+            len(rows), -1
+        )
+        self.row_of = {int(i): k for k, i in enumerate(self.ids)}
+        docs = self.conn.execute("SELECT id, source, title FROM documents").fetchall()
+        self.name = {i: Path(s).name for i, s, _ in docs}
+        self.title = {i: t for i, _, t in docs}
+        self.docs = np.array(sorted(self.name))
+        counts = np.unique(self.doc, return_counts=True)
+        self.size = dict(zip(counts[0].tolist(), counts[1].tolist(), strict=True))
+        self.encoder = shared_encoder()
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def vector(self, q: str) -> np.ndarray:
+        if q not in self._vectors:
+            self._vectors[q] = self.encoder.embed([q])[0]
+        return self._vectors[q]
+
+    def fts(self, q: str, title_weight: float) -> dict[int, float]:
+        words = [w for w in (m.lower() for m in _WORD.findall(q)) if w not in STOPWORDS]
+        if not words:
+            return {}
+        match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+        rows = self.conn.execute(
+            f"SELECT rowid, -bm25(chunks_fts, {title_weight}, 1.0) s FROM chunks_fts"
+            " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT 100",
+            (match,),
+        ).fetchall()
+        peak = max((s for _, s in rows), default=0.0)
+        return {int(i): s / peak for i, s in rows} if peak > 0 else {}
+
+
+def _z(values: np.ndarray) -> np.ndarray:
+    out: np.ndarray = (values - values.mean()) / values.std()
+    return out
+
+
+def ranker(
+    *,
+    dense_weight: float = 1.0,
+    support: float = 0.3,
+    nsup: int = 2,
+    title_weight: float = 2.0,
+    extras: tuple[tuple[float, np.ndarray], ...] = (),
+    size_penalty: float = 0.0,
+) -> Callable[[Store, str], list[str]]:
+    """``extras``: (weight, one vector per document in ``Store.docs`` order) whose cosine's
+    z-score (negatives as 0) is added to the document's score."""
+
+    def rank(s: Store, q: str) -> list[str]:
+        v = s.vector(q)
+        cos = s.matrix @ v
+        z = _z(cos)
+        top = np.argpartition(-cos, 99)[:100]
+        scores = dict(s.fts(q, title_weight))
+        for i in top:
+            key = int(s.ids[i])
+            scores[key] = scores.get(key, 0.0) + dense_weight * max(float(z[i]), 0.0)
+        groups: dict[int, list[float]] = {}
+        for cid, sc in sorted(scores.items(), key=lambda t: -t[1]):
+            groups.setdefault(int(s.doc[s.row_of[cid]]), []).append(sc)
+        bonus: dict[int, float] = {}
+        for weight, vectors in extras:
+            for d, dz in zip(s.docs, _z(vectors @ v), strict=True):
+                bonus[int(d)] = bonus.get(int(d), 0.0) + weight * max(float(dz), 0.0)
+        final = {
+            d: m[0]
+            + support * sum(m[1 : 1 + nsup])
+            + bonus.get(d, 0.0)
+            - size_penalty * float(np.log(s.size[d]))
+            for d, m in groups.items()
+        }
+        return [s.name[d] for d, _ in sorted(final.items(), key=lambda t: -t[1])]
+
+    return rank
+
+
+def main() -> None:
+    s = Store(Path(sys.argv[1]))
+    dev, held = questions(PYDOC_QUESTIONS), questions(PYDOC_HOLDOUT)
+    titles = s.encoder.embed([s.title[int(d)] for d in s.docs])
+    leads = np.stack([s.matrix[s.doc == d][np.argmin(s.pos[s.doc == d])] for d in s.docs])
+    means = np.stack([s.matrix[s.doc == d].mean(0) for d in s.docs])
+    means /= np.linalg.norm(means, axis=1, keepdims=True)
+    variants: list[tuple[str, Callable[[Store, str], list[str]]]] = [
+        ("session 5 default (no lead)", ranker()),
+        *[(f"dense weight {w}", ranker(dense_weight=w)) for w in (0.5, 2.0, 3.0)],
+        *[(f"support {w}", ranker(support=w)) for w in (0.0, 0.5)],
+        ("support 0.3 over the next 5 chunks", ranker(nsup=5)),
+        ("BM25 title column weight 5 (default 2)", ranker(title_weight=5.0)),
+        *[(f"size penalty {p} x log(chunks)", ranker(size_penalty=p)) for p in (0.05, 0.2)],
+        *[
+            (f"+ title vector (page title embedded) {w}", ranker(extras=((w, titles),)))
+            for w in (0.5, 1.0)
+        ],
+        *[
+            (f"+ mean of the page's chunk vectors {w}", ranker(extras=((w, means),)))
+            for w in (0.5, 1.0)
+        ],
+        *[
+            (f"+ lead (first chunk) {w}", ranker(extras=((w, leads),)))
+            for w in (0.25, 0.5, 0.75, 1.0)
+        ],
+        ("+ lead 0.5 + title vector 0.25", ranker(extras=((0.5, leads), (0.25, titles)))),
+        ("+ lead 0.5, dense weight 1.5", ranker(extras=((0.5, leads),), dense_weight=1.5)),
+        ("+ lead 0.5, support over the next 5", ranker(extras=((0.5, leads),), nsup=5)),
+    ]
+    print(
+        f"| variant | dev hit@1 ({len(dev)}) | dev hit@3 "
+        f"| held-out hit@1 ({len(held)}) | held-out hit@3 |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for label, rank in variants:
+        cells = []
+        for asked in (dev, held):
+            names = [(rank(s, q)[:3], a) for q, a in asked]
+            cells += [sum(n[:1] == [a] for n, a in names), sum(a in n for n, a in names)]
+        print(row(label, *cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()
