@@ -38,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("LANCE_LOG", "error")  # its per-query deprecation warnings
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np

@@ -33,7 +33,8 @@ from pegboard.calls.approval import unmatched_gates
 from pegboard.calls.audit import AuditSink, FanOut
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.grants import GrantStore, MemoryGrantStore
-from pegboard.calls.pending import MemoryPendingStore, PendingApprovalStore
+from pegboard.calls.pending import PendingApprovalStore
+from pegboard.calls.pending_sqlite import SqlitePendingStore
 from pegboard.calls.session import CallSession
 from pegboard.config import LoadedConfig, load_config
 from pegboard.config.source import ConfigSource, FileConfigSource
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from pegboard.postgres import Database
 
 logger = logging.getLogger("pegboard.gateway")
+PENDING_FILE = "approvals.sqlite"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +132,13 @@ def default_components(
         grants = _pg_grants(db) if db is not None else MemoryGrantStore()
         made.append(grants)
     if pending is None:
-        pending = _pg_pending(db) if db is not None else MemoryPendingStore()
+        # Without a team store, a file in the data directory: the admin page, `pegboard
+        # approvals` and `pegboard ui` decide the questions any gateway (stdio too) queued.
+        pending = (
+            _pg_pending(db)
+            if db is not None
+            else SqlitePendingStore(loaded.data_dir / PENDING_FILE)
+        )
         made.append(pending)
     audit = given.audit
     if audit is None:
@@ -267,6 +275,7 @@ class ToolRuntime:
         self.collisions: tuple[McpCollision, ...] = ()
         self._build_lock = threading.Lock()
         self._built = False
+        self._running = False
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for a part not built yet: build them all (once), then answer.
@@ -479,13 +488,19 @@ class ToolRuntime:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ToolRuntime]:
         """Run the catalog (pre-warm in the background); on exit every child is stopped
-        (upstream servers and the tool_exec sandbox's workers)."""
+        (upstream servers and the tool_exec sandbox's workers). Inside a runtime that already
+        runs (``pegboard serve``, whose admin page refreshes a server) it only yields."""
+        if self._running:
+            yield self
+            return
         await self.start()
+        self._running = True
         unsubscribe = self.catalog.events.subscribe(ToolsChanged, self._on_tools_changed)
         try:
             async with self.catalog.running(prewarm=self.options.prewarm):
                 yield self
         finally:
+            self._running = False
             unsubscribe()
             self._close_stores()
             if self.sandbox is not None:

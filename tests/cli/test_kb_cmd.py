@@ -39,6 +39,22 @@ def test_kb_add_again_reports_unchanged_files_and_warns_about_skipped_ones(
     assert f"warning: skipped {tmp_path / 'missing'}: no such file or directory" in again.stderr
 
 
+def test_kb_add_of_an_edited_file_says_how_many_chunks_it_kept(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    page = tmp_path / "hb" / "handbook.md"
+    page.parent.mkdir()
+    page.write_text("# Handbook\n\n## Pets\n\nDogs on Fridays.\n\n## Leave\n\n25 days.\n")
+    invoke("kb", "add", "hb", str(page.parent), "--model", "minilm-static")
+    page.write_text("# Handbook\n\n## Pets\n\nDogs on Mondays.\n\n## Leave\n\n25 days.\n")
+
+    again = invoke("kb", "add", "hb", str(page.parent))
+
+    assert again.stdout == (
+        "hb: 1 file indexed (2 chunks, 1 kept from before), 0 unchanged, 0 skipped\n"
+    )
+
+
 def test_kb_add_with_nothing_readable_fails_and_a_bad_name_is_a_usage_error(
     invoke: Invoke, tmp_path: Path
 ) -> None:

@@ -65,14 +65,16 @@ Options:
   --help             Show this message and exit.
 
 Commands:
-  serve    Serve all configured MCP servers as one MCP server.
-  chat     Chat with a configured model over the profile's tools.
-  tools    List, search, inspect and call tools.
-  servers  Add, remove, check, refresh, enable, disable MCP servers.
-  config   Show, locate and import configuration.
-  bench    Benchmarks that anyone can rerun.
-  kb       Knowledge bases: local files that kb_search finds by meaning.
-  audit    Read the audit log of tool calls.
+  serve      Serve all configured MCP servers as one MCP server.
+  chat       Chat with a configured model over the profile's tools.
+  tools      List, search, inspect and call tools.
+  servers    Add, remove, check, refresh, enable, disable MCP servers.
+  config     Show, locate and import configuration.
+  bench      Benchmarks that anyone can rerun.
+  kb         Knowledge bases: local files that kb_search finds by meaning.
+  audit      Read the audit log of tool calls.
+  approvals  List, approve and deny gated calls waiting for a person.
+  ui         The admin web UI: servers, tools, approvals, audit.
 """
 
 

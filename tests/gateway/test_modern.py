@@ -176,7 +176,7 @@ async def test_a_modern_client_over_http_gets_rounds_for_approval_and_listens_fo
     assert seen == _expected()
 
 
-async def test_a_modern_client_that_cannot_elicit_is_refused_a_gated_call_without_a_round(
+async def test_a_modern_client_that_cannot_elicit_has_a_gated_call_queued_without_a_round(
     tmp_path: Path,
 ) -> None:
     _config(tmp_path)
@@ -188,5 +188,6 @@ async def test_a_modern_client_that_cannot_elicit_is_refused_a_gated_call_withou
 
     assert refused.is_error is True
     assert text_of(refused).startswith(
-        f"Tool {ECHO} requires the user's approval, and this MCP client cannot ask for it"
+        f"Tool {ECHO} needs a person's approval, and this MCP client cannot ask for it, so "
+        "the call waits in pegboard's approvals queue"
     )

@@ -1,4 +1,4 @@
-"""A gated call refused because the MCP client cannot be asked names the config change that
+"""A gated call queued because the MCP client cannot be asked names the config change that
 would let it run: ``destructive_tools = "allow"`` for a tool its server annotates
 ``destructiveHint``, ``force_prompt_tools`` for a force-prompt tool (real memory server)."""
 
@@ -44,15 +44,16 @@ async def test_each_refusal_names_the_fix_of_its_own_gate(tmp_path: Path) -> Non
             forced = await client.call_tool("mcp__memory__read_graph", {})
 
     assert (destructive.is_error, forced.is_error) == (True, True)
-    assert text_of(destructive) == (
-        "Tool mcp__memory__delete_entities requires the user's approval, and this MCP client "
-        "cannot ask for it (it does not support elicitation), so pegboard refused the call "
-        "without running it. Use a client with elicitation support, or let destructive tools "
-        'run unasked with destructive_tools = "allow" in the profile ([profiles.<name>]) of '
-        "pegboard's config (it asks because its server annotates it destructiveHint)."
+    assert text_of(destructive).startswith(
+        "Tool mcp__memory__delete_entities needs a person's approval, and this MCP client "
+        "cannot ask for it, so the call waits in pegboard's approvals queue"
+    )
+    assert text_of(destructive).endswith(
+        "To let it run unasked, let destructive tools run unasked with destructive_tools = "
+        '"allow" in the profile ([profiles.<name>]) of pegboard\'s config (it asks because '
+        "its server annotates it destructiveHint)."
     )
     assert text_of(forced).endswith(
-        "Use a client with elicitation support, or remove the tool from force_prompt_tools "
-        "in pegboard's config."
+        "To let it run unasked, remove the tool from force_prompt_tools in pegboard's config."
     )
     assert not (tmp_path / "memory.jsonl").exists()  # nothing ran

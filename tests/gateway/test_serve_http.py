@@ -93,7 +93,7 @@ async def test_http_serving_needs_the_token_notifies_every_client_and_stops_chil
 
             assert gated.is_error is True
             assert text_of(gated).startswith(
-                "Tool mcp__toolbox__echo requires the user's approval, and this MCP client "
+                "Tool mcp__toolbox__echo needs a person's approval, and this MCP client "
                 "cannot ask for it"
             )
             assert text_of(added) == "42"

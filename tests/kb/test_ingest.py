@@ -1,6 +1,7 @@
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pegboard.errors import KnowledgeBaseError
@@ -74,6 +75,35 @@ def test_re_adding_reads_again_only_the_files_whose_content_changed(
     assert not any("Fridays" in t for t in texts)
     assert search_base(db, "notes", "mondays", mode="fts")[0].source == str(notes / "pets.md")
     assert search_base(db, "notes", "fridays", mode="fts") == []
+
+
+def test_an_edited_file_embeds_only_its_edited_chunks_and_keeps_the_others_vectors(
+    tmp_path: Path,
+) -> None:
+    from pegboard.kb.embedding import load_embedder
+
+    db = tmp_path / "kb.sqlite3"
+    page = tmp_path / "handbook.md"
+    page.write_text("# Handbook\n\n## Pets\n\nDogs on Fridays.\n\n## Leave\n\n25 days.\n")
+    ingest(db, "hb", [page], model="minilm-static")
+    before = _vectors(db)
+    page.write_text("# Handbook\n\n## Pets\n\nDogs on Mondays.\n\n## Leave\n\n25 days.\n")
+
+    report = ingest(db, "hb", [page])
+
+    after = _vectors(db)
+    assert (report.indexed, report.chunks, report.reused) == ([str(page)], 2, 1)
+    assert after["25 days."] == before["25 days."]
+    fresh = load_embedder("minilm-static").embed(["Handbook › Pets\nDogs on Mondays."])[0]
+    assert np.frombuffer(after["Dogs on Mondays."], dtype=np.float32).tolist() == pytest.approx(
+        fresh.tolist(), abs=1e-6
+    )
+    assert "Dogs on Fridays." not in after
+
+
+def _vectors(db: Path) -> dict[str, bytes]:
+    with sqlite3.connect(db) as conn:
+        return {str(t): bytes(v) for t, v in conn.execute("SELECT text, vector FROM chunks")}
 
 
 def test_a_file_that_fails_halfway_leaves_its_previous_version_and_the_others(

@@ -64,12 +64,12 @@ async def test_gateway_calls_are_recorded_in_the_audit_log(tmp_path: Path) -> No
         async with serve_stdio(tmp_path, "--no-defer", notifications=changes) as client:
             await wait_for_tools(client, changes, "mcp__box__tool_0")
             await client.call_tool("mcp__box__tool_0", {"q": "a"})
-            await client.call_tool("mcp__box__tool_1", {"q": "b"})  # gated, no elicitation
+            await client.call_tool("mcp__box__tool_1", {"q": "b"})  # gated, no elicitation: queued
 
     records = _audit(tmp_path)
     assert [(r["tool"], r["outcome"]) for r in records] == [
         ("mcp__box__tool_0", "ok"),
-        ("mcp__box__tool_1", "ApprovalRequired"),
+        ("mcp__box__tool_1", "ApprovalQueued"),
     ]
     assert all(isinstance(r["time"], float) for r in records)
 

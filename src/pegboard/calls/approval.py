@@ -158,6 +158,17 @@ async def authorise(
     key = GrantKey(principal, entry.name, entry.definition_hash, request.arguments_hash)
     if grants is not None and await grants.consume(key, session_id) is not None:
         return "granted_earlier"
+    settle = getattr(handler, "settle", None)  # the approvals queue (calls.queue)
+    if settle is not None and pending is not None:
+        outcome: ApprovalOutcome = await settle(
+            request,
+            key,
+            pending=pending,
+            grants=grants,
+            session_id=session_id,
+            asked_by=asked_by or via,
+        )
+        return outcome
     if handler is None:
         if via in ("tool_invoke", "tool_exec"):
             raise ApprovalRequired(

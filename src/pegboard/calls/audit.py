@@ -12,6 +12,7 @@ import anyio
 
 from pegboard.calls.approval import ApprovalOutcome, arguments_fingerprint
 from pegboard.core.redact import redact_url
+from pegboard.core.tracing import span
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ToolError
 
 if TYPE_CHECKING:
@@ -69,8 +70,14 @@ async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
     """Run ``body`` (the rest of the call path) and leave exactly one record for ``call``.
 
     ``body`` returns a :class:`~pegboard.core.output.ToolOutput` for tools; the gateway's
-    resource reads and prompt gets return the MCP result itself.
+    resource reads and prompt gets return the MCP result itself. With tracing on, the call is
+    a ``pegboard.call`` span (:mod:`pegboard.core.tracing`) with its outcome.
     """
+    with span("pegboard.call", **{"gen_ai.tool.name": call.name, "pegboard.route": call.via}) as s:
+        return await _audited(call, body, s)
+
+
+async def _audited(call: Call, body: Callable[[], Awaitable[T]], current: Any) -> T:
     arrived, started = time.time(), time.perf_counter()
     outcome, error_class = "error", None
     check = getattr(call.session.audit, "check", None)  # on_failure = "refuse" (AuditLog)
@@ -91,6 +98,9 @@ async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
         error_class = type(exc).__name__
         raise
     finally:
+        if current is not None:
+            current.set_attribute("pegboard.outcome", outcome)
+            current.set_attribute("pegboard.approval", call.approval)
         session = call.session
         record = CallRecord(
             time=arrived,

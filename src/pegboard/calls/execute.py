@@ -20,6 +20,7 @@ from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.schema import apply_defaults, validate_arguments
 from pegboard.core.tool import ToolContext
+from pegboard.core.tracing import span
 from pegboard.errors import (
     InvalidToolArguments,
     PegboardError,
@@ -55,19 +56,22 @@ async def settle_approval(call: Call, entry: ToolEntry, *, gated: bool | None = 
     """:func:`~pegboard.calls.approval.authorise` ``call`` with its session's handler (when
     interactive), grants, pending store and principal; the outcome is noted on ``call``."""
     session = call.session
-    call.approval = await authorise(
-        entry,
-        call.arguments,
-        call.ctx,
-        via=call.via,
-        handler=session.approval_handler if call.interactive else None,
-        grants=session.grants,
-        pending=session.pending,
-        principal=session.principal.subject,
-        session_id=call.ctx.session_id or session.session_id,
-        grant_ttl=session.grant_ttl,
-        gated=gated if gated is not None else session.gates.pop(call.ctx.call_id, None),
-    )
+    with span("pegboard.approval", **{"gen_ai.tool.name": entry.name}) as current:
+        call.approval = await authorise(
+            entry,
+            call.arguments,
+            call.ctx,
+            via=call.via,
+            handler=session.approval_handler if call.interactive else None,
+            grants=session.grants,
+            pending=session.pending,
+            principal=session.principal.subject,
+            session_id=call.ctx.session_id or session.session_id,
+            grant_ttl=session.grant_ttl,
+            gated=gated if gated is not None else session.gates.pop(call.ctx.call_id, None),
+        )
+        if current is not None:
+            current.set_attribute("pegboard.approval", call.approval)
 
 
 async def run_entry(entry: ToolEntry, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:

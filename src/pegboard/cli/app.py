@@ -23,6 +23,8 @@ COMMANDS = {
     "bench": ("pegboard.cli.bench_cmd", "app"),
     "kb": ("pegboard.cli.kb_cmd", "app"),
     "audit": ("pegboard.cli.audit_cmd", "app"),
+    "approvals": ("pegboard.cli.approvals_cmd", "app"),
+    "ui": ("pegboard.cli.ui_cmd", "ui"),
 }
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import tomli_w
 import typer
@@ -13,8 +12,8 @@ from pegboard.cli import render
 from pegboard.cli._common import EXIT_USAGE, echo_json, fail, load
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.config import plan_import, write_config
-from pegboard.core.redact import looks_secret, mask, redact_args, redact_url
 from pegboard.errors import ConfigError
+from pegboard.service.config import config_data, redact
 
 app = typer.Typer(
     cls=PlainGroup, help="Show, locate and import configuration.", no_args_is_help=True
@@ -43,49 +42,6 @@ def path_cmd(
     typer.echo(f"catalog:  {loaded.catalog_path}")
 
 
-REDACTED = "***"
-
-
-def redact(data: dict[str, Any]) -> dict[str, Any]:
-    """A copy with secrets masked: secret-looking env and header values, API keys, the token.
-
-    Other env values (``DEBUG = "1"``, a path) are shown: a dry run must show what changes.
-    """
-    out = copy.deepcopy(data)
-    for server in out.get("servers", {}).values():
-        if not isinstance(server, dict):
-            continue
-        secrets = [
-            str(v)
-            for key in ("env", "headers")
-            if isinstance(server.get(key), dict)
-            for k, v in server[key].items()
-            if looks_secret(k, v)
-        ]
-        for key in ("env", "headers"):
-            if isinstance(server.get(key), dict):
-                server[key] = {
-                    k: REDACTED if looks_secret(k, v) else v for k, v in server[key].items()
-                }
-        if isinstance(server.get("url"), str):
-            server["url"] = redact_url(server["url"])
-        if isinstance(server.get("args"), list):  # `--token=<env value>`, `--api-key sk-...`
-            server["args"] = redact_args([mask(str(a), secrets) for a in server["args"]])
-    for model in out.get("models", {}).values():
-        if not isinstance(model, dict):
-            continue
-        if isinstance(model.get("base_url"), str):  # the key itself is only ever in the env
-            model["base_url"] = redact_url(model["base_url"])
-    for provider in out.get("web_search", {}).values():
-        if isinstance(provider.get("url"), str):
-            provider["url"] = redact_url(provider["url"])
-        if provider.get("api_key"):
-            provider["api_key"] = REDACTED
-    if out.get("gateway", {}).get("token"):
-        out["gateway"]["token"] = REDACTED
-    return out
-
-
 @app.command("show", cls=PlainCommand)
 def show_cmd(
     ctx: typer.Context,
@@ -107,8 +63,7 @@ def show_cmd(
     API keys; the gateway token) are masked unless --show-secrets is given.
     """
     loaded = load(ctx)
-    data = loaded.config.model_dump(mode="json", exclude_none=True) if effective else loaded.raw
-    data = data if show_secrets else redact(data)
+    data = config_data(loaded, effective=effective, show_secrets=show_secrets)
     if as_json:
         echo_json(data)
         return

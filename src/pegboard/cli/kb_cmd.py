@@ -124,9 +124,10 @@ def add(
             f"warning: skipped {skipped.reason}", markup=False, highlight=False, soft_wrap=True
         )
     removed = f", {len(report.removed)} removed (excluded)" if report.removed else ""
+    kept = f", {report.reused} kept from before" if report.reused else ""
     typer.echo(
         f"{name}: {plural(len(report.indexed), 'file')} indexed "
-        f"({plural(report.chunks, 'chunk')}), "
+        f"({plural(report.chunks, 'chunk')}{kept}), "
         f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped{removed}"
     )
     if report.excludes:

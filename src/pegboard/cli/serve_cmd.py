@@ -18,8 +18,12 @@ from pegboard.errors import ConfigError, PegboardError
 from pegboard.service import Service
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
     from pegboard.config.model import AuthConfig
+    from pegboard.core.principal import Principal
     from pegboard.gateway.oauth import JwtVerifier
+    from pegboard.gateway.server import Gateway
     from pegboard.runtime import ToolRuntime
 
 
@@ -75,6 +79,7 @@ def serve(
     """
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
     from pegboard.gateway.compose import gateway_for
+    from pegboard.gateway.tracing import configure_from_env
     from pegboard.gateway.transports import (
         bind_listening_socket,
         check_port,
@@ -145,6 +150,7 @@ def serve(
         )
 
     async def body() -> None:
+        configure_from_env()  # OTEL_* (off without them); before the gateway reads it
         gateway, content = gateway_for(runtime)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(content.run, gateway.content_changed)
@@ -153,14 +159,51 @@ def serve(
             offered = partial(searching, runtime.surface)
             tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered)
             if http:
+                verifier = _verifier(auth)
                 await serve_http(
-                    gateway, host=bind, token=token, verifier=_verifier(auth), sock=sock
+                    gateway,
+                    host=bind,
+                    token=token,
+                    verifier=verifier,
+                    sock=sock,
+                    admin=_admin(runtime, gateway, token, verifier, auth, is_loopback(bind)),
                 )
             else:
                 await serve_stdio(gateway)
             tg.cancel_scope.cancel()
 
     run(body)
+
+
+def _admin(
+    runtime: ToolRuntime,
+    gateway: Gateway,
+    token: str | None,
+    verifier: JwtVerifier | None,
+    auth: AuthConfig,
+    loopback: bool,
+) -> ASGIApp:
+    """The admin UI at ``/admin`` beside the MCP endpoint, with the gateway's authentication."""
+    from pegboard.admin.app import AdminState, ClientSession, admin_app
+    from pegboard.admin.security import AdminAuth
+
+    check = None
+    if verifier is not None:
+        from pegboard.gateway.oauth import principal_of
+
+        async def check(credential: str) -> Principal | None:
+            assert verifier is not None
+            return principal_of(await verifier.verify_token(credential), auth.groups_claim)
+
+    def sessions() -> list[ClientSession]:
+        return [ClientSession(**c) for c in gateway.hub.connections()]
+
+    from pegboard.admin.metrics import GatewayMetrics
+
+    services = Service.of(runtime)
+    metrics = GatewayMetrics(services, runtime.events)
+    admin_auth = AdminAuth(token=token, verify=check, admins=auth.admins, loopback=loopback)
+    return admin_app(AdminState(services, admin_auth, sessions=sessions, metrics=metrics))
 
 
 def _verifier(auth: AuthConfig) -> JwtVerifier | None:

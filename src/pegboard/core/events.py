@@ -78,6 +78,15 @@ class ApprovalDecided:
     approval: Any
 
 
+@dataclass(frozen=True, slots=True)
+class McpRequestHandled:
+    """The gateway answered an MCP request: its method and the client's era
+    (``handshake`` or ``modern``)."""
+
+    method: str
+    era: str
+
+
 class EventBus:
     """Subscribe to event types, publish events (see the module docstring)."""
 

@@ -168,6 +168,14 @@ class UpstreamContent:
             # Unknown: refused, but audited like an unknown tool.
             return await self._guard.run(uri, None, {}, session, request_id, _not_found(uri))
         server_id, upstream = owner
+        listed = next(  # the definition, read once for this request
+            (
+                r
+                for sid, r in self._listed("resources")
+                if sid == server_id and str(r.uri) == upstream
+            ),
+            None,
+        )
 
         async def read() -> mcp_types.ReadResourceResult:
             result = await (await self._catalog.session(server_id)).read_resource(upstream)
@@ -177,7 +185,9 @@ class UpstreamContent:
             ]
             return result.model_copy(update={"contents": contents})
 
-        return await self._guard.run(uri, server_id, {}, session, request_id, read, asking)
+        return await self._guard.run(
+            uri, server_id, {}, session, request_id, read, asking, definition=listed
+        )
 
     async def list_prompts(self) -> list[mcp_types.Prompt]:
         return [
@@ -215,14 +225,16 @@ class UpstreamContent:
             return await self._guard.run(
                 name, None, arguments or {}, session, request_id, _not_found(name)
             )
-        server_id, upstream_name, _ = owner
+        server_id, upstream_name, listed = owner  # the definition, read once for this request
 
         async def get() -> mcp_types.GetPromptResult:
             upstream = await self._catalog.session(server_id)
             return await upstream.get_prompt(upstream_name, arguments)
 
         args = arguments or {}
-        return await self._guard.run(name, server_id, args, session, request_id, get, asking)
+        return await self._guard.run(
+            name, server_id, args, session, request_id, get, asking, definition=listed
+        )
 
     def handlers(self, asking: AskingOf | None = None) -> dict[str, Any]:
         """The SDK server's handlers (``Server(**handlers)``) of these resources and prompts;

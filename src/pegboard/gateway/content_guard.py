@@ -5,10 +5,19 @@ synthetic entry named like what the client sees: ``pegboard://S/U`` or ``mcp__S_
 leaves exactly one :class:`~pegboard.calls.audit.CallRecord` through
 :func:`~pegboard.calls.audit.audited`, refusals included. A server gates its content with
 ``approve_content = true`` in its config; the client is asked by elicitation like for tools.
+
+A yes, and "allow for this session", is bound to the listed definition of the prompt or
+resource (its description, arguments, metadata: :func:`definition_digest`), as a tool's is to
+its definition hash, so a server that redefines it is asked about again. The definition is
+taken once per request; in input-required rounds (2026-07-28), once at the first round, sealed
+in the round's state, and the retry is decided on it: a listing that arrives between the rounds
+(the content was not listed yet) does not ask again, a definition that changed between them
+does (the user was asked about the old one).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -16,20 +25,23 @@ from typing import Any, TypeVar
 import mcp_types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
 
 from pegboard.calls.approval import ApprovalHandler, ApprovalPending, ApprovalRequest
 from pegboard.calls.audit import audited
 from pegboard.calls.execute import settle_approval
+from pegboard.calls.request import arguments_fingerprint
 from pegboard.calls.session import Call, CallSession
 from pegboard.core.entry import ToolEntry
 from pegboard.core.principal import Principal
-from pegboard.core.tool import Tool, ToolContext
+from pegboard.core.tool import Tool, ToolContext, canonical_json
 from pegboard.errors import ApprovalRequired, ToolError
 from pegboard.gateway.approval import (
     ElicitationApproval,
     client_can_elicit,
     connection_session_id,
 )
+from pegboard.gateway.rounds import RoundApproval
 
 VIA = "gateway"
 T = TypeVar("T")
@@ -52,7 +64,28 @@ class Asking:
     principal: Principal
     session_id: str
     grant_ttl: float
-    ask: Callable[[ApprovalRequest], mcp_types.InputRequiredResult]
+    ask: Callable[[ApprovalRequest, str | None], mcp_types.InputRequiredResult]
+
+    def taken(self, shown: str, arguments: Mapping[str, Any]) -> str | None:
+        """The definition digest sealed at the first round of this retry, if the retry
+        answers about ``shown`` with these arguments (None: a first call, or another)."""
+        answer = self.handler.answer if isinstance(self.handler, RoundApproval) else None
+        if answer is None or answer.key[0] != shown:
+            return None
+        if answer.key[2] != arguments_fingerprint(dict(arguments)):
+            return None
+        return answer.bound
+
+
+UNLISTED = "unlisted"  # the digest of content not listed yet (a get never waits for a listing)
+
+
+def definition_digest(definition: BaseModel | None) -> str:
+    """What a content grant is bound to: the listed prompt or resource (:data:`UNLISTED`)."""
+    if definition is None:
+        return UNLISTED
+    dumped = definition.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return hashlib.sha256(canonical_json(dumped).encode("utf-8")).hexdigest()
 
 
 class ContentGuard:
@@ -71,12 +104,18 @@ class ContentGuard:
         request_id: mcp_types.RequestId | None,
         body: Callable[[], Awaitable[T]],
         asking: Asking | None = None,
+        definition: BaseModel | None = None,
     ) -> T | mcp_types.InputRequiredResult:
         """Run ``body`` (the upstream read/get) if allowed; refusals become an ``MCPError``.
 
         ``server_id`` None: no allowed server owns ``shown`` (``body`` says so, ungated).
         ``asking``: a modern client's round, whose result is returned when the user must be
-        asked first."""
+        asked first. ``definition``: the listed prompt or resource, as this request read it
+        (None: not listed yet); the approval is bound to it (see the module docstring)."""
+        digest = definition_digest(definition)
+        taken = asking.taken(shown, arguments) if asking is not None else None
+        if taken == UNLISTED:  # listed between the rounds: decided on what was asked
+            digest = taken
         what = "Reading resource" if shown.startswith("pegboard://") else "Getting prompt"
         entry = ToolEntry(
             name=shown,
@@ -84,6 +123,8 @@ class ContentGuard:
             tool=Tool(
                 description=f"{what} {shown} of MCP server {server_id}",
                 needs_approval=server_id is not None and self._gated(server_id),
+                # enters the entry's definition hash: a grant covers this definition only
+                annotations={"pegboard/definition": digest},
             ),
         )
         can_ask = session is not None and client_can_elicit(session)
@@ -109,7 +150,7 @@ class ContentGuard:
             return await audited(call, authorised)
         except ApprovalPending as pending:
             assert asking is not None  # only a round's handler asks for another round
-            return asking.ask(pending.request)
+            return asking.ask(pending.request, digest)
         except ApprovalRequired as exc:
             message = NO_ELICITATION_CONTENT.format(name=shown, server=server_id)
             raise MCPError(code=mcp_types.INVALID_REQUEST, message=message) from exc

@@ -109,10 +109,12 @@ def refused(reason: str) -> MCPError:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The user's answer carried by a verified retry, for the call its state names."""
+    """The user's answer carried by a verified retry, for the call its state names;
+    ``bound``: what the asker sealed beside it at the first round (a content definition)."""
 
     key: tuple[str, str, str]
     decision: Decision
+    bound: str | None = None
 
 
 @dataclass
@@ -122,15 +124,20 @@ class Rounds:
     store: SecretStore
     ttl: float = STATE_TTL_S  # how long a round's state is good for
 
-    def ask(self, request: ApprovalRequest) -> mcp_types.InputRequiredResult:
-        """The round asking the user about ``request`` (its state is sealed on the way out)."""
-        state = {
+    def ask(
+        self, request: ApprovalRequest, bound: str | None = None
+    ) -> mcp_types.InputRequiredResult:
+        """The round asking the user about ``request`` (its state is sealed on the way out);
+        ``bound`` is sealed beside it and comes back in the retry's :class:`Answer`."""
+        state: dict[str, Any] = {
             "v": _STATE_VERSION,
             "tool": request.tool_name,
             "def": request.definition_hash,
             "args": arguments_fingerprint(request.arguments),
             "nonce": secrets.token_urlsafe(16),
         }
+        if bound is not None:
+            state["bound"] = bound
         elicit = mcp_types.ElicitRequest(
             params=mcp_types.ElicitRequestFormParams(
                 message=approval_message(request),
@@ -151,6 +158,7 @@ class Rounds:
             state = json.loads(params.request_state)
             key = (str(state["tool"]), str(state["def"]), str(state["args"]))
             nonce = str(state["nonce"])
+            bound = state.get("bound")
         except (ValueError, KeyError, TypeError):
             raise refused("pegboard state unreadable") from None
         if not isinstance(state, dict) or state.get("v") != _STATE_VERSION:
@@ -158,7 +166,7 @@ class Rounds:
         if not self.store.spend(f"approval:{nonce}", time.time() + self.ttl + 60):
             raise refused(f"replayed approval of {key[0]}")
         response = (params.input_responses or {}).get(INPUT_KEY)
-        return Answer(key, _decision(response))
+        return Answer(key, _decision(response), None if bound is None else str(bound))
 
 
 def _decision(response: object) -> Decision:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -43,11 +44,13 @@ from mcp_types.version import (
     LATEST_HANDSHAKE_VERSION,
     MODERN_PROTOCOL_VERSIONS,
 )
-from opentelemetry import trace
 
 import pegboard
 from pegboard.calls.approval import ApprovalPending
+from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
+from pegboard.core.events import McpRequestHandled
 from pegboard.core.principal import Principal
+from pegboard.core.tracing import tracing_on
 from pegboard.errors import ApprovalRequired
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
@@ -136,7 +139,29 @@ class ClientHub:
         self.bus = _Bus()
 
     def add(self, session: ServerSession) -> None:
-        self._connections.add(connection_of(session))
+        connection = connection_of(session)
+        connection.state.setdefault("pegboard.connected_at", time.time())
+        self._connections.add(connection)
+
+    def connections(self) -> list[dict[str, Any]]:
+        """Each connected client: session id, client name and version, protocol version,
+        whether it can be asked (elicitation), when it connected; oldest first."""
+        found = []
+        for connection in list(self._connections):
+            params = connection.client_params
+            info = params.client_info if params is not None else None
+            caps = connection.client_capabilities
+            found.append(
+                {
+                    "session_id": connection.session_id
+                    or connection.state.get("pegboard.session_id", ""),
+                    "client": f"{info.name} {info.version}" if info is not None else "unnamed",
+                    "protocol_version": connection.protocol_version,
+                    "can_elicit": caps is not None and caps.elicitation is not None,
+                    "connected_at": connection.state.get("pegboard.connected_at", 0.0),
+                }
+            )
+        return sorted(found, key=lambda c: float(c["connected_at"]))
 
     def __len__(self) -> int:
         return len(self._connections)
@@ -196,6 +221,7 @@ class Gateway:
         self.surface = surface
         self.content = content
         self.hub = ClientHub()
+        self.queue = ApprovalQueue()  # gated calls of clients that cannot be asked
         self.rounds = Rounds(store if store is not None else MemoryCatalogStore(), state_ttl)
         self._changed = Pending()
         self._content_changed = Pending()
@@ -218,7 +244,7 @@ class Gateway:
             **(content.handlers(self._asking) if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
-        if not _tracing_configured():  # the SDK's span middleware would only cost CPU
+        if not tracing_on():  # the SDK's span middleware would only cost CPU
             self.server.middleware = [
                 m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)
             ]
@@ -232,6 +258,10 @@ class Gateway:
         # initialize too: its answer may have come from the early reader, the client then
         # sends nothing else through the SDK before it needs tools/list_changed. Modern
         # requests have no connection to announce on (they listen).
+        events = getattr(self.surface, "events", None)
+        if events is not None and events.subscribers(McpRequestHandled):
+            era = "modern" if ctx.protocol_version in MODERN else "handshake"
+            events.publish(McpRequestHandled(ctx.method, era))
         if ctx.method != "server/discover" and ctx.protocol_version not in MODERN:
             self.hub.add(ctx.session)
             self._session = ctx.session
@@ -370,7 +400,7 @@ class Gateway:
                 name,
                 arguments,
                 call_id=f"mcp-{ctx.request_id}",
-                approval=RoundApproval(answer) if can_ask else None,
+                approval=RoundApproval(answer) if can_ask else self.queue,
                 session_id=sessionless_id(principal, client),
                 client=client,
                 principal=Principal(principal),
@@ -378,6 +408,8 @@ class Gateway:
             )
         except ApprovalPending as pending:
             return self.rounds.ask(pending.request)
+        except ApprovalQueued as queued:
+            return _error(self._queued(queued))
         except ApprovalRequired as exc:
             return _error(self._refusal(exc.tool_name or name))
         return output_to_call_result(output)
@@ -391,7 +423,7 @@ class Gateway:
     ) -> mcp_types.CallToolResult:
         """One ``tools/call`` of ``session``'s client, as the MCP result it gets."""
         can_ask = client_can_elicit(session)
-        approval = ElicitationApproval(session, request_id) if can_ask else None
+        approval = ElicitationApproval(session, request_id) if can_ask else self.queue
         try:
             output = await self.surface.call_tool(
                 name,
@@ -401,12 +433,19 @@ class Gateway:
                 session_id=connection_session_id(session),
                 client=client_name(session),
             )
+        except ApprovalQueued as queued:  # the client cannot be asked: a person will be
+            return _error(self._queued(queued))
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
             if not can_ask:
                 return _error(self._refusal(exc.tool_name or name))
             return _error(str(exc))
         return output_to_call_result(output)
+
+    def _queued(self, queued: ApprovalQueued) -> str:
+        """Where a queued call waits, and how to let such calls run unasked."""
+        fix = REFUSAL_FIX[self.surface.gate_reason(queued.tool_name or "")]
+        return f"{queued} To let it run unasked, {fix}."
 
     def _refusal(self, gated: str) -> str:
         """Why a gated call was refused to a client that cannot be asked, and the fix."""
@@ -446,12 +485,6 @@ class Gateway:
 
     def close(self) -> None:
         self._unsubscribe()
-
-
-def _tracing_configured() -> bool:
-    """Whether an OpenTelemetry tracer provider is installed (else spans are no-ops)."""
-    provider = trace.get_tracer_provider()
-    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def _error(message: str) -> mcp_types.CallToolResult:

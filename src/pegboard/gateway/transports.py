@@ -151,15 +151,48 @@ class BearerTokenMiddleware:
         await self.app(scope, receive, send)
 
 
+ADMIN_PATH = "/admin"
+METRICS_PATH = "/metrics"
+
+
+class BesideMcp:
+    """Sends ``/admin`` (and below) and ``/metrics`` to the admin UI, which authenticates for
+    itself, and everything else (lifespan included) to the MCP app."""
+
+    def __init__(self, mcp_app: ASGIApp, admin: ASGIApp) -> None:
+        self.mcp_app = mcp_app
+        self.admin = admin
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path in (ADMIN_PATH, METRICS_PATH) or path.startswith(ADMIN_PATH + "/"):
+            await self.admin(scope, receive, send)
+        else:
+            await self.mcp_app(scope, receive, send)
+
+
 def http_app(
-    gateway: Gateway, *, host: str, token: str | None, verifier: JwtVerifier | None = None
+    gateway: Gateway,
+    *,
+    host: str,
+    token: str | None,
+    verifier: JwtVerifier | None = None,
+    admin: ASGIApp | None = None,
 ) -> ASGIApp:
-    """The streamable HTTP app: bearer token, OAuth resource server (``verifier``) or neither.
+    """The streamable HTTP app: bearer token, OAuth resource server (``verifier``) or neither;
+    with ``admin``, the admin UI beside it at ``/admin``.
 
     With a verifier the SDK's middleware checks every request's token and answers 401 with
     ``WWW-Authenticate: Bearer ... resource_metadata="..."``; the RFC 9728 metadata is served at
     ``/.well-known/oauth-protected-resource`` and under the endpoint's path.
     """
+    app = _mcp_http_app(gateway, host=host, token=token, verifier=verifier)
+    return BesideMcp(app, admin) if admin is not None else app
+
+
+def _mcp_http_app(
+    gateway: Gateway, *, host: str, token: str | None, verifier: JwtVerifier | None
+) -> ASGIApp:
     if token and verifier:
         raise ConfigError(
             "both [gateway] token (or PEGBOARD_TOKEN) and [auth] are set: use one of them"
@@ -251,6 +284,7 @@ async def serve_http(
     token: str | None = None,
     verifier: JwtVerifier | None = None,
     log_level: str = "warning",
+    admin: ASGIApp | None = None,
     sock: socket.socket | None = None,
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled.
@@ -259,19 +293,12 @@ async def serve_http(
     already bound by :func:`bind_listening_socket` (``pegboard serve`` binds before it starts
     any upstream server, so a port in use fails at once); else ``host:port`` is bound here.
     """
-    import uvicorn  # lazy: only --http needs it (start-up time of stdio serving)
-
     if verifier is not None:
         await verifier.start()  # an unreachable issuer is a one-line error
-    app = http_app(gateway, host=host, token=token, verifier=verifier)
+    app = http_app(gateway, host=host, token=token, verifier=verifier, admin=admin)
     sock = sock if sock is not None else bind_listening_socket(host, port)
     bound: Any = sock.getsockname()
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
-    config = uvicorn.Config(
-        app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE_S
-    )
-    server = _quiet_server_class()(config)
-    logging.getLogger("uvicorn.error").addFilter(_ShutdownNoise(server))
     print(
         f"pegboard serving MCP on http://{shown}:{bound[1]}{MCP_PATH}", file=sys.stderr, flush=True
     )
@@ -280,10 +307,25 @@ async def serve_http(
         for task in gateway.background:
             tg.start_soon(task)
         try:
-            await _serve_until_cancelled(server, sock)
+            await serve_asgi(app, sock, log_level=log_level)
         finally:
             tg.cancel_scope.cancel()
-            sock.close()
+
+
+async def serve_asgi(app: ASGIApp, sock: socket.socket, *, log_level: str = "warning") -> None:
+    """Serve ``app`` with uvicorn on the listening ``sock`` until cancelled (then a graceful
+    shutdown); the socket is closed on return."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE_S
+    )
+    server = _quiet_server_class()(config)
+    logging.getLogger("uvicorn.error").addFilter(_ShutdownNoise(server))
+    try:
+        await _serve_until_cancelled(server, sock)
+    finally:
+        sock.close()
 
 
 SHUTDOWN_GRACE_S = 2

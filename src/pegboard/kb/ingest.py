@@ -2,7 +2,9 @@
 
 A file is read, parsed, chunked and embedded before its transaction starts, and swapped in
 within one transaction, so a failure at any step leaves that file's previous version (and every
-other file) as it was. A file whose content hash is unchanged is not parsed again.
+other file) as it was. A file whose content hash is unchanged is not parsed again; in a file
+that changed, a chunk whose title and text are those of one already stored keeps its vector
+(an edited page costs the encoder only its edited passages).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     chunks: int = 0
+    reused: int = 0  # chunks of changed files whose stored vector was kept (same text)
     bytes: int = 0
     removed: list[str] = field(default_factory=list)  # now excluded, so taken out
     excludes: tuple[str, ...] = ()  # the patterns applied
@@ -138,8 +141,13 @@ def _one(
         return
     doc = extract(data, candidate.path)
     pieces = chunk(doc)
-    vectors = load_embedder(model).embed([f"{c.title}\n{c.text}" for c in pieces])
-    rows = np.ascontiguousarray(vectors, dtype=np.float32)
+    stored = store.chunk_vectors(conn, base, source)
+    new = [i for i, c in enumerate(pieces) if (c.title, c.text) not in stored]
+    fresh: dict[int, bytes] = {}
+    if new:
+        texts = [f"{pieces[i].title}\n{pieces[i].text}" for i in new]
+        rows = np.ascontiguousarray(load_embedder(model).embed(texts), dtype=np.float32)
+        fresh = {i: rows[row].tobytes() for row, i in enumerate(new)}
     replace_document(
         conn,
         base,
@@ -149,9 +157,11 @@ def _one(
         title=doc.title,
         size=len(data),
         chunks=[
-            NewChunk(c.position, c.title, c.text, rows[i].tobytes()) for i, c in enumerate(pieces)
+            NewChunk(c.position, c.title, c.text, fresh.get(i) or stored[(c.title, c.text)])
+            for i, c in enumerate(pieces)
         ],
     )
     report.indexed.append(source)
     report.chunks += len(pieces)
+    report.reused += len(pieces) - len(new)
     report.bytes += len(data)

@@ -136,6 +136,16 @@ def document_hash(conn: sqlite3.Connection, base: str, source: str) -> str | Non
     return None if row is None else str(row[0])
 
 
+def chunk_vectors(conn: sqlite3.Connection, base: str, source: str) -> dict[tuple[str, str], bytes]:
+    """The stored vectors of the document at ``source`` in ``base``, by (title, text)."""
+    rows = conn.execute(
+        "SELECT c.title, c.text, c.vector FROM chunks c JOIN documents d ON d.id = c.document"
+        " WHERE d.base = ? AND d.source = ?",
+        (base, source),
+    ).fetchall()
+    return {(str(t), str(x)): bytes(v) for t, x, v in rows}
+
+
 def replace_document(
     conn: sqlite3.Connection,
     base: str,

@@ -25,6 +25,7 @@ import anyio.to_thread
 from pegboard.core.definition import ToolDefinition
 from pegboard.core.events import ContentChanged
 from pegboard.core.output import ToolOutput
+from pegboard.core.tracing import span
 from pegboard.errors import (
     McpError,
     PegboardError,
@@ -326,12 +327,14 @@ class ServerSupervisor:
         if tool_name in entry.pending or entry.config.is_tool_disabled(tool_name):
             raise ToolNotAllowed(tool_name)
         known = next((t for t in entry.tools or () if t.name == tool_name), None)
-        result = await entry.connection.call_tool(
-            tool_name,
-            arguments or {},
-            call_timeout=call_timeout,
-            output_schema=known.output_schema if known is not None else None,
-        )
+        attributes = {"pegboard.server": server_id, "gen_ai.tool.name": tool_name}
+        with span("pegboard.upstream", **attributes):  # the SDK's client span nests inside
+            result = await entry.connection.call_tool(
+                tool_name,
+                arguments or {},
+                call_timeout=call_timeout,
+                output_schema=known.output_schema if known is not None else None,
+            )
         meta = {"mcp": {"server_id": server_id, "tool": tool_name, "call_id": call_id}}
         return call_result_to_output(result, metadata=meta)
 

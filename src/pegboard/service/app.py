@@ -10,6 +10,7 @@ from pegboard.config import LoadedConfig
 
 if TYPE_CHECKING:
     from pegboard.runtime import RuntimeOptions, ToolRuntime
+    from pegboard.service.approvals import ApprovalService
     from pegboard.service.audit import AuditService
     from pegboard.service.servers import ServerService
     from pegboard.service.tools import ToolService
@@ -35,9 +36,16 @@ class Service:
         *,
         factory: RuntimeFactory = default_runtime,
     ) -> None:
-        self.loaded = loaded
+        self._loaded = loaded
         self._options = options
         self._factory = factory
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        """The config as the runtime last applied it (a served config changes while it runs),
+        or as loaded when no runtime was built."""
+        runtime = self.__dict__.get("runtime")
+        return runtime.loaded if runtime is not None else self._loaded
 
     @classmethod
     def of(cls, runtime: ToolRuntime) -> Service:
@@ -73,6 +81,12 @@ class Service:
         from pegboard.service.trust import TrustService
 
         return TrustService(self)
+
+    @cached_property
+    def approvals(self) -> ApprovalService:
+        from pegboard.service.approvals import ApprovalService
+
+        return ApprovalService(self)
 
     @cached_property
     def audit(self) -> AuditService:

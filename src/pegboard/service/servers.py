@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from pegboard.config import write_config
+from pegboard.config import LoadedConfig, write_config
 from pegboard.core.redact import mask
 from pegboard.errors import ConfigError
 
@@ -48,7 +48,10 @@ class ServerService:
 
     def __init__(self, service: Service) -> None:
         self._service = service
-        self.loaded = service.loaded
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        return self._service.loaded
 
     def ids(self, wanted: Sequence[str] | None = None) -> list[str]:
         """``wanted`` checked against the config (all servers when empty)."""
@@ -119,6 +122,14 @@ class ServerService:
         raw["servers"] = servers
         write_config(self.loaded.path, raw)
         return self.loaded.path
+
+    async def set_enabled_now(self, server_id: str, enabled: bool) -> Path:
+        """:meth:`set_enabled`, then the runtime applies the written config at once (the
+        admin page shows the new state on its next read, not after the file watcher's poll)."""
+        path = self.set_enabled(server_id, enabled)
+        runtime = self._service.runtime
+        await runtime.apply_config(await anyio.to_thread.run_sync(runtime.config_source.load))
+        return path
 
     def remove(self, server_id: str) -> list[str]:
         """Remove ``server_id`` from the config file and from every profile's mcp_servers

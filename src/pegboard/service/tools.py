@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pegboard.calls.approval import ApprovalHandler
+from pegboard.calls.approval import ApprovalHandler, may_need_approval
 from pegboard.calls.execute import error_output
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
@@ -29,6 +29,16 @@ class CallOutcome:
     @property
     def failed(self) -> bool:
         return self.output.is_error
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRow:
+    """One exposed tool with its markers, as the admin page lists it."""
+
+    entry: ToolEntry
+    deferred: bool
+    gated: bool
+    flags: tuple[str, ...]
 
 
 class ToolService:
@@ -63,6 +73,20 @@ class ToolService:
             return []
         found = self._service.runtime.catalog.flags(entry.source.server_id)
         return list(found.get(entry.source.tool_name, []))
+
+    def rows(self, query: str = "", limit: int = 200) -> list[ToolRow]:
+        """The exposed tools (ranked as ``tool_search`` ranks them when ``query`` is given),
+        each with its markers: deferred behind the meta-tools, gated, flagged."""
+        if query.strip():
+            entries = [entry for entry, _ in self.search(query, limit=limit)]
+        else:
+            entries = sorted(self._listed(), key=lambda e: e.name)[:limit]
+        exposition = self._service.runtime.surface.exposition
+        deferred = {e.name for e in exposition.deferred} if exposition is not None else set()
+        return [
+            ToolRow(e, e.name in deferred, may_need_approval(e.tool), tuple(self.flags(e)))
+            for e in entries
+        ]
 
     def cached_mcp_tools(self) -> int:
         """How many MCP tools the registry holds (from the catalog's cache)."""

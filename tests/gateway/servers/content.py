@@ -8,7 +8,9 @@ an unchanged launch definition.
 Resource ``note://readme`` reads "readme of LABEL"; template ``note://{name}`` reads
 "note NAME of LABEL"; prompt ``greet(name)`` says "Hello NAME from LABEL"; tool ``ping``;
 tool ``add_note(name)`` adds resource ``note://NAME`` and sends
-``notifications/resources/list_changed``. Environment: ``CONTENT_PROMPT``
+``notifications/resources/list_changed``. Environment: ``CONTENT_REDEFINE`` adds tool
+``redefine_prompt``, which gives ``greet`` a new description (same name) that says "Hello
+again" and sends ``notifications/prompts/list_changed``; ``CONTENT_PROMPT``
 renames ``greet``; ``CONTENT_SECRET_URI`` adds a resource at that URI (credentials in it).
 Two of them under different ids list the same URIs and names: the gateway must keep them apart.
 """
@@ -60,6 +62,22 @@ PROMPT = os.environ.get("CONTENT_PROMPT", "greet")
 def greet(name: str) -> str:
     """A greeting."""
     return f"Hello {name} from {label}"
+
+
+async def redefine_prompt(ctx: Context) -> str:
+    """Give the prompt a new description and text, and announce that the prompts changed."""
+    server.remove_prompt(PROMPT)
+
+    def changed(name: str) -> str:
+        return f"Hello again {name} from {label}"
+
+    server.prompt(name=PROMPT, description="A greeting that now does something else.")(changed)
+    await ctx.session.send_prompt_list_changed()
+    return "redefined"
+
+
+if os.environ.get("CONTENT_REDEFINE"):
+    server.tool()(redefine_prompt)
 
 
 if secret_uri := os.environ.get("CONTENT_SECRET_URI"):

@@ -1,0 +1,179 @@
+"""Prometheus metrics of a gateway, at ``/metrics`` beside the MCP endpoint.
+
+Counters follow the event bus (a finished call, an MCP request, a decided approval); the
+server states, cached tools and pending approvals are read when scraped. Every label set is
+bounded: tool names only as the registry knows them (else ``unknown``), servers as configured,
+routes and outcomes as the call path names them, MCP methods from the protocol's list (else
+``other``). No label ever names a principal, a session or an argument.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from pegboard.core.events import ApprovalDecided, CallFinished, EventBus, McpRequestHandled
+
+if TYPE_CHECKING:
+    from pegboard.service import Service
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+SEARCH_TOOL = "tool_search"
+INVOKE_ROUTE = "tool_invoke"
+SESSIONS_KEPT = 4096  # sessions whose last search is remembered (oldest forgotten first)
+MCP_METHODS = frozenset(
+    {
+        "initialize",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "logging/setLevel",
+        "server/discover",
+        "subscriptions/listen",
+        "input/response",
+        "notifications/initialized",
+        "notifications/cancelled",
+    }
+)
+META_TOOLS = frozenset({"tool_search", "tool_inspect", "tool_invoke", "tool_exec"})
+OUTCOME_KEPT = 40  # distinct outcomes (error class names) before the rest count as "other"
+
+
+class GatewayMetrics:
+    """The metrics of one gateway process, in a registry of their own."""
+
+    def __init__(
+        self,
+        service: Service,
+        events: EventBus,
+        pending: Callable[[], Awaitable[int]] | None = None,
+    ) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self._service = service
+        self._pending = pending
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.calls = Counter(
+            "pegboard_tool_calls",
+            "Tool calls by server, tool, route and outcome.",
+            ["server", "tool", "route", "outcome"],
+            registry=r,
+        )
+        self.duration = Histogram(
+            "pegboard_tool_call_duration_seconds",
+            "Tool call duration by server and route.",
+            ["server", "route"],
+            registry=r,
+        )
+        self.searches = Counter("pegboard_tool_searches", "tool_search calls.", registry=r)
+        self.invokes = Counter(
+            "pegboard_tool_invokes",
+            "Calls through tool_invoke, by whether a tool_search of the same session came before.",
+            ["after_search"],
+            registry=r,
+        )
+        self.approvals = Counter(
+            "pegboard_approvals_decided", "Approvals by decision.", ["decision"], registry=r
+        )
+        self.pending = Gauge(
+            "pegboard_approvals_pending", "Approvals waiting for a decision.", registry=r
+        )
+        self.requests = Counter(
+            "pegboard_mcp_requests",
+            "MCP requests by method and protocol era.",
+            ["method", "era"],
+            registry=r,
+        )
+        r.register(_ServerCollector(service))
+        self._searched: OrderedDict[str, None] = OrderedDict()
+        self._outcomes: set[str] = set()
+        self._unsubscribe = [
+            events.subscribe(CallFinished, self._on_call),
+            events.subscribe(McpRequestHandled, self._on_request),
+            events.subscribe(ApprovalDecided, self._on_decided),
+        ]
+
+    def close(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+
+    async def exposition(self) -> bytes:
+        """The text format a Prometheus server scrapes (pending approvals read now)."""
+        from prometheus_client import generate_latest
+
+        if self._pending is not None:
+            self.pending.set(await self._pending())
+        return bytes(generate_latest(self.registry))
+
+    # -- events ------------------------------------------------------------------------------
+    def _on_call(self, event: CallFinished) -> None:
+        record = event.record
+        tool, route = str(record.tool), str(record.via)
+        server = self._server_of(tool)
+        known = tool if server != "unknown" else "unknown"
+        self.calls.labels(server, known, route, self._outcome(str(record.outcome))).inc()
+        self.duration.labels(server, route).observe(float(record.duration))
+        session = str(record.session_id or "")
+        if tool == SEARCH_TOOL:
+            self.searches.inc()
+            self._searched[session] = None
+            self._searched.move_to_end(session)
+            while len(self._searched) > SESSIONS_KEPT:
+                self._searched.popitem(last=False)
+        elif route == INVOKE_ROUTE:
+            self.invokes.labels("yes" if session in self._searched else "no").inc()
+
+    def _on_request(self, event: McpRequestHandled) -> None:
+        method = event.method if event.method in MCP_METHODS else "other"
+        self.requests.labels(method, event.era).inc()
+
+    def _on_decided(self, event: ApprovalDecided) -> None:
+        decision = getattr(event.approval, "decision", None)
+        self.approvals.labels(str(decision) if decision else "expired").inc()
+
+    def _server_of(self, tool: str) -> str:
+        if tool in META_TOOLS:
+            return "meta"
+        entry = self._service.runtime.registry.get_by_name(tool)
+        if entry is None:
+            return "unknown"
+        return entry.source.server_id if entry.source is not None else f"builtin:{entry.namespace}"
+
+    def _outcome(self, outcome: str) -> str:
+        if outcome in self._outcomes or len(self._outcomes) < OUTCOME_KEPT:
+            self._outcomes.add(outcome)
+            return outcome
+        return "other"
+
+
+class _ServerCollector:
+    """Per configured server, read at scrape time: up (connected) and cached tools."""
+
+    def __init__(self, service: Service) -> None:
+        self._service = service
+
+    def describe(self) -> list[Any]:
+        return []
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        up = GaugeMetricFamily(
+            "pegboard_upstream_up", "1 when the upstream server is connected.", labels=["server"]
+        )
+        cached = GaugeMetricFamily(
+            "pegboard_cached_tools", "Cached, enabled tools per upstream server.", labels=["server"]
+        )
+        for status in self._service.servers.statuses():
+            up.add_metric([status.server_id], 1.0 if status.state == "connected" else 0.0)
+            cached.add_metric([status.server_id], float(status.tool_count))
+        yield up
+        yield cached
