@@ -68,7 +68,14 @@ def write_config(folder: Path) -> Path:
     return path
 
 
-def audited(folder: Path) -> int:
+def audited(folder: Path, store_url: str | None) -> int:
+    """Audit records with outcome ok: the data directory's file, or the team store's table."""
+    if store_url:
+        import psycopg
+
+        with psycopg.connect(store_url) as conn:
+            row = conn.execute("SELECT count(*) FROM pegboard.audit WHERE outcome = 'ok'")
+            return int(row.fetchone()[0])  # type: ignore[index]
     found = 0
     for path in folder.glob("data-*/audit.jsonl"):
         for line in path.read_text().splitlines():
@@ -107,10 +114,12 @@ async def drive(url: str, clients: int, seconds: float) -> tuple[list[float], in
     return times, errors
 
 
-async def measure(folder: Path, url: str, levels: list[int], seconds: float) -> dict[int, Row]:
+async def measure(
+    folder: Path, url: str, store_url: str | None, levels: list[int], seconds: float
+) -> dict[int, Row]:
     rows = {}
     for clients in levels:
-        before = audited(folder)
+        before = audited(folder, store_url)
         times, errors = await drive(url, clients, seconds)
         await anyio.sleep(0.5)  # the last records are written before each call returns
         if errors:
@@ -120,7 +129,7 @@ async def measure(folder: Path, url: str, levels: list[int], seconds: float) -> 
             p50=statistics.median(times) * 1000,
             p99=percentile(times, 0.99) * 1000,
             calls=len(times),
-            audited=audited(folder) - before,
+            audited=audited(folder, store_url) - before,
         )
         print(f"  {clients} clients: {rows[clients]}", file=sys.stderr)
     return rows
@@ -186,7 +195,7 @@ async def main(ns: argparse.Namespace) -> None:
                     url = urls[0]
                     if count > 1:
                         url = stack.enter_context(haproxy(folder, [r.port for r in started]))
-                    results[label] = await measure(folder, url, levels, ns.seconds)
+                    results[label] = await measure(folder, url, url_of_store, levels, ns.seconds)
                     if count > 1 and url_of_store:
                         reach = await change_reach(url_of_store, urls, ns.changes)
     finally:

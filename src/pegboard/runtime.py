@@ -114,7 +114,7 @@ class ResolvedComponents:
     events: EventBus
     config: ConfigSource
     rate_limiter: RateLimiter | None = None
-    made: tuple[Any, ...] = ()  # the approval stores made here (closed with the runtime)
+    made: tuple[Any, ...] = ()  # the stores of calls made here (closed with the runtime)
 
 
 def default_components(
@@ -125,7 +125,7 @@ def default_components(
     given = given or RuntimeComponents()
     url = loaded.store_url
     db: Database | None = None
-    if url is not None and None in (given.store, given.grants, given.pending):
+    if url is not None and None in (given.store, given.grants, given.pending, given.audit):
         from pegboard.postgres import Database  # lazy: psycopg is an extra
 
         db = Database(url)
@@ -146,12 +146,14 @@ def default_components(
             else SqlitePendingStore(loaded.data_dir / PENDING_FILE)
         )
         made.append(pending)
+    audit = given.audit
+    if audit is None:
+        audit = _default_audit(loaded, db)
+        made.append(audit)
     return ResolvedComponents(
         store=store,
         state=state,
-        audit=given.audit
-        if given.audit is not None
-        else AuditLog(loaded.data_dir / AUDIT_FILE, on_failure=loaded.config.audit.on_failure),
+        audit=audit,
         grants=grants,
         pending=pending,
         search_index=given.search_index or _default_index(loaded),
@@ -176,6 +178,17 @@ def _default_stores(
 
     shared = PostgresCatalogStore(db)
     return shared, state if state is not None else SqliteCatalogStore(loaded.catalog_path)
+
+
+def _default_audit(loaded: LoadedConfig, db: Database | None) -> AuditSink:
+    """The audit log file of the data directory, or with a team store its audit table
+    (spooled to the data directory while the database is lost)."""
+    on_failure = loaded.config.audit.on_failure
+    if db is None:
+        return AuditLog(loaded.data_dir / AUDIT_FILE, on_failure=on_failure)
+    from pegboard.calls.audit_pg import SPOOL_FILE, PostgresAuditSink
+
+    return PostgresAuditSink(db, loaded.data_dir / SPOOL_FILE, on_failure=on_failure)
 
 
 def _pg_grants(db: Database) -> GrantStore:
@@ -518,7 +531,7 @@ class ToolRuntime:
 
     def _close_stores(self) -> None:
         self.catalog.store.close()
-        for made in self._made:  # the approval stores default_components made
+        for made in self._made:  # the audit and approval stores default_components made
             if callable(close := getattr(made, "close", None)):
                 close()
 

@@ -3,6 +3,7 @@ each with a data directory of its own (as on its own machine)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ def replica_env(tmp_path: Path, name: str, store_url: str | None) -> dict[str, s
     """The environment of replica ``name``: the shared config and store (None: SQLite in its
     data dir), its own data dir."""
     env = gateway_env(tmp_path) | {"PEGBOARD_DATA_DIR": str(tmp_path / f"data-{name}")}
+    env["PEGBOARD_REPLICA"] = name  # how its audit records name it
     return env | ({"PEGBOARD_STORE_URL": store_url} if store_url else {})
 
 
@@ -63,9 +65,20 @@ async def replica(
                     process.kill()
 
 
-async def run_cli_on(tmp_path: Path, name: str, store_url: str, *args: str) -> tuple[int, str]:
-    """``pegboard ARGS`` as on machine ``name`` (its data dir) on the shared store."""
+async def run_cli_on(tmp_path: Path, name: str, store_url: str, *args: str) -> tuple[int, str, str]:
+    """``pegboard ARGS`` as on machine ``name`` (its data dir) on the shared store: the exit
+    code, stdout and stderr."""
     done = await anyio.run_process(
         [PEGBOARD, *args], env=replica_env(tmp_path, name, store_url), check=False
     )
-    return done.returncode, done.stderr.decode()
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+async def shared_audit(tmp_path: Path, store_url: str) -> list[dict[str, str]]:
+    """Every replica's audit records, read as ``pegboard audit tail --json`` shows them."""
+    code, out, err = await run_cli_on(
+        tmp_path, "auditor", store_url, "audit", "tail", "--json", "-n", "10000"
+    )
+    assert code == 0, err
+    records: list[dict[str, str]] = json.loads(out)
+    return records

@@ -6,7 +6,6 @@ a CLI refresh reaches every replica."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -30,7 +29,7 @@ from tests.gateway.harness import (
     write_config,
 )
 from tests.pg.balancer import haproxy, require_haproxy
-from tests.pg.replicas import Replica, replica, run_cli_on
+from tests.pg.replicas import Replica, replica, run_cli_on, shared_audit
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -39,15 +38,6 @@ CALLS = 9
 
 def _calls(log: Path) -> list[str]:
     return log.read_text().split() if log.exists() else []
-
-
-def _audited(tmp_path: Path) -> list[tuple[str, dict[str, str]]]:
-    """Every replica's audit records, with the replica's name."""
-    records = []
-    for path in sorted(tmp_path.glob("data-*/audit.jsonl")):
-        lines = path.read_text().splitlines()
-        records += [(path.parent.name, json.loads(line)) for line in lines if line.strip()]
-    return records
 
 
 async def _listed(url: str, http: httpx2.AsyncClient) -> list[str]:
@@ -127,7 +117,7 @@ async def test_three_replicas_behind_round_robin_answer_every_call_once(
 
         # A refresh on another machine reaches the replicas still up (extra_tool is gone).
         modes.write_text("")
-        code, stderr = await run_cli_on(tmp_path, "laptop", pg_url, "servers", "refresh", "s")
+        code, _, stderr = await run_cli_on(tmp_path, "laptop", pg_url, "servers", "refresh", "s")
         assert code == 0, stderr
         with anyio.fail_after(2):
             for each in replicas[1:]:
@@ -137,8 +127,9 @@ async def test_three_replicas_behind_round_robin_answer_every_call_once(
     executed = _calls(calls)
     assert executed.count("tool_0") == 2 * CALLS
     assert executed.count("tool_1") == 1
-    ran = [r["tool"] for _, r in _audited(tmp_path) if r["outcome"] == "ok"]
-    legs = {r["outcome"]: where for where, r in _audited(tmp_path) if r["tool"] == "mcp__s__tool_1"}
+    audit = await shared_audit(tmp_path, pg_url)
+    ran = [r["tool"] for r in audit if r["outcome"] == "ok"]
+    legs = {r["outcome"]: r["replica"] for r in audit if r["tool"] == "mcp__s__tool_1"}
     assert set(legs) == {"ApprovalPending", "ok"}
     assert legs["ApprovalPending"] != legs["ok"]  # asked on one replica, run on another
     assert sorted(ran) == ["mcp__s__tool_0"] * (2 * CALLS) + ["mcp__s__tool_1"]
@@ -169,13 +160,14 @@ async def test_a_handshake_era_client_needs_no_sticky_balancer(tmp_path: Path, p
         assert (gated.is_error, len(asked)) == (False, 1), text_of(gated)
 
         modes.write_text("")
-        code, stderr = await run_cli_on(tmp_path, "laptop", pg_url, "servers", "refresh", "s")
+        code, _, stderr = await run_cli_on(tmp_path, "laptop", pg_url, "servers", "refresh", "s")
         assert code == 0, stderr
         with anyio.fail_after(2):
             await wait_for_list(client, heard, lambda names: "mcp__s__extra_tool" not in names)
 
     executed = _calls(calls)
     assert (executed.count("tool_0"), executed.count("tool_1")) == (CALLS, 1)
-    ran = [r["tool"] for _, r in _audited(tmp_path) if r["outcome"] == "ok"]
+    audit = await shared_audit(tmp_path, pg_url)
+    ran = [r["tool"] for r in audit if r["outcome"] == "ok"]
     assert sorted(ran) == ["mcp__s__tool_0"] * CALLS + ["mcp__s__tool_1"]
-    assert len({where for where, _ in _audited(tmp_path)}) == 3  # every replica served some
+    assert {r["replica"] for r in audit} == {"r0", "r1", "r2"}  # every replica served some

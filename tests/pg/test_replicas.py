@@ -72,7 +72,7 @@ async def test_a_cli_refresh_reaches_every_client_of_every_replica_within_2_s(
             assert GONE in [t.name for t in (await client.list_tools()).tools]
 
         modes.write_text("")  # the server drops extra_tool; a refresh on a laptop sees it
-        code, stderr = await run_cli_on(tmp_path, "laptop", pg_url, "servers", "refresh", "s")
+        code, _, stderr = await run_cli_on(tmp_path, "laptop", pg_url, "servers", "refresh", "s")
         assert code == 0, stderr
         refreshed = time.monotonic()
 

@@ -21,7 +21,8 @@ def tail_cmd(
 ) -> None:
     """Show the last tool calls: time, route, tool, approval, outcome, duration.
 
-    Records live in <data dir>/audit.jsonl (rotated at 5 MB, three old files kept).
+    Records live in <data dir>/audit.jsonl (rotated at 5 MB, three old files kept), or with
+    [store] url in the team store, every replica's together.
     """
     audit = service(ctx).audit
     records = audit.tail(count)
@@ -29,7 +30,7 @@ def tail_cmd(
         echo_json(records)
         return
     if not records:
-        typer.echo(f"no tool calls recorded yet ({audit.log.path})")
+        typer.echo(f"no tool calls recorded yet ({audit.where})")
         return
     for record in records:
         typer.echo(_line(record))

@@ -36,18 +36,41 @@ class AuditPage:
 
 
 class AuditService:
-    """The audit log file of one config's data directory."""
+    """The audit of one config: the data directory's log file, or with a team store
+    (``[store] url``) the audit table every replica writes."""
 
     def __init__(self, loaded: LoadedConfig) -> None:
+        self.loaded = loaded
         self.log = AuditLog(loaded.data_dir / AUDIT_FILE)
 
+    @property
+    def where(self) -> str:
+        """Where the records are, as a message shows it (credentials masked)."""
+        url = self.loaded.store_url
+        if url is None:
+            return str(self.log.path)
+        from pegboard.postgres import shown_url
+
+        return f"the team store {shown_url(url)}"
+
     def tail(self, count: int) -> list[dict[str, Any]]:
-        """The last ``count`` records, oldest first."""
-        return self.log.tail(count)
+        """The last ``count`` records, oldest first (with a team store: of every replica,
+        each naming its ``replica``)."""
+        url = self.loaded.store_url
+        if url is None:
+            return self.log.tail(count)
+        from pegboard.calls.audit_pg import audit_tail  # lazy: psycopg is an extra
+        from pegboard.postgres import Database
+
+        database = Database(url)
+        try:
+            return audit_tail(database, count)
+        finally:
+            database.close()
 
     def query(self, query: AuditQuery, *, page: int = 1, per_page: int = 50) -> AuditPage:
         """The records matching ``query``, newest first, ``per_page`` at a time."""
-        found = [r for r in reversed(self.log.tail(SCAN_LIMIT)) if _matches(r, query)]
+        found = [r for r in reversed(self.tail(SCAN_LIMIT)) if _matches(r, query)]
         page = max(1, page)
         start = (page - 1) * per_page
         return AuditPage(found[start : start + per_page], len(found), page, per_page)
