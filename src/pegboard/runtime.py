@@ -82,7 +82,8 @@ class RuntimeComponents:
     ``store`` holds the catalog's shared data and ``state`` this process's view of each server
     (default: the SQLite file of the data directory, for both); ``audit`` records every call
     (default: the audit log file); ``grants`` and ``pending`` are the approval stores
-    (:mod:`pegboard.calls`; default: in memory); ``search_index`` builds the
+    (:mod:`pegboard.calls`; default: the team store's with ``[store] url``, else grants in
+    memory and pending approvals in the data directory's file); ``search_index`` builds the
     index behind ``tool_search`` over the registry (default: the ranker ``[meta] search`` names,
     built at the first search); ``events`` is the one event bus; ``config`` is where
     :meth:`ToolRuntime.watch_config` reads changes (default: the config file);
@@ -125,7 +126,8 @@ def default_components(
     given = given or RuntimeComponents()
     url = loaded.store_url
     db: Database | None = None
-    if url is not None and None in (given.store, given.grants, given.pending, given.audit):
+    wanted = (given.store, given.grants, given.pending, given.audit, given.rate_limiter)
+    if url is not None and None in wanted:
         from pegboard.postgres import Database  # lazy: psycopg is an extra
 
         db = Database(url)
@@ -150,6 +152,10 @@ def default_components(
     if audit is None:
         audit = _default_audit(loaded, db)
         made.append(audit)
+    rate_limiter = given.rate_limiter
+    if rate_limiter is None and db is not None:  # the replicas share the buckets
+        rate_limiter = _pg_rate_limiter(db)
+        made.append(rate_limiter)
     return ResolvedComponents(
         store=store,
         state=state,
@@ -159,7 +165,7 @@ def default_components(
         search_index=given.search_index or _default_index(loaded),
         events=given.events if given.events is not None else EventBus(),
         config=given.config if given.config is not None else FileConfigSource(loaded.path),
-        rate_limiter=given.rate_limiter,
+        rate_limiter=rate_limiter,
         made=tuple(made),
     )
 
@@ -189,6 +195,12 @@ def _default_audit(loaded: LoadedConfig, db: Database | None) -> AuditSink:
     from pegboard.calls.audit_pg import SPOOL_FILE, PostgresAuditSink
 
     return PostgresAuditSink(db, loaded.data_dir / SPOOL_FILE, on_failure=on_failure)
+
+
+def _pg_rate_limiter(db: Database) -> RateLimiter:
+    from pegboard.calls.limits_pg import PostgresRateLimiter
+
+    return PostgresRateLimiter(db)
 
 
 def _pg_grants(db: Database) -> GrantStore:

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 import tomli_w
 
+from pegboard.calls.limits_pg import PostgresRateLimiter
 from pegboard.config import load_config
 from pegboard.errors import ConfigError
 from pegboard.mcp.store import StoredServer
@@ -135,7 +136,10 @@ def test_the_component_factory_opens_the_team_store_and_keeps_replica_state_loca
     assert parts.state is not None
     assert not isinstance(parts.state, PostgresCatalogStore)
     assert (tmp_path / "data" / "catalog.sqlite3").exists()
+    assert isinstance(parts.rate_limiter, PostgresRateLimiter)  # [limits] shared by replicas
     parts.store.close()
+    for made in parts.made:
+        made.close()
 
 
 def test_an_unreachable_store_at_start_is_one_line_naming_the_url_and_exit_2(

@@ -118,6 +118,20 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX audit_by_time ON pegboard.audit (time);
         """,
     ),
+    (
+        4,
+        "rate-limit token buckets shared by the replicas",
+        """
+        CREATE TABLE pegboard.rate_buckets (
+            key    text NOT NULL,
+            tool   text NOT NULL,
+            tokens double precision NOT NULL,
+            stamp  double precision NOT NULL,
+            passed boolean NOT NULL,
+            PRIMARY KEY (key, tool)
+        );
+        """,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
