@@ -189,6 +189,9 @@ class _GatewayServer(Server[Any]):
     def __init__(self, surface: ToolSurface, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._surface = surface
+        # What a handshake's instructions may name (None: everything): over HTTP with access
+        # rules the SDK builds them before the caller is known, so they name no tool then.
+        self.handshake_view: AccessView | None = None
 
     def create_initialization_options(
         self,
@@ -196,7 +199,7 @@ class _GatewayServer(Server[Any]):
         experimental_capabilities: dict[str, dict[str, Any]] | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
-        self.instructions = self._surface.instructions()
+        self.instructions = self._surface.instructions(self.handshake_view)
         return super().create_initialization_options(
             notification_options or _NOTIFY,
             experimental_capabilities,
@@ -276,13 +279,15 @@ class Gateway:
     async def _discover(
         self, ctx: ServerRequestContext[Any], params: mcp_types.RequestParams | None
     ) -> mcp_types.DiscoverResult:
-        return self._discover_result(ctx.protocol_version)
+        return self._discover_result(ctx.protocol_version, self.caller(ctx)[1])
 
-    def _discover_result(self, version: str) -> mcp_types.DiscoverResult:
+    def _discover_result(
+        self, version: str, view: AccessView | None = None
+    ) -> mcp_types.DiscoverResult:
         return mcp_types.DiscoverResult(
             supported_versions=list(VERSIONS),
             capabilities=self._capabilities(version),
-            instructions=self.surface.instructions(),
+            instructions=self.surface.instructions(view),
             ttl_ms=LIST_HINT.ttl_ms,
             cache_scope=LIST_HINT.scope,
         )
@@ -295,6 +300,13 @@ class Gateway:
                 update={"resources": caps.resources.model_copy(update={"subscribe": None})}
             )
         return caps
+
+    def nameless_view(self) -> AccessView | None:
+        """A view that names no tool or server, when access rules govern HTTP clients (for
+        what is built before the caller is known: the handshake's instructions); else None."""
+        if self.access is None or not self.access.policy.rules:
+            return None
+        return AccessView((), ())
 
     def view_of(self, principal: Principal) -> AccessView | None:
         """What ``principal`` may use (None: everything). The stdio client is the user who

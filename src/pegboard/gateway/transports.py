@@ -296,6 +296,7 @@ async def serve_http(
     if verifier is not None:
         await verifier.start()  # an unreachable issuer is a one-line error
     app = http_app(gateway, host=host, token=token, verifier=verifier, admin=admin)
+    gateway.server.handshake_view = gateway.nameless_view()  # the caller is not known then
     sock = sock if sock is not None else bind_listening_socket(host, port)
     bound: Any = sock.getsockname()
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host

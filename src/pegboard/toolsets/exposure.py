@@ -135,16 +135,24 @@ class RegistrySurface:
         """The current listing as the principals of ``access`` see it (None: all of it)."""
         return self.tools if access is None else self.tools.narrowed(access)
 
-    def instructions(self) -> str | None:
+    def instructions(self, access: AccessView | None = None) -> str | None:
         """The deferred-tools section, rendered with the servers' state of this moment; with
         nothing deferred, a note on failing servers (so a model can tell "configured but
-        failing" from "absent"), or None."""
+        failing" from "absent"), or None. With ``access``, only the tools and servers its
+        principals may use are named."""
         statuses = dict(self._statuses()) if self._statuses else {}
+        if access is not None:
+            statuses = {
+                ns: s
+                for ns, s in statuses.items()
+                if ns.startswith("mcp:") and access.allows_server(ns.removeprefix("mcp:"))
+            }
         exposition = self.tools.exposition
         if exposition is not None and exposition.deferred:
-            section = render_deferred_section(
-                list(exposition.tools), exposition.deferred, statuses=statuses
-            )
+            deferred = exposition.deferred
+            if access is not None:
+                deferred = tuple(e for e in deferred if access.allows_entry(e))
+            section = render_deferred_section(list(exposition.tools), deferred, statuses=statuses)
             return section or None
         failed = sorted((s for s in statuses.values() if s.state == "failed"), key=_label)
         if not failed:

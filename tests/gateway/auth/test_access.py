@@ -312,3 +312,21 @@ async def test_search_inspect_invoke_and_exec_see_only_the_principals_tools(
     inner = {(r["via"], r["tool"], r["outcome"]) for r in records}
     assert ("tool_invoke", "mcp__toolbox__echo", "RateLimited") in inner
     assert ("tool_invoke", "mcp__toolbox__add", "ok") in inner
+
+
+async def test_the_instructions_name_only_what_the_caller_may_use(served: Served) -> None:
+    """The deferred-tools section names tools and servers: a modern client's comes from
+    server/discover, for its principal; a handshake's is built before the caller is known, so
+    under access rules it names none."""
+    gateway = served.deferred
+    async with client_of(served, "alice", gateway) as alice:  # waits until the pool is full
+        handshake = alice.instructions or ""
+    async with client_of(served, "alice", gateway, mode="auto") as alice_modern:
+        alice_sees = alice_modern.instructions or ""
+    async with client_of(served, "bob", gateway, mode="auto") as bob_modern:
+        bob_sees = bob_modern.instructions or ""
+    assert "mcp__toolbox__env" in alice_sees
+    assert "tool_search" in bob_sees
+    assert "mcp__toolbox__env" not in bob_sees
+    assert "mcp__toolbox__add" in bob_sees
+    assert "mcp__toolbox__" not in handshake
