@@ -37,7 +37,7 @@ def require_provider() -> str:
         name for name, ok in (("node", node), ("oidc-provider", PROVIDER.exists())) if not ok
     ]
     markers = sorted((ROOT / ".refservers").glob("UNAVAILABLE-npm"))
-    if missing and markers:
+    if missing and markers and not os.environ.get("CI"):
         pytest.skip(f"{' and '.join(missing)} not installed: {markers[0].read_text().strip()}")
     if missing:
         reason = (
