@@ -51,7 +51,7 @@ class Store:
 
     def vector(self, q: str) -> np.ndarray:
         if q not in self._vectors:
-            self._vectors[q] = self.encoder.embed([q])[0]
+            self._vectors[q] = self.encoder.embed_query(q, lambda w: 1.0)
         return self._vectors[q]
 
     def fts(self, q: str, title_weight: float) -> dict[int, float]:
