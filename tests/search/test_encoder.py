@@ -60,7 +60,14 @@ def test_texts_become_cls_word_pieces_sep_with_unknown_words_as_unk_and_a_length
     assert encoder.model_id.startswith("minilm-l6-384-")
 
 
-def test_the_onnx_int8_backend_gives_the_float32_vectors_within_a_cosine_of_0_99() -> None:
+@pytest.fixture(scope="module")
+def fast() -> SentenceEncoder:
+    return SentenceEncoder(backend="onnx")
+
+
+def test_the_onnx_int8_backend_gives_the_float32_vectors_within_a_cosine_of_0_99(
+    fast: SentenceEncoder, encoder: SentenceEncoder
+) -> None:
     texts = [
         "A man is eating food.",
         "A man is eating a piece of bread.",
@@ -68,8 +75,7 @@ def test_the_onnx_int8_backend_gives_the_float32_vectors_within_a_cosine_of_0_99
         "Employees may bring a well-behaved canine to the workplace on Fridays.",
         "time.sleep(secs) Suspend execution of the calling thread for the given number of seconds.",
     ]
-    fast = SentenceEncoder(backend="onnx")
-    exact = SentenceEncoder(backend="numpy")
+    exact = encoder
 
     int8, float32 = fast.embed(texts), exact.embed(texts)
     cosines = (int8 * float32).sum(1)
@@ -81,8 +87,9 @@ def test_the_onnx_int8_backend_gives_the_float32_vectors_within_a_cosine_of_0_99
     assert fast.model_id == exact.model_id  # one model: bases built either way search alike
 
 
-def test_on_onnx_a_text_gets_the_same_vector_alone_or_among_others() -> None:
-    fast = SentenceEncoder(backend="onnx")
+def test_on_onnx_a_text_gets_the_same_vector_alone_or_among_others(
+    fast: SentenceEncoder, encoder: SentenceEncoder
+) -> None:
     texts = ["short", "a somewhat longer sentence about parking garages", "", "mid length text"]
 
     together = fast.embed(texts)
@@ -90,5 +97,5 @@ def test_on_onnx_a_text_gets_the_same_vector_alone_or_among_others() -> None:
 
     assert np.array_equal(together, alone)
     # a query is embedded in float32 whatever the backend (no onnxruntime on the search path)
-    exact = SentenceEncoder(backend="numpy").embed(texts[1:2])[0]
+    exact = encoder.embed(texts[1:2])[0]
     assert fast.embed_query(texts[1], lambda w: 0.0) == pytest.approx(exact, abs=1e-6)

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from pegboard.search.dense import MODEL_DIR as VOCAB_DIR
 from pegboard.search.dense import Vectors, WordWeight, unit_rows
-from pegboard.search.encoder_onnx import OnnxLayers, onnx_available
+from pegboard.search.encoder_onnx import OnnxLayers, layers_graph, onnx_available
 from pegboard.search.wordpiece import WordPiece, basic_words
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "minilm_l6"
@@ -150,7 +150,7 @@ class SentenceEncoder:
 
     def _layers_onnx(self) -> OnnxLayers:
         if self._onnx is None:
-            self._onnx = OnnxLayers(
+            graph = layers_graph(
                 self._quantised,
                 self._w,
                 layers=self._layers,
@@ -158,6 +158,7 @@ class SentenceEncoder:
                 dims=self.dims,
                 eps=self._eps,
             )
+            self._onnx = OnnxLayers(graph)
         return self._onnx
 
     def _forward(self, batch: list[list[int]], layers: OnnxLayers | None = None) -> Matrix:

@@ -30,22 +30,13 @@ def onnx_available() -> bool:
 class OnnxLayers:
     """The transformer layers and mean pooling: (embedded tokens, mask) -> pooled vectors."""
 
-    def __init__(
-        self,
-        quantised: Mapping[str, tuple[npt.NDArray[np.int8], Matrix]],
-        floats: Mapping[str, Matrix],
-        *,
-        layers: int,
-        heads: int,
-        dims: int,
-        eps: float,
-    ) -> None:
+    def __init__(self, model: bytes) -> None:
+        """``model``: the serialised graph of :func:`layers_graph`."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1  # as numpy under OPENBLAS_NUM_THREADS=1: one core
         options.inter_op_num_threads = 1
-        model = _graph(quantised, floats, layers=layers, heads=heads, dims=dims, eps=eps)
         self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
     def __call__(self, x: Matrix, mask: Matrix) -> Matrix:
@@ -53,7 +44,7 @@ class OnnxLayers:
         return out
 
 
-def _graph(
+def layers_graph(
     quantised: Mapping[str, tuple[npt.NDArray[np.int8], Matrix]],
     floats: Mapping[str, Matrix],
     *,
@@ -62,6 +53,8 @@ def _graph(
     dims: int,
     eps: float,
 ) -> bytes:
+    """The layers as an ONNX model: the int8 ``quantised`` matrices ((out, in), a scale per
+    row) and the ``floats`` (biases, layer norms) of ``encoder.layer.N.*``."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
