@@ -2,12 +2,17 @@
 
     .venv/bin/python bench/kb.py --keep DIR --skip-speed   # builds DIR/pydoc-minilm-l6.sqlite3
     .venv/bin/python bench/kb_sweep.py DIR/pydoc-minilm-l6.sqlite3
+    .venv/bin/python bench/kb_sweep.py DIR/pydoc-minilm-l6.sqlite3 --session7 [--pieces]
 
 Each row re-implements the fused per-document ranking of pegboard.kb.search (BM25 scaled by
 its best match plus the cosine's z-score per chunk; a document is its best chunk plus SUPPORT
 times its next NSUP) with one change, and prints hit@1 / hit@3 on the dev questions
 (bench/kb_pydoc/questions.tsv) and the held-out ones (bench/kb_pydoc/holdout.tsv). The first
 row must match bench/kb.py's "without the lead" row, the "lead 0.5" row its default.
+``--session7`` runs session 7's variants over that default instead (``--pieces`` adds the two
+that embed every sentence and every chunk's text past 128 tokens: minutes). Vectors computed
+here (titles, headings, pieces) use the int8 path when the ``fast`` extra is installed
+(``PEGBOARD_NO_ONNX=1`` for float32); query vectors are float32 either way, as in the library.
 """
 
 from __future__ import annotations
