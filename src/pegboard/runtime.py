@@ -62,6 +62,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("pegboard.gateway")
 PENDING_FILE = "approvals.sqlite"
+# The built tool_search index of each catalog (pegboard.search.stored), beside the vectors.
+SEARCH_INDEX_DIR = "search-index"
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +220,11 @@ def _pg_pending(db: Database) -> PendingApprovalStore:
 def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex]:
     """The registry's shared index with the ranker ``[meta] search`` names, built when a
     search first runs (listing tools never loads the ranker)."""
-    if loaded.config.meta.search == "lexical":
-        return lambda registry: LazyRegistryIndex(registry, lambda: default_index(dense=False))
-    cache = loaded.data_dir / "vectors"
-    return lambda registry: LazyRegistryIndex(registry, lambda: default_index(cache_dir=cache))
+    dense = loaded.config.meta.search != "lexical"
+    cache, store = loaded.data_dir / "vectors", loaded.data_dir / SEARCH_INDEX_DIR
+    return lambda registry: LazyRegistryIndex(
+        registry, lambda: default_index(dense=dense, cache_dir=cache, store=store)
+    )
 
 
 def _url_password(loaded: LoadedConfig) -> list[str]:

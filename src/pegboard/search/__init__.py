@@ -127,22 +127,35 @@ def dense_signals(
 
 
 def default_index(
-    *, dense: bool = True, cache_dir: Path | None = None, cache: bool = True
+    *,
+    dense: bool = True,
+    cache_dir: Path | None = None,
+    cache: bool = True,
+    store: Path | None = None,
 ) -> SearchIndex:
     """A fresh, empty index with pegboard's default ranking.
 
     ``dense=True`` (the default): BM25F fused with the embedding signals installed (see the
     module docstring); ``dense=False``: BM25F with namespace summaries only. Catalog vectors
     are cached on disk (under ``cache_dir``, else :func:`default_cache_dir`), so an unchanged
-    tool is embedded once across processes; ``cache=False`` embeds in memory only.
+    tool is embedded once across processes; ``cache=False`` embeds in memory only. With
+    ``store``, the built index itself is kept in that directory and loaded by the next process
+    with the same catalog (:class:`~pegboard.search.stored.StoredIndex`).
     """
     from pegboard.search.index import ToolIndex
 
-    if not dense:
-        return ToolIndex()
-    directory = (cache_dir or default_cache_dir()) if cache else None
-    fusion: FusionParams = __getattr__("DENSE_FUSION")
-    return ToolIndex(dense=dense_signals(directory), fusion=fusion)
+    def make() -> ToolIndex:
+        if not dense:
+            return ToolIndex()
+        directory = (cache_dir or default_cache_dir()) if cache else None
+        fusion: FusionParams = __getattr__("DENSE_FUSION")
+        return ToolIndex(dense=dense_signals(directory), fusion=fusion)
+
+    if store is None:
+        return make()
+    from pegboard.search.stored import StoredIndex
+
+    return StoredIndex(store, make)
 
 
 __all__ = [
