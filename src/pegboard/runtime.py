@@ -45,6 +45,8 @@ from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
+from pegboard.core.tokens import BpeTokenCounter, default_token_counter
+from pegboard.deferral.kept_counts import keep_counts
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ConfigError, PegboardError, UserError
 from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
@@ -64,6 +66,7 @@ logger = logging.getLogger("pegboard.gateway")
 PENDING_FILE = "approvals.sqlite"
 # The built tool_search index of each catalog (pegboard.search.stored), beside the vectors.
 SEARCH_INDEX_DIR = "search-index"
+TOKEN_COUNTS_FILE = "token-counts.bin"
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +325,9 @@ class ToolRuntime:
 
     def _build_parts(self) -> None:
         loaded, config = self.loaded, self.loaded.config
+        counter = default_token_counter()
+        if isinstance(counter, BpeTokenCounter):  # deferral's counts, kept across starts
+            keep_counts(counter, loaded.data_dir / TOKEN_COUNTS_FILE)
         parts = default_components(loaded, replace(self.components, events=self.events))
         self.config_source = parts.config
         servers = list(config.servers.values())

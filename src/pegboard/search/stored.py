@@ -55,12 +55,10 @@ CHANGE_DELAY_S = 0.05
 
 def index_key(index: ToolIndex, documents: Sequence[ToolDocument]) -> str:
     """sha256 (24 hex) of what a built ``index`` over ``documents`` depends on."""
-    from pegboard import __version__
-
     digest = hashlib.sha256()
     head = {
         "format": FORMAT,
-        "version": __version__,
+        "version": _version(),
         "bm25f": asdict(index.params),
         "fusion": asdict(index.fusion),
         "models": [s.embedder.model_id for s in index.signals],
@@ -70,6 +68,15 @@ def index_key(index: ToolIndex, documents: Sequence[ToolDocument]) -> str:
         row = [doc.name, doc.namespace, doc.label, *doc.fields.values()]
         digest.update(json.dumps(row).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:24]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pegboard")
+    except PackageNotFoundError:  # run from a source tree
+        return "source"
 
 
 @dataclass(frozen=True, slots=True)
