@@ -78,6 +78,9 @@ class RuntimeOptions:
     defer: bool | None = None
     prewarm: bool = True
     audit: AuditSink | None = None
+    # Build tool_search's index in a child process (pegboard serve: a long-lived process
+    # keeps none of the build's memory).
+    build_index_apart: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,14 +223,19 @@ def _pg_pending(db: Database) -> PendingApprovalStore:
     return PostgresPendingStore(db)
 
 
-def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex]:
-    """The registry's shared index with the ranker ``[meta] search`` names, built when a
-    search first runs (listing tools never loads the ranker)."""
+def _default_index(
+    loaded: LoadedConfig, *, build_apart: bool = False
+) -> Callable[[ToolRegistry], SearchIndex]:
+    """The registry's shared index with the ranker ``[meta] search`` names, loaded from the
+    data directory or built when a search first runs (listing tools never loads the ranker);
+    ``build_apart``: built in a child process."""
     dense = loaded.config.meta.search != "lexical"
     cache, store = loaded.data_dir / "vectors", loaded.data_dir / SEARCH_INDEX_DIR
-    return lambda registry: LazyRegistryIndex(
-        registry, lambda: default_index(dense=dense, cache_dir=cache, store=store)
-    )
+
+    def make() -> SearchIndex:
+        return default_index(dense=dense, cache_dir=cache, store=store, build_apart=build_apart)
+
+    return lambda registry: LazyRegistryIndex(registry, make)
 
 
 def _url_password(loaded: LoadedConfig) -> list[str]:
@@ -328,7 +336,10 @@ class ToolRuntime:
         counter = default_token_counter()
         if isinstance(counter, BpeTokenCounter):  # deferral's counts, kept across starts
             keep_counts(counter, loaded.data_dir / TOKEN_COUNTS_FILE)
-        parts = default_components(loaded, replace(self.components, events=self.events))
+        given = replace(self.components, events=self.events)
+        if given.search_index is None and self.options.build_index_apart:
+            given = replace(given, search_index=_default_index(loaded, build_apart=True))
+        parts = default_components(loaded, given)
         self.config_source = parts.config
         servers = list(config.servers.values())
         self.catalog = McpCatalog(

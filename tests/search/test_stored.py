@@ -201,3 +201,27 @@ def test_an_unwritable_directory_searches_from_memory(
     with caplog.at_level(logging.WARNING, logger="pegboard.search"):
         assert results(index) == reference(tmp_path)
     assert "cannot store the search index" in caplog.text
+
+
+def test_a_build_apart_runs_in_a_child_process_and_ranks_the_same(tmp_path: Path) -> None:
+    factory = Counting(tmp_path / "vectors")
+    child = {"dense": True, "cache": True, "cache_dir": str(tmp_path / "vectors")}
+    index = StoredIndex(tmp_path / "index", factory, child=child)
+    index.upsert(CATALOG)
+
+    assert results(index) == reference(tmp_path)
+    assert factory.filled == 0  # built by the child, loaded here
+    read_index(the_file(tmp_path), the_file(tmp_path).stem)
+
+
+def test_a_child_that_fails_leaves_the_build_to_this_process(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    factory = Counting(tmp_path / "vectors")
+    index = StoredIndex(tmp_path / "index", factory, child={"dense": False})  # another ranker
+    index.upsert(CATALOG)
+
+    with caplog.at_level(logging.WARNING, logger="pegboard.search"):
+        assert results(index) == reference(tmp_path)
+    assert factory.filled == 1
+    assert "could not build the search index in a child process: exit 3" in caplog.text

@@ -8,6 +8,7 @@ the next start, so a catalog counted before costs no tokenizer at all.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import struct
@@ -50,7 +51,15 @@ def keep_counts(counter: BpeTokenCounter, path: Path) -> None:
             pending.append(timer)
         timer.start()
 
+    def at_exit() -> None:  # counts made in the last moment of a process are kept too
+        with lock:
+            waiting = list(pending)
+        for timer in waiting:
+            timer.cancel()
+            save()
+
     counter.on_new = on_new
+    atexit.register(at_exit)
 
 
 def read_counts(counter: BpeTokenCounter, path: Path) -> list[tuple[bytes, int]]:

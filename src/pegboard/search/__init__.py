@@ -132,6 +132,7 @@ def default_index(
     cache_dir: Path | None = None,
     cache: bool = True,
     store: Path | None = None,
+    build_apart: bool = False,
 ) -> SearchIndex:
     """A fresh, empty index with pegboard's default ranking.
 
@@ -140,7 +141,8 @@ def default_index(
     are cached on disk (under ``cache_dir``, else :func:`default_cache_dir`), so an unchanged
     tool is embedded once across processes; ``cache=False`` embeds in memory only. With
     ``store``, the built index itself is kept in that directory and loaded by the next process
-    with the same catalog (:class:`~pegboard.search.stored.StoredIndex`).
+    with the same catalog (:class:`~pegboard.search.stored.StoredIndex`); ``build_apart``
+    builds it in a child process, so that this one keeps none of the build's memory.
     """
     from pegboard.search.index import ToolIndex
 
@@ -155,7 +157,10 @@ def default_index(
         return make()
     from pegboard.search.stored import StoredIndex
 
-    return StoredIndex(store, make)
+    child = None
+    if build_apart:
+        child = {"dense": dense, "cache": cache, "cache_dir": str(cache_dir) if cache_dir else None}
+    return StoredIndex(store, make, child=child)
 
 
 __all__ = [

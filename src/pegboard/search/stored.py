@@ -23,6 +23,8 @@ import logging
 import math
 import os
 import struct
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -283,12 +285,23 @@ class StoredIndex:
 
     ``upsert`` and ``remove`` only record the change; the first search after a change loads the
     stored index of the new catalog, or builds, writes and loads it. Once the index has been
-    used, a change starts that in a background thread at once.
+    used, a change starts that in a background thread at once. With ``child`` (the keyword
+    arguments of :func:`pegboard.search.default_index` that make the same ranker), builds run
+    in a child Python process, so a long-lived process (``pegboard serve``) keeps none of a
+    build's memory: the build's many small objects outlive it as heap fragments otherwise
+    (about 70 MB at 4,800 tools).
     """
 
-    def __init__(self, directory: Path, make: Callable[[], ToolIndex]) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        make: Callable[[], ToolIndex],
+        *,
+        child: Mapping[str, Any] | None = None,
+    ) -> None:
         self._directory = directory
         self._make = make
+        self._child = child
         self._ranker: ToolIndex | None = None
         self._entries: dict[str, ToolEntry] = {}
         self._changes = 0  # bumped by every upsert/remove
@@ -390,6 +403,15 @@ class StoredIndex:
         self._state, self._built = state, changes
 
     def _build(self, path: Path, key: str, documents: Sequence[ToolDocument]) -> RankedState:
+        if self._child is not None:
+            try:
+                build_in_child(self._child, path, key, documents)
+                loaded = read_index(path, key)
+            except (OSError, ValueError, subprocess.SubprocessError) as exc:
+                logger.warning("could not build the search index in a child process: %s", exc)
+            else:
+                _prune(self._directory, keep=path)
+                return loaded
         built = self._make()
         built.upsert_documents(documents)
         try:
@@ -420,3 +442,58 @@ def _prune(directory: Path, keep: Path) -> None:
                 tmp.unlink(missing_ok=True)
     except OSError as exc:
         logger.warning("cannot prune old search indexes in %s: %s", directory, exc)
+
+
+# -- building in a child process --------------------------------------------------------------
+
+CHILD_TIMEOUT_S = 600.0
+
+
+def build_in_child(
+    arguments: Mapping[str, Any], path: Path, key: str, documents: Sequence[ToolDocument]
+) -> None:
+    """Build the index of ``documents`` with ``default_index(**arguments)`` in a child Python
+    process that writes it to ``path`` (raises when it did not)."""
+    payload = {
+        "arguments": dict(arguments),
+        "path": str(path),
+        "key": key,
+        "documents": [[d.name, d.namespace, d.label, dict(d.fields)] for d in documents],
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pegboard.search.stored"],
+        input=json.dumps(payload).encode("utf-8", "surrogatepass"),
+        capture_output=True,
+        timeout=CHILD_TIMEOUT_S,
+        check=False,
+    )
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ValueError(f"exit {done.returncode}: {lines[-1] if lines else 'no message'}")
+
+
+def _child_main() -> int:
+    from pegboard.search import default_index
+
+    payload = json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogatepass"))
+    arguments = dict(payload["arguments"])
+    if arguments.get("cache_dir") is not None:
+        arguments["cache_dir"] = Path(arguments["cache_dir"])
+    index = default_index(**arguments)
+    if not isinstance(index, ToolIndex):
+        print("the arguments make a stored index, not a ranker", file=sys.stderr)
+        return 2
+    documents = [
+        ToolDocument(name=n, namespace=ns, label=label, fields=fields)
+        for n, ns, label, fields in payload["documents"]
+    ]
+    if index_key(index, documents) != payload["key"]:
+        print("this process makes another ranker than its parent", file=sys.stderr)
+        return 3
+    index.upsert_documents(documents)
+    write_index(Path(payload["path"]), payload["key"], index.state)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main())
