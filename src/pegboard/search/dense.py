@@ -14,7 +14,8 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -123,6 +124,11 @@ class StaticEmbedder:
         digest = remembered_digest(files, lambda: table_digest(self._rows, len(self._int8)))
         self.model_id = f"static-minilm-{self.dims}-{digest}"
 
+    @property
+    def vocab(self) -> Mapping[str, int]:
+        """Word piece -> row of the table."""
+        return self._tokenizer.vocab
+
     def _rows(self, ids: Any) -> Vectors:
         rows: Vectors = self._int8[ids].astype(np.float32) * self._scales[ids]
         return rows
@@ -152,12 +158,29 @@ class StaticEmbedder:
         return unit
 
 
+class Dictionary(AbstractSet[str]):
+    """The whole (lower-case) words of a word-piece vocabulary, read from the vocabulary
+    itself (a second set of its 20,000 words would take 4 MB)."""
+
+    def __init__(self, vocab: Mapping[str, int]) -> None:
+        self._vocab = vocab
+
+    def __contains__(self, word: object) -> bool:
+        # Continuation pieces (``##ing``) and markers (``[UNK]``) are not alphabetic.
+        return isinstance(word, str) and word.isalpha() and word in self._vocab
+
+    def __iter__(self) -> Iterator[str]:
+        return (w for w in self._vocab if w.isalpha())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 @cache
-def dictionary() -> frozenset[str]:
+def dictionary() -> Dictionary:
     """The whole (lower-case) words of the static model's vocabulary: words a person might
     type, as opposed to noise such as ``xyzzy`` that only splits into fragments."""
-    lines = (MODEL_DIR / "vocab.txt").read_text(encoding="utf-8").splitlines()
-    return frozenset(w for w in lines if w.isalpha() and not w.startswith("##"))
+    return Dictionary(shared_embedder().vocab)
 
 
 @cache
