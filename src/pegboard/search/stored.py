@@ -10,8 +10,11 @@ the process, and a start with an unchanged catalog never builds.
 
 A change of the catalog builds the new index in a background thread (from the vector cache,
 so only new texts are embedded), writes it and swaps it in; a search that arrives meanwhile
-waits for that build, so it never misses a tool. A file that fails its digest, is cut short,
-or belongs to another key is ignored and rebuilt.
+waits for that build, so it never misses a tool. A change is a whole rebuild (0.4-1.5 s of CPU
+at 527-4,800 tools, in the background) where the in-memory index updated only the changed
+slots: catalogs change rarely, starts are frequent, and a refresh that re-lists the same tools
+(new objects, same text) finds its file by key and builds nothing. A file that fails its
+digest, is cut short, or belongs to another key is ignored and rebuilt.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ _ALIGN = 64
 KEEP_FILES = 4
 # A temporary file this old is a write that was cut short (a write takes well under a second).
 STALE_TMP_S = 600
-CHANGE_DELAY_S = 0.05
+CHANGE_DELAY_S = 0.5
 
 
 def index_key(index: ToolIndex, documents: Sequence[ToolDocument]) -> str:
@@ -366,7 +369,8 @@ class StoredIndex:
             if self._pending:
                 return
             self._pending = True
-        # A moment's delay: a registry change arrives as a removal then an upsert.
+        # A moment's delay: a registry change arrives as a removal then an upsert, and
+        # servers starting together change it several times in a row.
         timer = threading.Timer(CHANGE_DELAY_S, self._background)
         timer.name, timer.daemon = "search-index", True
         timer.start()
