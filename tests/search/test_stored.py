@@ -92,7 +92,9 @@ def test_a_second_process_loads_the_stored_index_and_builds_nothing(tmp_path: Pa
     assert isinstance(state.vectors[0], np.memmap) or isinstance(state.vectors[0].base, np.memmap)
 
 
-@pytest.mark.parametrize("damage", ["flip a data byte", "cut short", "garbage", "empty"])
+@pytest.mark.parametrize(
+    "damage", ["flip a data byte", "cut short", "cut in the header", "garbage", "empty"]
+)
 def test_an_unusable_index_file_is_ignored_and_rebuilt(
     tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -104,6 +106,8 @@ def test_an_unusable_index_file_is_ignored_and_rebuilt(
         data[-200] ^= 0xFF
     elif damage == "cut short":
         del data[len(data) // 2 :]
+    elif damage == "cut in the header":
+        del data[len(b"PEGBOARD-INDEX\n") + 3 :]
     elif damage == "garbage":
         data[:40] = b"x" * 40
     else:

@@ -217,7 +217,10 @@ def read_index(path: Path, key: str) -> LoadedState:
     with path.open("rb") as f:
         if f.read(len(MAGIC)) != MAGIC:
             raise BadIndexFile("not an index file")
-        (length,) = struct.unpack("<Q", f.read(8))
+        size_field = f.read(8)
+        if len(size_field) != 8:
+            raise BadIndexFile("header cut short")
+        (length,) = struct.unpack("<Q", size_field)
         if length > os.fstat(f.fileno()).st_size:
             raise BadIndexFile("header cut short")
         try:
