@@ -88,7 +88,10 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
         )
 
     async def servers(request: Request, viewer: Viewer) -> Response:
+        import anyio.to_thread
+
         config = service.loaded.config.servers
+        views = await anyio.to_thread.run_sync(service.servers.replica_views)
         return render(
             state,
             request,
@@ -97,6 +100,8 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
             statuses=service.servers.statuses(),
             enabled={sid: s.enabled for sid, s in config.items()},
             excluded=service.servers.excluded(),
+            # one row per replica per server once several replicas share the team store
+            replicas=views if views and len({v.replica for v in views}) > 1 else [],
         )
 
     def server_action(action: str) -> Page:

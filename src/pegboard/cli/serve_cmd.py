@@ -156,6 +156,7 @@ def serve(
             tg.start_soon(content.run, gateway.content_changed)
             tg.start_soon(_until_signal, tg.cancel_scope)
             tg.start_soon(runtime.watch_config)
+            tg.start_soon(runtime.share_replica_state)
             offered = partial(searching, runtime.surface)
             tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered)
             if http:

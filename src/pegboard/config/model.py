@@ -168,6 +168,14 @@ class StoreConfig(_Section):
         "overrides it): every replica started with it shares tools, trust, approvals and "
         "audit. Needs the postgres extra. Unset: the SQLite file of the data directory.",
     )
+    replica_stale_after: float = Field(
+        default=15.0,
+        gt=0,
+        le=3600,
+        description="Seconds without a heartbeat after which `pegboard servers status` and "
+        "the admin page mark a replica of the team store stale (each serving replica writes "
+        "its view of its servers at once on a change, else every third of this).",
+    )
 
     @field_validator("url")
     @classmethod
