@@ -213,15 +213,19 @@ def _pg_rate_limiter(db: Database) -> RateLimiter:
 
 
 def _pg_grants(db: Database) -> GrantStore:
+    """The team store's grants; while it is lost, in memory (:mod:`pegboard.calls.fallback`)."""
+    from pegboard.calls.fallback import FallbackGrantStore
     from pegboard.calls.grants_pg import PostgresGrantStore
 
-    return PostgresGrantStore(db)
+    return FallbackGrantStore(PostgresGrantStore(db))
 
 
 def _pg_pending(db: Database) -> PendingApprovalStore:
+    """The team store's pending approvals; while it is lost, asked from memory."""
+    from pegboard.calls.fallback import FallbackPendingStore
     from pegboard.calls.pending_pg import PostgresPendingStore
 
-    return PostgresPendingStore(db)
+    return FallbackPendingStore(PostgresPendingStore(db))
 
 
 def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex]:

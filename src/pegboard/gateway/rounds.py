@@ -65,6 +65,12 @@ class SecretStore(Protocol):
     def spend(self, token: str, expires_at: float) -> bool: ...
 
 
+def store_lost(store: SecretStore) -> bool:
+    """True while ``store`` is a team store whose database is lost: a round's answer could
+    not be checked to be used once (:mod:`pegboard.calls.fallback`)."""
+    return bool(getattr(getattr(store, "db", None), "lost", False))
+
+
 def client_of(ctx: ServerRequestContext[Any, Any]) -> str:
     """The client's declared name (``clientInfo.name`` of the request's envelope), or ``-``."""
     params = ctx.session.client_params

@@ -47,12 +47,13 @@ from mcp_types.version import (
 
 import pegboard
 from pegboard.calls.approval import ApprovalPending
+from pegboard.calls.fallback import STORE_LOST_LINE
 from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
 from pegboard.core.access import AccessView, AccessViews
 from pegboard.core.events import McpRequestHandled
 from pegboard.core.principal import Principal
 from pegboard.core.tracing import tracing_on
-from pegboard.errors import ApprovalRequired
+from pegboard.errors import ApprovalRequired, CatalogError
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
     REFUSAL_FIX,
@@ -74,6 +75,7 @@ from pegboard.gateway.rounds import (
     client_of,
     sessionless_id,
     state_boundary,
+    store_lost,
 )
 from pegboard.gateway.surface import ToolSurface
 from pegboard.mcp.results import output_to_call_result
@@ -430,7 +432,10 @@ class Gateway:
         input-required round (:mod:`pegboard.gateway.rounds`), answered on the retry."""
         name, arguments = params.name, params.arguments or {}
         can_ask = client_can_elicit(ctx.session)
-        answer = self.rounds.answer(params)  # a replayed state is refused here
+        try:
+            answer = self.rounds.answer(params)  # a replayed state is refused here
+        except CatalogError:  # its once-only use cannot be checked (pegboard.calls.fallback)
+            return _error(STORE_LOST_LINE)
         principal, client = principal_of(ctx), client_of(ctx)
         try:
             output = await self.surface.call_tool(
@@ -445,6 +450,8 @@ class Gateway:
                 access=self.view_of(principal),
             )
         except ApprovalPending as pending:
+            if store_lost(self.rounds.store):  # its answer could not be checked: say so now
+                return _error(STORE_LOST_LINE)
             return self.rounds.ask(pending.request)
         except ApprovalQueued as queued:
             return _error(self._queued(queued))
