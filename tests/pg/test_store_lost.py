@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -25,20 +24,10 @@ from pegboard.calls.grants import Grant, GrantKey
 from pegboard.calls.grants_pg import PostgresGrantStore
 from pegboard.errors import StoreError
 from tests.gateway.harness import MCP_SERVERS, scripted_elicitation, text_of, write_config
-from tests.pg.cluster import Cluster, require_binaries
+from tests.pg.cluster import Cluster
 from tests.pg.replicas import replica
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-
-@pytest.fixture
-def own_cluster() -> Iterator[Cluster]:
-    """A cluster of its own: the test stops and starts it."""
-    cluster = Cluster.create(require_binaries())
-    try:
-        yield cluster
-    finally:
-        cluster.destroy()
 
 
 def _grants(url: str) -> list[tuple[str, str]]:
