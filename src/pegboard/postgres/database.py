@@ -151,6 +151,8 @@ class Database:
                     await conn.execute(f"LISTEN {channel}")  # a constant of ours
                     if down:
                         logger.warning("team store %s is back", shown_url(self.url))
+                    with self._lock:  # a connection works: the pool's callers try again
+                        self._lost_at, self._probe_at = None, 0.0
                     delay, down = LISTEN_RETRY_MIN, False
                     if on_connect is not None:
                         on_connect()
