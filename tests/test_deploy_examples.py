@@ -114,9 +114,8 @@ def test_kubernetes_runs_three_replicas_named_by_pod_behind_a_plain_service() ->
     [container] = pod["containers"]
     env = {e["name"]: e for e in container["env"]}
     assert set(env) <= KNOWN_ENV
-    assert env[config_load.STORE_URL_ENV]["valueFrom"]["secretKeyRef"]["key"] in (
-        docs["Secret"]["stringData"]
-    )
+    secret_key = env[config_load.STORE_URL_ENV]["valueFrom"]["secretKeyRef"]["key"]
+    assert secret_key in docs["Secret"]["stringData"]
     assert env[REPLICA_ENV]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
     config_dir = str(Path(env[config_load.CONFIG_ENV]["value"]).parent)
     assert {"name": "config", "mountPath": config_dir, "readOnly": True} in container[
