@@ -115,3 +115,40 @@ async def test_servers_status_shows_each_replicas_view_and_marks_a_killed_one_st
         r0.process.terminate()  # a clean stop removes the replica's rows
         await r0.process.wait()
         assert ("r0", "s") not in _rows(pg_url)
+
+
+def test_a_replica_not_seen_for_an_hour_is_forgotten_by_the_next_heartbeat(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pegboard.mcp.replicas_pg import FORGET_AFTER, PostgresReplicaBoard
+    from pegboard.mcp.status import ServerStatus
+    from pegboard.postgres import Database
+
+    db = Database(pg_url)
+    boards = []
+    for name in ("gone", "here"):
+        monkeypatch.setenv("PEGBOARD_REPLICA", name)
+        boards.append(PostgresReplicaBoard(db, stale_after=STALE_AFTER))
+    gone, here = boards
+    try:
+        gone.publish([ServerStatus("s", "s", "connected", tool_count=2)])
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE pegboard.replicas SET seen_at = seen_at - %s WHERE replica = 'gone'",
+                (FORGET_AFTER - 60,),
+            )
+        here.publish([ServerStatus("s", "s", "failed", error="boom")])
+        views = {v.replica: v for v in here.views()}
+        assert (views["gone"].stale, views["here"].stale) == (True, False)
+        assert (views["here"].state, views["here"].error) == ("failed", "boom")
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("UPDATE pegboard.replicas SET seen_at = seen_at - 120")
+        here.publish([])  # a replica with no servers left keeps no rows of them
+        assert here.views() == []
+        assert _rows(pg_url) == {}
+        with psycopg.connect(pg_url) as conn:
+            [(left,)] = conn.execute("SELECT count(*) FROM pegboard.replicas").fetchall()
+        assert left == 1  # "gone" was forgotten; "here" keeps beating
+    finally:
+        for board in boards:
+            board.close()
