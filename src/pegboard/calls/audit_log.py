@@ -53,6 +53,7 @@ AUDIT_FILE = "audit.jsonl"
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_BACKUPS = 3
 MAX_LINE_BYTES = 16 * 1024  # a record is a few hundred bytes; a runaway field is cut
+LINGER_S = 0.002  # how long the writer waits after a batch's first record (see QueuedWriter)
 
 
 class AuditLog:
@@ -79,8 +80,9 @@ class AuditLog:
         writer thread (file lock and all, never on the event loop), batched with the records
         of calls that finish meanwhile, and return; with ``on_failure="refuse"``, return once
         they are written. Never raises."""
-        ticket = self._writer.submit(records)
-        if self.on_failure == "refuse":
+        refuse = self.on_failure == "refuse"
+        ticket = self._writer.submit(records, urgent=refuse)
+        if refuse:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._writer.wait, ticket)
 
@@ -110,7 +112,7 @@ class AuditLog:
     def __call__(self, record: Any) -> None:
         """Append ``record`` (a CallRecord dataclass or a mapping) now, after what is queued
         (for code without an event loop); never raises."""
-        self._writer.wait(self._writer.submit([record]))
+        self._writer.wait(self._writer.submit([record], urgent=True))
 
     def _append_all(self, records: Sequence[Any]) -> None:
         try:
@@ -191,11 +193,12 @@ class QueuedWriter:
     """Hands records to ``write`` in one background thread, the submitter never waiting.
 
     :meth:`submit` queues and returns a ticket; the thread (a daemon, started by the first
-    submit) takes everything queued at once and calls ``write`` with it, so the records of
-    calls that finish while a batch is written go in the next one. :meth:`wait` blocks until
-    a ticket's records (default: all submitted) are through ``write``; :meth:`close` waits for
-    all and ends the thread. ``write`` must not raise (what it raises is logged and the batch
-    counted as done).
+    submit) lingers :data:`LINGER_S` after the first record of a batch (so the call that queued
+    it answers first, and records of calls finishing meanwhile join the batch), then takes
+    everything queued at once and calls ``write`` with it. :meth:`wait` blocks until a ticket's
+    records (default: all submitted) are through ``write``, cutting the linger short, as does
+    an ``urgent`` submit; :meth:`close` waits for all and ends the thread. ``write`` must not
+    raise (what it raises is logged and the batch counted as done).
     """
 
     def __init__(self, write: Callable[[list[Any]], None], *, name: str) -> None:
@@ -209,10 +212,14 @@ class QueuedWriter:
         self._written = 0  # records through write, ever
         self._thread: threading.Thread | None = None
         self._closing = False
+        self._urgent = False  # someone waits: write without lingering
 
-    def submit(self, records: Sequence[Any]) -> int:
-        """Queue ``records``; the ticket to :meth:`wait` for them."""
+    def submit(self, records: Sequence[Any], *, urgent: bool = False) -> int:
+        """Queue ``records``; the ticket to :meth:`wait` for them (``urgent``: the caller
+        will wait for it, so the thread does not linger)."""
         with self._lock:
+            idle = not self._queued
+            self._urgent = self._urgent or urgent
             self._queued.extend(records)
             self._submitted += len(records)
             ticket = self._submitted
@@ -221,7 +228,7 @@ class QueuedWriter:
                 self._closing = False
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
-            else:
+            elif idle or urgent:  # else the thread is lingering over, or writing, a batch
                 self._work.notify()
         return ticket
 
@@ -234,6 +241,9 @@ class QueuedWriter:
             thread = self._thread
             if thread is None or not thread.is_alive():
                 self._drain_here()
+            elif self._written < target:
+                self._urgent = True
+                self._work.notify()
             return self._done.wait_for(lambda: self._written >= target, timeout)
 
     def close(self, timeout: float | None = 10.0) -> None:
@@ -268,6 +278,9 @@ class QueuedWriter:
                     self._thread = None
                     self._done.notify_all()
                     return
+                if not (self._urgent or self._closing):
+                    self._work.wait(LINGER_S)  # woken early by wait(), close() or urgency
+                self._urgent = False
                 batch, self._queued = self._queued, []
             self._write_batch(batch)
             with self._lock:
