@@ -89,6 +89,7 @@ def serve(
     )
     from pegboard.gateway.warmup import searching, warm_search_index
     from pegboard.runtime import RuntimeOptions
+    from pegboard.service.admin_link import approval_pages, served_admin
 
     if context_window is not None and context_window <= 0:
         fail(
@@ -152,6 +153,8 @@ def serve(
     async def body() -> None:
         configure_from_env()  # OTEL_* (off without them); before the gateway reads it
         gateway, content = gateway_for(runtime)
+        served = served_admin(bind, sock.getsockname()[1]) if sock is not None else None
+        gateway.approval_page = approval_pages(gateway_cfg.admin_url, served, loaded.data_dir)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(content.run, gateway.content_changed)
             tg.start_soon(_until_signal, tg.cancel_scope)

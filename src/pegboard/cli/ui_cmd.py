@@ -35,6 +35,7 @@ def ui(
     from pegboard.admin.security import AdminAuth
     from pegboard.gateway.transports import bind_listening_socket, check_port, serve_asgi
     from pegboard.runtime import RuntimeOptions
+    from pegboard.service.admin_link import announced_ui
 
     try:
         check_port(port)
@@ -44,7 +45,8 @@ def ui(
     services = service(ctx, RuntimeOptions(prewarm=False))
     key = secrets.token_urlsafe(24)
     app = admin_app(AdminState(services, AdminAuth(login_key=key, loopback=True)))
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/admin/login?key={key}"
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}/admin"
+    url = f"{base}/login?key={key}"
 
     async def body() -> None:
         await services.runtime.start()
@@ -52,7 +54,9 @@ def ui(
         if open_browser:
             await anyio.to_thread.run_sync(webbrowser.open, url)
         try:
-            await serve_asgi(app, sock)
+            # a stdio gateway on this data directory links its approvals to these pages
+            with announced_ui(services.loaded.data_dir, base):
+                await serve_asgi(app, sock)
         finally:
             services.close()
 

@@ -91,6 +91,18 @@ def client_can_elicit(session: ServerSession) -> bool:
     return caps is not None and caps.elicitation is not None
 
 
+def elicitation_modes(session: ServerSession) -> tuple[bool, bool]:
+    """Whether the client can be asked by a form, and by a URL (an empty ``elicitation``
+    capability means form only, as the specification says)."""
+    caps = session.client_capabilities
+    elicitation = caps.elicitation if caps is not None else None
+    if elicitation is None:
+        return False, False
+    if elicitation.form is None and elicitation.url is None:
+        return True, False
+    return elicitation.form is not None, elicitation.url is not None
+
+
 def approval_message(request: ApprovalRequest) -> str:
     """What the client's user reads (escaped by :func:`~pegboard.core.redact.shown`)."""
     args = json.dumps(dict(request.arguments), ensure_ascii=False, indent=2, sort_keys=True)

@@ -61,12 +61,14 @@ from pegboard.gateway.approval import (
     client_name,
     connection_of,
     connection_session_id,
+    elicitation_modes,
 )
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.content_guard import Asking
 from pegboard.gateway.identity import STDIO, principal_of
 from pegboard.gateway.rounds import (
     GRANT_TTL_S,
+    PAGE_WAIT_S,
     STATE_TTL_S,
     RoundApproval,
     Rounds,
@@ -229,6 +231,10 @@ class Gateway:
         self.content = content
         self.hub = ClientHub()
         self.queue = ApprovalQueue()  # gated calls of clients that cannot be asked
+        # The admin page of a pending approval, by its id (None: no admin UI is known, and
+        # clients are asked by form only); see :func:`approval_pages`.
+        self.approval_page: Callable[[str], str | None] | None = None
+        self.page_wait = PAGE_WAIT_S  # how long a modern retry waits for the page's decision
         self.rounds = Rounds(store if store is not None else MemoryCatalogStore(), state_ttl)
         self._changed = Pending()
         self._content_changed = Pending()
@@ -420,7 +426,7 @@ class Gateway:
             principal,
             sessionless_id(principal, client),
             GRANT_TTL_S,
-            self.rounds.ask,
+            lambda request, bound, asked: self.rounds.ask(request, bound, approval_id=asked),
         )
 
     async def call_modern(
@@ -429,15 +435,16 @@ class Gateway:
         """One ``tools/call`` of a 2026-07-28 client: a gated call is asked in an
         input-required round (:mod:`pegboard.gateway.rounds`), answered on the retry."""
         name, arguments = params.name, params.arguments or {}
-        can_ask = client_can_elicit(ctx.session)
+        form, url = elicitation_modes(ctx.session)
         answer = self.rounds.answer(params)  # a replayed state is refused here
         principal, client = principal_of(ctx), client_of(ctx)
+        rounds = RoundApproval(answer, self.page_wait)
         try:
             output = await self.surface.call_tool(
                 name,
                 arguments,
                 call_id=f"mcp-{ctx.request_id}",
-                approval=RoundApproval(answer) if can_ask else self.queue,
+                approval=rounds if form or (url and self.approval_page) else self.queue,
                 session_id=sessionless_id(principal, client),
                 client=client,
                 principal=principal,
@@ -445,7 +452,17 @@ class Gateway:
                 access=self.view_of(principal),
             )
         except ApprovalPending as pending:
-            return self.rounds.ask(pending.request)
+            asked = pending.approval_id
+            page = self.approval_page(asked) if url and asked and self.approval_page else None
+            if page is None and not form:  # only URLs, and the page is gone meanwhile
+                return _error(self._refusal(pending.request.tool_name))
+            return self.rounds.ask(
+                pending.request,
+                approval_id=asked,
+                page=page,
+                form=form,
+                waiting=page is not None and rounds.waits_for_page(pending.request),
+            )
         except ApprovalQueued as queued:
             return _error(self._queued(queued))
         except ApprovalRequired as exc:
