@@ -230,7 +230,7 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
             viewer,
             "approval",
             a=item,
-            status=item.status(),
+            question=item.status(),
             decisions=DECISION_NAMES,
         )
 

@@ -243,6 +243,7 @@ class RoundApproval:
 
     answer: Answer | None
     page_wait: float = PAGE_WAIT_S
+    name: str = "the client's user (form)"
 
     @property
     def resumes(self) -> str | None:
