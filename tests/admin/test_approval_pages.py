@@ -40,12 +40,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 class User:
     """The client's user: answers the form with ``form`` (None: dismisses it, to decide in
-    the page), and accepts to open each page it is sent to (noted in ``pages``)."""
+    the page), and accepts to open each page it is sent to (noted in ``pages``); ``done``
+    receives the ids of ``notifications/elicitation/complete``."""
 
     def __init__(self, form: str | None = None) -> None:
         self.form = form
         self.forms: list[str] = []
         self.pages: queue.Queue[str] = queue.Queue()
+        self.done: queue.Queue[str] = queue.Queue()
+
+    async def notified(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ElicitCompleteNotification):
+            self.done.put(message.params.elicitation_id)
 
     async def __call__(self, context: Any, params: Any) -> mcp_types.ElicitResult:
         if isinstance(params, mcp_types.ElicitRequestURLParams):
@@ -58,10 +64,15 @@ class User:
 
 
 @contextmanager
-def modern_client(portal: BlockingPortal, url: str, user: User) -> Iterator[Client]:
+def modern_client(
+    portal: BlockingPortal, url: str, user: User, mode: str = MODERN
+) -> Iterator[Client]:
     http = portal.call(lambda: _http())
     client = Client(
-        streamable_http_client(url, http_client=http), mode=MODERN, elicitation_callback=user
+        streamable_http_client(url, http_client=http),
+        mode=mode,
+        elicitation_callback=user,
+        message_handler=user.notified,
     )
     with portal.wrap_async_context_manager(client) as connected:
         yield connected
@@ -207,3 +218,61 @@ def _cli(served: Served, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def test_a_legacy_client_offered_the_page_beside_the_form_goes_on_once_approved_there(
+    served: Served,
+) -> None:
+    user = User()  # dismisses the form, opens the page
+    with (
+        start_blocking_portal() as portal,
+        modern_client(portal, served.url, user, mode="legacy") as client,
+    ):
+        call = portal.start_task_soon(client.call_tool, ECHO, {"text": "legacy page"})
+        url = page_url(served, user)
+        assert decide_in_page(url, "Approve for 30 min") == (
+            "Decided: approved for a while by local-user."
+        )
+        ran = call.result(timeout=30)  # the same request went on: no retry needed
+        assert (ran.is_error, text_of(ran)) == (False, "legacy page")
+        assert user.done.get(timeout=15) == url.rpartition("/")[2]
+        again = portal.call(client.call_tool, ECHO, {"text": "legacy page"})  # for a while
+        assert (again.is_error, text_of(again)) == (False, "legacy page")
+    assert len(user.forms) == 1
+
+
+def test_a_legacy_client_of_urls_only_gets_the_error_path_then_its_retry_runs_once(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.shared.exceptions import MCPError
+
+    built = ClientSession._build_capabilities
+    urls_only = mcp_types.ElicitationCapability(url=mcp_types.UrlElicitationCapability())
+
+    def declared(self: ClientSession, version: str) -> mcp_types.ClientCapabilities:
+        return built(self, version).model_copy(update={"elicitation": urls_only})
+
+    monkeypatch.setattr(ClientSession, "_build_capabilities", declared)
+    user = User()
+    arguments = {"text": "urls only"}
+    with (
+        start_blocking_portal() as portal,
+        modern_client(portal, served.url, user, mode="legacy") as client,
+    ):
+        with pytest.raises(MCPError) as required:
+            portal.call(client.call_tool, ECHO, arguments)
+        assert required.value.error.code == -32042  # URLElicitationRequiredError
+        assert WAITS in required.value.error.message
+        [elicitation] = required.value.error.data["elicitations"]
+        url, approval_id = elicitation["url"], elicitation["elicitationId"]
+        assert (elicitation["mode"], url.rpartition("/")[2]) == ("url", approval_id)
+        assert user.pages.empty()  # nothing pushed: the error path
+        assert user.forms == []
+        assert decide_in_page(url, "Approve once") == "Decided: approved once by local-user."
+        assert user.done.get(timeout=15) == approval_id  # then the client retries
+        ran = portal.call(client.call_tool, ECHO, arguments)
+        assert (ran.is_error, text_of(ran)) == (False, "urls only")
+        with pytest.raises(MCPError) as once:  # approved once: asked again, a new page
+            portal.call(client.call_tool, ECHO, arguments)
+        assert once.value.error.data["elicitations"][0]["elicitationId"] != approval_id

@@ -246,13 +246,13 @@ async def _ask(
     elsewhere meanwhile (an admin queue deciding the pending record), whichever comes first;
     the other is then cancelled. An expired question is a refusal."""
     if pending is None or question is None:
-        return await _handler_decision(handler, request)
+        return await _handler_decision(handler, request, None)
     refusal: list[ApprovalDenied] = []
     elsewhere: list[ApprovalRequired] = []
 
     async def from_handler() -> None:
         try:
-            decision, reason = await _handler_decision(handler, request), ""
+            decision, reason = await _handler_decision(handler, request, question), ""
         except ApprovalDenied as exc:
             refusal.append(exc)
             decision, reason = "deny", str(exc)
@@ -295,8 +295,16 @@ async def _ask(
     return final.decision
 
 
-async def _handler_decision(handler: ApprovalHandler, request: ApprovalRequest) -> Decision:
+async def _handler_decision(
+    handler: ApprovalHandler, request: ApprovalRequest, question: PendingApproval | None
+) -> Decision:
+    """The handler's answer; a handler with ``request_approval_of`` is told the question's
+    record too (to send its user to the question's own page)."""
+    of_question = getattr(handler, "request_approval_of", None)
     try:
+        if of_question is not None and question is not None:
+            decision: Decision = await of_question(request, question)
+            return decision
         return await handler.request_approval(request)
     except (ApprovalDenied, ApprovalRequired):
         # the handler's own refusal (e.g. with the user's reason): keep its message; or its

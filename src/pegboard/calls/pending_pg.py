@@ -25,7 +25,6 @@ from pegboard.calls.request import ApprovalRequest, Decision
 from pegboard.errors import StoreError
 from pegboard.postgres import Database
 
-
 USED_PREFIX = "approval-used:"
 USED_KEPT_S = 24 * 3600.0  # far past any question's expiry, after which it approves nothing
 

@@ -54,8 +54,12 @@ from mcp.shared.exceptions import MCPError
 from pegboard.calls.approval import ApprovalPending
 from pegboard.calls.request import ApprovalRequest, Decision, arguments_fingerprint
 from pegboard.core.principal import Principal
-from pegboard.core.redact import shown
-from pegboard.gateway.approval import approval_message, decision_schema, form_decision
+from pegboard.gateway.approval import (
+    approval_message,
+    decision_schema,
+    form_decision,
+    page_message,
+)
 from pegboard.gateway.identity import principal_of
 
 logger = logging.getLogger("pegboard.gateway")
@@ -204,14 +208,6 @@ class Rounds:
             None if bound is None else str(bound),
             None if question is None else str(question),
         )
-
-
-def page_message(request: ApprovalRequest, approval_id: str) -> str:
-    """What a URL-mode elicitation to the approval page says."""
-    return shown(
-        f"Approve or deny the call to {request.tool_name} ({request.namespace_label}) on "
-        f"pegboard's approval page (request {approval_id[:8]}); the call runs once approved."
-    )
 
 
 def _decision(form: object, page: object, waiting: bool) -> Decision | None:
