@@ -276,3 +276,34 @@ def test_a_legacy_client_of_urls_only_gets_the_error_path_then_its_retry_runs_on
         with pytest.raises(MCPError) as once:  # approved once: asked again, a new page
             portal.call(client.call_tool, ECHO, arguments)
         assert once.value.error.data["elicitations"][0]["elicitationId"] != approval_id
+
+
+def test_a_stdio_gateway_sends_its_modern_client_to_a_running_pegboard_ui(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    from tests.gateway.harness import serve_stdio
+
+    chromium_path()
+    tmp_path = tmp_path_factory.mktemp("stdio-ui")
+    config = {"servers": {"toolbox": sdk_server() | {"force_prompt_tools": ["echo"]}}}
+    ui_command = ("ui", "--port", "0", "--no-open")
+    with serving(tmp_path, config, command=ui_command, refreshed=True) as ui:
+        user = User()
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(
+                serve_stdio(tmp_path, "--no-defer", elicitation=user, mode=MODERN)
+            ) as client,
+        ):
+            call = portal.start_task_soon(client.call_tool, ECHO, {"text": "from stdio"})
+            url = user.pages.get(timeout=60)
+            assert re.fullmatch(re.escape(ui.admin) + r"/approvals/[0-9a-f]{32}", url), url
+            with browser() as chromium, page_at(chromium) as (page, errors):
+                page.goto(ui.url)  # pegboard ui's one-time login key, as it opened it
+                page.goto(url)
+                page.locator("article.approval").get_by_role("button", name="Approve once").click()
+                page.locator("p.decision").wait_for()
+                assert errors == []
+            ran = call.result(timeout=30)
+            assert (ran.is_error, text_of(ran)) == (False, "from stdio")
+    assert not (tmp_path / "data" / "ui.json").exists()  # gone with the ui

@@ -33,6 +33,7 @@ def ui(
     """
     from pegboard.admin.app import AdminState, admin_app
     from pegboard.admin.security import AdminAuth
+    from pegboard.cli.serve_cmd import until_signal
     from pegboard.gateway.transports import bind_listening_socket, check_port, serve_asgi
     from pegboard.runtime import RuntimeOptions
     from pegboard.service.admin_link import announced_ui
@@ -56,7 +57,11 @@ def ui(
         try:
             # a stdio gateway on this data directory links its approvals to these pages
             with announced_ui(services.loaded.data_dir, base):
-                await serve_asgi(app, sock)
+                async with anyio.create_task_group() as tg:
+                    # SIGTERM, SIGINT, SIGHUP stop it cleanly (the address note goes too)
+                    tg.start_soon(until_signal, tg.cancel_scope)
+                    await serve_asgi(app, sock)
+                    tg.cancel_scope.cancel()
         finally:
             services.close()
 
