@@ -45,8 +45,8 @@ def _gateway(tmp_path: Path, ran: list[int], *, pages: bool = True) -> Gateway:
     session = CallSession(pending=SqlitePendingStore(tmp_path / "approvals.db"))
     gateway = Gateway(RegistrySurface(registry, ToolApplyScope, session=session))
     if pages:
-        gateway.approval_page = lambda approval_id: f"{ADMIN}/approvals/{approval_id}"
-    gateway.page_wait = 0.2
+        gateway.pages.approval_page = lambda approval_id: f"{ADMIN}/approvals/{approval_id}"
+    gateway.pages.wait = 0.2
     return gateway
 
 

@@ -154,7 +154,7 @@ def serve(
         configure_from_env()  # OTEL_* (off without them); before the gateway reads it
         gateway, content = gateway_for(runtime)
         served = served_admin(bind, sock.getsockname()[1]) if sock is not None else None
-        gateway.approval_page = approval_pages(gateway_cfg.admin_url, served, loaded.data_dir)
+        gateway.pages.approval_page = approval_pages(gateway_cfg.admin_url, served, loaded.data_dir)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(content.run, gateway.content_changed)
             tg.start_soon(until_signal, tg.cancel_scope)

@@ -18,7 +18,7 @@ fingerprint of its arguments, and a one-time nonce: the retry is honoured only f
 call of that exact definition, and only once (the nonce is spent in the store, so a recorded
 state and answer cannot run the call twice, on this replica or another).
 
-When the admin UI is known (:class:`~pegboard.gateway.server.Gateway`'s ``approval_page``)
+When the admin UI is known (:class:`~pegboard.gateway.pages.ApprovalPages`)
 and the client declared URL-mode elicitation, the round also carries a URL-mode elicitation
 to the question's own page (``/admin/approvals/<id>``): the pending question the round asks
 (created by :func:`~pegboard.calls.approval.authorise`) is sealed in the state, so a person

@@ -14,7 +14,6 @@ the tool list and the instructions change while the server runs. One server serv
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import time
@@ -39,7 +38,6 @@ from mcp.server.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
-from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -49,8 +47,7 @@ from mcp_types.version import (
 
 import pegboard
 from pegboard.calls.approval import ApprovalPending
-from pegboard.calls.pending import PendingApprovalStore
-from pegboard.calls.queue import QUEUE_TTL, ApprovalQueue, ApprovalQueued
+from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
 from pegboard.core.access import AccessView, AccessViews
 from pegboard.core.events import McpRequestHandled
 from pegboard.core.principal import Principal
@@ -69,9 +66,9 @@ from pegboard.gateway.approval import (
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.content_guard import Asking
 from pegboard.gateway.identity import STDIO, principal_of
+from pegboard.gateway.pages import ApprovalPages
 from pegboard.gateway.rounds import (
     GRANT_TTL_S,
-    PAGE_WAIT_S,
     STATE_TTL_S,
     RoundApproval,
     Rounds,
@@ -94,7 +91,6 @@ LIST_HINT = CacheHint(ttl_ms=2000, scope="private")
 """Cache hint of every list result (and discover) on the modern era: fresh for 2 s (a change
 also reaches listeners at once), and private, since what is listed depends on the profile
 served and, behind one gateway, on who asks."""
-WATCHED_MAX = 256  # questions waiting to be watched (past that, no completion notice)
 _HINTED = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
 
 
@@ -235,17 +231,8 @@ class Gateway:
         self.content = content
         self.hub = ClientHub()
         self.queue = ApprovalQueue()  # gated calls of clients that cannot be asked
-        # The admin page of a pending approval, by its id (None: no admin UI is known, and
-        # clients are asked by form only); see :func:`approval_pages`.
-        self.approval_page: Callable[[str], str | None] | None = None
-        self.page_wait = PAGE_WAIT_S  # how long a modern retry waits for the page's decision
-        # The pending-approval store (the runtime's): questions whose page a handshake-era
-        # client was sent to are watched there, to tell it when they are decided.
-        self.pending: PendingApprovalStore | None = None
-        self._watched: set[str] = set()
-        self._to_watch, self._watching = anyio.create_memory_object_stream[
-            tuple[ServerSession, str]
-        ](WATCHED_MAX)
+        # Links to the approvals' admin pages (none until an admin UI is known: form only).
+        self.pages = ApprovalPages()
         self.rounds = Rounds(store if store is not None else MemoryCatalogStore(), state_ttl)
         self._changed = Pending()
         self._content_changed = Pending()
@@ -449,13 +436,13 @@ class Gateway:
         form, url = elicitation_modes(ctx.session)
         answer = self.rounds.answer(params)  # a replayed state is refused here
         principal, client = principal_of(ctx), client_of(ctx)
-        rounds = RoundApproval(answer, self.page_wait)
+        rounds = RoundApproval(answer, self.pages.wait)
         try:
             output = await self.surface.call_tool(
                 name,
                 arguments,
                 call_id=f"mcp-{ctx.request_id}",
-                approval=rounds if form or (url and self.approval_page) else self.queue,
+                approval=rounds if form or (url and self.pages.known) else self.queue,
                 session_id=sessionless_id(principal, client),
                 client=client,
                 principal=principal,
@@ -464,7 +451,7 @@ class Gateway:
             )
         except ApprovalPending as pending:
             asked = pending.approval_id
-            page = self.approval_page(asked) if url and asked and self.approval_page else None
+            page = self.pages.page_of(asked) if url and asked else None
             if page is None and not form:  # only URLs, and the page is gone meanwhile
                 return _error(self._refusal(pending.request.tool_name))
             return self.rounds.ask(
@@ -491,7 +478,7 @@ class Gateway:
         """One ``tools/call`` of ``session``'s client (``principal``; stdio's by default, the
         fast path's), as the MCP result it gets."""
         form, url = elicitation_modes(session)
-        pages = self.approval_page if url else None
+        pages = self.pages.page_of if url and self.pages.known else None
         approval = ElicitationApproval(session, request_id, page=pages) if form else self.queue
         try:
             output = await self.surface.call_tool(
@@ -507,7 +494,7 @@ class Gateway:
         except ApprovalQueued as queued:  # the client cannot be asked: a person will be
             page = pages(queued.approval_id) if pages is not None else None
             if page is not None:  # a client that opens URLs: the spec's error path
-                raise self._page_required(session, queued, page) from None
+                raise self.pages.required(session, queued, page, self._queued(queued)) from None
             return _error(self._queued(queued))
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
@@ -516,60 +503,8 @@ class Gateway:
             return _error(str(exc))
         finally:
             if isinstance(approval, ElicitationApproval):
-                await self._complete(session, approval.opened, request_id)
+                await self.pages.complete(session, approval.opened, request_id)
         return output_to_call_result(output)
-
-    def _page_required(
-        self, session: ServerSession, queued: ApprovalQueued, page: str
-    ) -> UrlElicitationRequiredError:
-        """The -32042 error sending a handshake-era client that only opens URLs to the queued
-        question's page; once a person decided there, the client is told
-        (``notifications/elicitation/complete``) and its retry is settled by the queue."""
-        approval_id = queued.approval_id
-        if self.pending is not None and approval_id not in self._watched:
-            self._watched.add(approval_id)
-            with contextlib.suppress(anyio.WouldBlock):
-                self._to_watch.send_nowait((session, approval_id))
-        message = (
-            f"Approve or deny the call to {queued.tool_name} on pegboard's approval page "
-            f"(request {approval_id[:8]}), then retry the same call."
-        )
-        params = mcp_types.ElicitRequestURLParams(
-            message=message, url=page, elicitation_id=approval_id
-        )
-        return UrlElicitationRequiredError([params], message=self._queued(queued))
-
-    async def _complete(
-        self,
-        session: ServerSession,
-        approval_ids: list[str],
-        request_id: mcp_types.RequestId | None = None,
-    ) -> None:
-        """Tell the client its pages are done with (it may close them, or retry)."""
-        for approval_id in approval_ids:
-            try:
-                await session.send_elicit_complete(approval_id, related_request_id=request_id)
-            except Exception as exc:  # the client left meanwhile: nothing to tell
-                logger.debug("could not send elicitation/complete: %r", exc)
-
-    async def _complete_when_decided(self) -> None:
-        """Forever: once a question a client was sent to the page of is decided, tell it."""
-
-        async def one(session: ServerSession, approval_id: str) -> None:
-            assert self.pending is not None
-            try:
-                with anyio.move_on_after(QUEUE_TTL + 60):
-                    decided = await self.pending.wait(approval_id)
-                    if decided.decision is not None:
-                        await self._complete(session, [approval_id])
-            except Exception as exc:
-                logger.debug("not watching approval %s: %r", approval_id[:8], exc)
-            finally:
-                self._watched.discard(approval_id)
-
-        async with anyio.create_task_group() as tg:
-            async for session, approval_id in self._watching:
-                tg.start_soon(one, session, approval_id)
 
     def _queued(self, queued: ApprovalQueued) -> str:
         """Where a queued call waits, and how to let such calls run unasked."""
@@ -606,7 +541,7 @@ class Gateway:
         async with anyio.create_task_group() as tg:
             content = self.hub.announce_content_changed
             tg.start_soon(_announce_each, self._content_changed, content, "resource/prompt list")
-            tg.start_soon(self._complete_when_decided)
+            tg.start_soon(self.pages.complete_when_decided)
             await _announce_each(self._changed, self.hub.announce_tools_changed, "tool-list")
 
     def content_changed(self) -> None:

@@ -67,7 +67,7 @@ def running_ui(data_dir: Path) -> str | None:
 def approval_pages(
     configured: str | None, served: str | None, data_dir: Path | None
 ) -> Callable[[str], str | None] | None:
-    """The gateway's ``approval_page``: the page of an approval id, or None when no admin UI
+    """The gateway's ``pages.approval_page``: the page of an approval id, or None when no admin UI
     is known now (see the module docstring for the order)."""
     base = configured or served
     if base is not None:
