@@ -163,9 +163,12 @@ class _ApprovalCollector:
             "Approvals by decision (expired: lapsed unanswered), from every route.",
             labels=["decision"],
         )
-        for decision in sorted(self.decided):
+        counted: dict[str, int] = {}
+        for decision, count in self.decided.items():
             name = decision if decision in APPROVAL_OUTCOMES else "other"
-            decided.add_metric([name], float(self.decided[decision]))
+            counted[name] = counted.get(name, 0) + count
+        for name in sorted(counted):
+            decided.add_metric([name], float(counted[name]))
         yield decided
         yield GaugeMetricFamily(
             "pegboard_approvals_pending", "Approvals waiting for a decision.", self.pending

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def running_ui(data_dir: Path) -> str | None:
         url, pid = str(found["url"]), int(found["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if sys.platform == "win32":  # os.kill(pid, 0) would send CTRL_C_EVENT there
+        return url
     try:
         os.kill(pid, 0)  # signal 0: only whether that process still exists
     except ProcessLookupError:
