@@ -178,3 +178,19 @@ async def test_without_a_known_admin_ui_the_round_is_the_form_alone(tmp_path: Pa
     assert isinstance(first, mcp_types.InputRequiredResult)
     assert first.input_requests is not None
     assert list(first.input_requests) == [INPUT_KEY]
+
+
+async def test_a_client_of_urls_only_is_queued_while_no_admin_ui_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stdio gateway whose ``pegboard ui`` is not running has no page to send to: the
+    call waits in the approvals queue instead (never a form the client did not declare)."""
+    gateway = _gateway(tmp_path, [])
+    gateway.pages.approval_page = lambda approval_id: None
+    _declare(monkeypatch, mcp_types.ElicitationCapability(url=mcp_types.UrlElicitationCapability()))
+    with anyio.fail_after(20):
+        async with _client(gateway) as client:
+            first = await _call(client)
+    assert isinstance(first, mcp_types.CallToolResult)
+    assert first.is_error
+    assert "waits in pegboard's approvals queue" in first.content[0].text  # type: ignore[union-attr]

@@ -44,10 +44,9 @@ class ApprovalPages:
             tuple[ServerSession, str]
         ](WATCHED_MAX)
 
-    @property
-    def known(self) -> bool:
-        """Whether an admin UI may be linked to (it may still be gone when asked)."""
-        return self.approval_page is not None
+    def available(self) -> bool:
+        """Whether an admin UI can be linked to now (a ``pegboard ui`` may stop later)."""
+        return self.approval_page is not None and self.approval_page("-") is not None
 
     def page_of(self, approval_id: str) -> str | None:
         """The page of ``approval_id`` (None: no admin UI now)."""

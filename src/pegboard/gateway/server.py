@@ -442,7 +442,7 @@ class Gateway:
                 name,
                 arguments,
                 call_id=f"mcp-{ctx.request_id}",
-                approval=rounds if form or (url and self.pages.known) else self.queue,
+                approval=rounds if form or (url and self.pages.available()) else self.queue,
                 session_id=sessionless_id(principal, client),
                 client=client,
                 principal=principal,
@@ -478,7 +478,7 @@ class Gateway:
         """One ``tools/call`` of ``session``'s client (``principal``; stdio's by default, the
         fast path's), as the MCP result it gets."""
         form, url = elicitation_modes(session)
-        pages = self.pages.page_of if url and self.pages.known else None
+        pages = self.pages.page_of if url and self.pages.available() else None
         approval = ElicitationApproval(session, request_id, page=pages) if form else self.queue
         try:
             output = await self.surface.call_tool(
