@@ -258,3 +258,66 @@ async def test_a_lapsing_session_grant_covers_until_it_expires_then_nothing(
     assert await open_grants().find(OTHER_ARGS, "modern-1") is None  # lapsed
     assert await open_grants().consume(OTHER_ARGS, "modern-1") is None
     assert await open_grants().find(KEY, "modern-2") is None  # another client's session
+
+
+async def test_an_approval_is_used_once_by_any_store_on_the_same_data_and_after_reopening(
+    open_pending: Callable[[], PendingApprovalStore],
+) -> None:
+    store = open_pending()
+    item = await store.create(REQUEST, principal="alice", session_id="s1", asked_by="gateway")
+    other = await store.create(REQUEST, principal="alice", session_id="s1", asked_by="gateway")
+
+    assert await store.use(item.id) is True
+    assert await store.use(item.id) is False
+    assert await open_pending().use(item.id) is False  # another process, or after a restart
+    assert await open_pending().use(other.id) is True  # each question has its own mark
+
+
+async def test_counts_tally_every_decision_and_each_lapsed_question(
+    open_pending: Callable[[], PendingApprovalStore],
+) -> None:
+    store = open_pending()
+    assert await store.counts() == {}
+    ids = [
+        (await store.create(REQUEST, principal="alice", session_id=None, asked_by="x")).id
+        for _ in range(4)
+    ]
+    await store.create(REQUEST, principal="bob", session_id=None, asked_by="x", ttl=0.01)
+    await store.create(REQUEST, principal="bob", session_id=None, asked_by="x")  # still open
+    await store.decide(ids[0], "allow_once", decided_by="terminal")
+    await open_pending().decide(ids[1], "deny", decided_by="admin")  # another process
+    await store.decide(ids[2], "deny", decided_by="form")
+    await store.decide(ids[3], "allow_session", decided_by="cli")
+    await anyio.sleep(0.02)
+
+    assert await open_pending().counts() == {
+        "allow_once": 1,
+        "allow_session": 1,
+        "deny": 2,
+        "expired": 1,
+    }
+
+
+async def test_an_approved_once_call_runs_once_across_a_restart_of_the_queue(
+    open_pending: Callable[[], PendingApprovalStore],
+) -> None:
+    """The approvals queue's mark that an approval was used lives in the store: a gateway
+    restarted (a new queue, the store reopened) does not run the approved call again."""
+    from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
+
+    store = open_pending()
+    with pytest.raises(ApprovalQueued) as queued:
+        await ApprovalQueue().settle(
+            REQUEST, KEY, pending=store, grants=None, session_id="s1", asked_by="gateway"
+        )
+    await open_pending().decide(queued.value.approval_id, "allow_once", decided_by="cli")
+
+    outcome = await ApprovalQueue().settle(
+        REQUEST, KEY, pending=store, grants=None, session_id="s1", asked_by="gateway"
+    )
+    assert outcome == "allow_once"
+    with pytest.raises(ApprovalQueued) as again:  # restarted: asked anew, not run again
+        await ApprovalQueue().settle(
+            REQUEST, KEY, pending=open_pending(), grants=None, session_id="s1", asked_by="gw"
+        )
+    assert again.value.approval_id != queued.value.approval_id
