@@ -186,6 +186,19 @@ class FallbackPendingStore:
     async def wait(self, id: str) -> PendingApproval:
         return await self._of(id).wait(id)
 
+    async def use(self, id: str) -> bool:
+        """Spend question ``id``'s approval: a question kept here is known to no other
+        replica; one of the store raises while it is lost (it could be spent elsewhere)."""
+        return await self._of(id).use(id)
+
+    async def counts(self) -> dict[str, int]:
+        counted = await self._local.counts()
+        try:
+            shared = await self.primary.counts()
+        except StoreError:
+            shared = {}
+        return {k: counted.get(k, 0) + shared.get(k, 0) for k in {*counted, *shared}}
+
     def close(self) -> None:
         if callable(close := getattr(self.primary, "close", None)):
             close()

@@ -197,6 +197,13 @@ class GatewayConfig(_Section):
         description="Bearer token clients must send (required for a non-loopback bind; "
         "PEGBOARD_TOKEN overrides it).",
     )
+    admin_url: str | None = Field(
+        default=None,
+        description="The admin UI's address as people's browsers reach it (behind a proxy or "
+        "a balancer, e.g. https://pegboard.example.com/admin); clients that can open URLs are "
+        "sent to an approval's page there. Default: /admin of --http's own address, or a "
+        "running `pegboard ui` for a stdio gateway.",
+    )
 
 
 class AllowRule(_Section):
