@@ -45,6 +45,8 @@ from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
+from pegboard.core.tokens import BpeTokenCounter, default_token_counter
+from pegboard.deferral.kept_counts import keep_counts
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ConfigError, PegboardError, UserError
 from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
@@ -58,10 +60,14 @@ from pegboard.search.synced import LazyRegistryIndex
 from pegboard.toolsets.exposure import RegistrySurface
 
 if TYPE_CHECKING:
+    from pegboard.mcp.replicas_pg import PostgresReplicaBoard
     from pegboard.postgres import Database
 
 logger = logging.getLogger("pegboard.gateway")
 PENDING_FILE = "approvals.sqlite"
+# The built tool_search index of each catalog (pegboard.search.stored), beside the vectors.
+SEARCH_INDEX_DIR = "search-index"
+TOKEN_COUNTS_FILE = "token-counts.bin"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +79,9 @@ class RuntimeOptions:
     defer: bool | None = None
     prewarm: bool = True
     audit: AuditSink | None = None
+    # Build tool_search's index in a child process (pegboard serve: a long-lived process
+    # keeps none of the build's memory).
+    build_index_apart: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +124,7 @@ class ResolvedComponents:
     events: EventBus
     config: ConfigSource
     rate_limiter: RateLimiter | None = None
+    replicas: PostgresReplicaBoard | None = None  # the replicas' views (a team store only)
     made: tuple[Any, ...] = ()  # the stores of calls made here (closed with the runtime)
 
 
@@ -156,6 +166,12 @@ def default_components(
     if rate_limiter is None and db is not None:  # the replicas share the buckets
         rate_limiter = _pg_rate_limiter(db)
         made.append(rate_limiter)
+    replicas = None
+    if db is not None:
+        from pegboard.mcp.replicas_pg import PostgresReplicaBoard
+
+        replicas = PostgresReplicaBoard(db, stale_after=loaded.config.store.replica_stale_after)
+        made.append(replicas)
     return ResolvedComponents(
         store=store,
         state=state,
@@ -166,6 +182,7 @@ def default_components(
         events=given.events if given.events is not None else EventBus(),
         config=given.config if given.config is not None else FileConfigSource(loaded.path),
         rate_limiter=rate_limiter,
+        replicas=replicas,
         made=tuple(made),
     )
 
@@ -204,24 +221,34 @@ def _pg_rate_limiter(db: Database) -> RateLimiter:
 
 
 def _pg_grants(db: Database) -> GrantStore:
+    """The team store's grants; while it is lost, in memory (:mod:`pegboard.calls.fallback`)."""
+    from pegboard.calls.fallback import FallbackGrantStore
     from pegboard.calls.grants_pg import PostgresGrantStore
 
-    return PostgresGrantStore(db)
+    return FallbackGrantStore(PostgresGrantStore(db))
 
 
 def _pg_pending(db: Database) -> PendingApprovalStore:
+    """The team store's pending approvals; while it is lost, asked from memory."""
+    from pegboard.calls.fallback import FallbackPendingStore
     from pegboard.calls.pending_pg import PostgresPendingStore
 
-    return PostgresPendingStore(db)
+    return FallbackPendingStore(PostgresPendingStore(db))
 
 
-def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex]:
-    """The registry's shared index with the ranker ``[meta] search`` names, built when a
-    search first runs (listing tools never loads the ranker)."""
-    if loaded.config.meta.search == "lexical":
-        return lambda registry: LazyRegistryIndex(registry, lambda: default_index(dense=False))
-    cache = loaded.data_dir / "vectors"
-    return lambda registry: LazyRegistryIndex(registry, lambda: default_index(cache_dir=cache))
+def _default_index(
+    loaded: LoadedConfig, *, build_apart: bool = False
+) -> Callable[[ToolRegistry], SearchIndex]:
+    """The registry's shared index with the ranker ``[meta] search`` names, loaded from the
+    data directory or built when a search first runs (listing tools never loads the ranker);
+    ``build_apart``: built in a child process."""
+    dense = loaded.config.meta.search != "lexical"
+    cache, store = loaded.data_dir / "vectors", loaded.data_dir / SEARCH_INDEX_DIR
+
+    def make() -> SearchIndex:
+        return default_index(dense=dense, cache_dir=cache, store=store, build_apart=build_apart)
+
+    return lambda registry: LazyRegistryIndex(registry, make)
 
 
 def _url_password(loaded: LoadedConfig) -> list[str]:
@@ -249,6 +276,7 @@ class ToolRuntime:
     surface: RegistrySurface
     sandbox: Sandbox | None
     config_source: ConfigSource
+    replicas: PostgresReplicaBoard | None  # each replica's view of its servers (team store)
 
     def __init__(
         self,
@@ -319,7 +347,13 @@ class ToolRuntime:
 
     def _build_parts(self) -> None:
         loaded, config = self.loaded, self.loaded.config
-        parts = default_components(loaded, replace(self.components, events=self.events))
+        counter = default_token_counter()
+        if isinstance(counter, BpeTokenCounter):  # deferral's counts, kept across starts
+            keep_counts(counter, loaded.data_dir / TOKEN_COUNTS_FILE)
+        given = replace(self.components, events=self.events)
+        if given.search_index is None and self.options.build_index_apart:
+            given = replace(given, search_index=_default_index(loaded, build_apart=True))
+        parts = default_components(loaded, given)
         self.config_source = parts.config
         servers = list(config.servers.values())
         self.catalog = McpCatalog(
@@ -330,6 +364,7 @@ class ToolRuntime:
             stderr_dir=loaded.stderr_dir,
         )
         self.audit = parts.audit
+        self.replicas = parts.replicas
         self._made = parts.made
         self.registry = ToolRegistry(events=self.events)
         limits = config.limits
@@ -535,6 +570,16 @@ class ToolRuntime:
                 with anyio.CancelScope(shield=True):
                     await self.sandbox.aclose()
 
+    async def share_replica_state(self) -> None:
+        """Forever (``pegboard serve`` runs it in a task): keep this replica's view of its
+        servers in the team store (:mod:`pegboard.mcp.replicas_pg`); returns at once
+        without a team store."""
+        if self.replicas is None:
+            return
+        from pegboard.mcp.replicas_pg import ReplicaHeartbeat
+
+        await ReplicaHeartbeat(self.replicas, self.catalog.statuses, self.events).run()
+
     def close(self) -> None:
         """Close the stores of a runtime that was built but not run (``running`` closes
         them itself on exit); idempotent."""
@@ -565,6 +610,7 @@ _PARTS = frozenset(
         "sandbox",
         "config_source",
         "access",
+        "replicas",
     }
 )
 

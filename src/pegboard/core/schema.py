@@ -51,18 +51,22 @@ def check_schema(schema: Mapping[str, Any]) -> None:
             f"A tool input schema must describe an object, but its type is {json.dumps(kind)}. "
             'Wrap the value in an object: {"type": "object", "properties": {"value": ...}}.'
         )
-    _compiled(_key(schema))
+    _compiled(schema_key(schema))
 
 
 def validate_arguments(
-    schema: Mapping[str, Any], args: Any, *, tool_name: str | None = None
+    schema: Mapping[str, Any],
+    args: Any,
+    *,
+    tool_name: str | None = None,
+    key: str | None = None,
 ) -> None:
     """Raise :class:`InvalidToolArguments` listing (at most 5) problems with ``args``.
 
     Raises :class:`SchemaError` if the schema itself is malformed or references a schema that
-    is not embedded in it.
+    is not embedded in it. ``key``: :func:`schema_key` of ``schema``, if the caller keeps it.
     """
-    validator = _compiled(_key(schema))
+    validator = _compiled(key if key is not None else schema_key(schema))
     try:
         errors = sorted(islice(validator.iter_errors(args), _MAX_ERRORS), key=_error_order)
         problems: list[str] = []
@@ -104,7 +108,8 @@ def apply_defaults(schema: Mapping[str, Any], args: Mapping[str, Any]) -> dict[s
     return filled
 
 
-def _key(schema: Mapping[str, Any]) -> str:
+def schema_key(schema: Mapping[str, Any]) -> str:
+    """The schema's canonical JSON: what its compiled validator is cached under."""
     if not isinstance(schema, Mapping):
         check_schema(schema)
     try:
