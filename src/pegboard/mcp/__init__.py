@@ -154,8 +154,9 @@ Results (``results.py``)::
         structured content in ``structured`` (and as JSON text when there is no text part).
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pegboard._lazy import lazy_exports
 
 # public name -> submodule; loaded on first use (PEP 562) so that importing one submodule
 # (e.g. ``pegboard.mcp.config`` from the config model) does not pull in the catalog and the SDK.
@@ -184,13 +185,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pegboard.mcp' has no attribute {name!r}")
-    value = getattr(import_module(module if "." in module else f"pegboard.mcp.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:
