@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pegboard.gateway.ready import ReadyAnswers, read_config, read_snapshot, snapshot_path
-from pegboard.mcp import spawn
 
 REPLAY_ID = "pegboard-replayed-initialize"
 _CHUNK = 256 * 1024
@@ -73,6 +72,8 @@ def start(argv: list[str]) -> None:
         return
     snapshot = read_snapshot(path)
     if snapshot is not None:  # the upstream servers start while pegboard imports
+        from pegboard.mcp import spawn  # only a serve with a snapshot needs it
+
         spawn.prestart(spawn.plan_launches(snapshot.get("spawn"), read_config(argv)))
     _state = _Early(path, ReadyAnswers(snapshot) if snapshot else None)
     if _state.answers is None or not (_is_pipe(0) and _is_pipe(1)):
