@@ -84,6 +84,7 @@ class PipeProcess(Process):
         self._stdout = _Receive(popen.stdout)
         self._stderr = _Receive(popen.stderr)
         self._pidfd: int | None = None
+        self._waiting = False
         if hasattr(os, "pidfd_open"):
             try:
                 self._pidfd = os.pidfd_open(popen.pid)
@@ -120,9 +121,15 @@ class PipeProcess(Process):
         self._popen.send_signal(signal)
 
     async def wait(self) -> int:
+        # One task waits on the pidfd (a second waiter on one fd is an error in anyio); any
+        # other waiter at the same time (the stdout reader and the stop) polls.
         while (code := self._popen.poll()) is None:
-            if self._pidfd is not None:
-                await anyio.wait_readable(self._pidfd)
+            if self._pidfd is not None and not self._waiting:
+                self._waiting = True
+                try:
+                    await anyio.wait_readable(self._pidfd)
+                finally:
+                    self._waiting = False
             else:
                 await anyio.sleep(_POLL)
         return code
