@@ -131,7 +131,7 @@ def test_tools_list_json_still_lists_the_cached_tool(cached_server_env: dict[str
 
 # What a cache read never needs: the MCP SDK and its pydantic models, HTTP clients, JSON
 # Schema validation (a call's), the tool_exec engine and the event loop it brings, the
-# provider formats, knowledge-base ingestion; numpy too, except for search's ranker.
+# provider formats; numpy too, except for search's ranker.
 HEAVY_FOR_READS = (
     *HEAVY,
     "httpx",
@@ -141,7 +141,6 @@ HEAVY_FOR_READS = (
     "pegboard.sandbox.engine",
     "pegboard.formats.anthropic",
     "pegboard.formats.openai",
-    "pegboard.kb.ingest",
 )
 
 
