@@ -163,7 +163,11 @@ async def sequential(
             DIRECT: lambda: plain.call_tool("echo", ECHO)
         }
         pids = {DIRECT: upstream}
-        for label, extra in gateways.items():
+        for n, (label, extra) in enumerate(gateways.items()):
+            # Each gateway its own data directory (catalog, audit file): one gateway's writes
+            # must not wake another (a shared catalog is re-read by every process that uses
+            # it), and the code before must not meet a newer catalog schema.
+            extra = extra | {"PEGBOARD_DATA_DIR": str(tmp / f"data-{n}")}
             known = set(_children())
             changes = _Changes()
             client = await stack.enter_async_context(

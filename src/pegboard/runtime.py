@@ -57,6 +57,7 @@ from pegboard.search.synced import LazyRegistryIndex
 from pegboard.toolsets.exposure import RegistrySurface
 
 if TYPE_CHECKING:
+    from pegboard.mcp.replicas_pg import PostgresReplicaBoard
     from pegboard.postgres import Database
     from pegboard.sandbox.engine import Sandbox
 
@@ -115,6 +116,7 @@ class ResolvedComponents:
     events: EventBus
     config: ConfigSource
     rate_limiter: RateLimiter | None = None
+    replicas: PostgresReplicaBoard | None = None  # the replicas' views (a team store only)
     made: tuple[Any, ...] = ()  # the stores of calls made here (closed with the runtime)
 
 
@@ -156,6 +158,12 @@ def default_components(
     if rate_limiter is None and db is not None:  # the replicas share the buckets
         rate_limiter = _pg_rate_limiter(db)
         made.append(rate_limiter)
+    replicas = None
+    if db is not None:
+        from pegboard.mcp.replicas_pg import PostgresReplicaBoard
+
+        replicas = PostgresReplicaBoard(db, stale_after=loaded.config.store.replica_stale_after)
+        made.append(replicas)
     return ResolvedComponents(
         store=store,
         state=state,
@@ -166,6 +174,7 @@ def default_components(
         events=given.events if given.events is not None else EventBus(),
         config=given.config if given.config is not None else FileConfigSource(loaded.path),
         rate_limiter=rate_limiter,
+        replicas=replicas,
         made=tuple(made),
     )
 
@@ -204,15 +213,19 @@ def _pg_rate_limiter(db: Database) -> RateLimiter:
 
 
 def _pg_grants(db: Database) -> GrantStore:
+    """The team store's grants; while it is lost, in memory (:mod:`pegboard.calls.fallback`)."""
+    from pegboard.calls.fallback import FallbackGrantStore
     from pegboard.calls.grants_pg import PostgresGrantStore
 
-    return PostgresGrantStore(db)
+    return FallbackGrantStore(PostgresGrantStore(db))
 
 
 def _pg_pending(db: Database) -> PendingApprovalStore:
+    """The team store's pending approvals; while it is lost, asked from memory."""
+    from pegboard.calls.fallback import FallbackPendingStore
     from pegboard.calls.pending_pg import PostgresPendingStore
 
-    return PostgresPendingStore(db)
+    return FallbackPendingStore(PostgresPendingStore(db))
 
 
 def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex]:
@@ -249,6 +262,7 @@ class ToolRuntime:
     surface: RegistrySurface
     sandbox: Sandbox | None
     config_source: ConfigSource
+    replicas: PostgresReplicaBoard | None  # each replica's view of its servers (team store)
 
     def __init__(
         self,
@@ -332,6 +346,7 @@ class ToolRuntime:
             stderr_dir=loaded.stderr_dir,
         )
         self.audit = parts.audit
+        self.replicas = parts.replicas
         self._made = parts.made
         self.registry = ToolRegistry(events=self.events)
         limits = config.limits
@@ -539,6 +554,16 @@ class ToolRuntime:
                 with anyio.CancelScope(shield=True):
                     await self.sandbox.aclose()
 
+    async def share_replica_state(self) -> None:
+        """Forever (``pegboard serve`` runs it in a task): keep this replica's view of its
+        servers in the team store (:mod:`pegboard.mcp.replicas_pg`); returns at once
+        without a team store."""
+        if self.replicas is None:
+            return
+        from pegboard.mcp.replicas_pg import ReplicaHeartbeat
+
+        await ReplicaHeartbeat(self.replicas, self.catalog.statuses, self.events).run()
+
     def close(self) -> None:
         """Close the stores of a runtime that was built but not run (``running`` closes
         them itself on exit); idempotent."""
@@ -569,6 +594,7 @@ _PARTS = frozenset(
         "sandbox",
         "config_source",
         "access",
+        "replicas",
     }
 )
 

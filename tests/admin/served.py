@@ -6,12 +6,13 @@ import re
 import select
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import httpx2
 from anyio.from_thread import BlockingPortal
 from mcp import Client
@@ -102,6 +103,18 @@ def serving(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
+
+
+@asynccontextmanager
+async def serving_async(*args: Any, **kwargs: Any) -> AsyncIterator[Served]:
+    """:func:`serving` for an async test: started and stopped in a worker thread, so the
+    start (a refresh, then the wait for the port) never blocks the test's event loop."""
+    started = serving(*args, **kwargs)
+    served = await anyio.to_thread.run_sync(started.__enter__)
+    try:
+        yield served
+    finally:
+        await anyio.to_thread.run_sync(started.__exit__, None, None, None)
 
 
 CSRF = re.compile(r'name="csrf-token" content="([^"]+)"')

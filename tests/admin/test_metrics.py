@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.admin.served import serving
+from tests.admin.served import serving_async
 from tests.gateway.harness import STARTUP_BOUND, sdk_server, text_of, victim_server
 
 pytestmark = pytest.mark.anyio
@@ -35,7 +35,7 @@ async def test_metrics_count_a_scripted_run_and_keep_labels_bounded(tmp_path: Pa
     config = {"servers": {"toolbox": sdk_server(), "bulk": victim_server("--tools", "30")}}
     env = {"PEGBOARD_TOKEN": TOKEN}
     args = ("--context-window", "8000")
-    with serving(tmp_path, config, *args, env=env, refreshed=True) as served:
+    async with serving_async(tmp_path, config, *args, env=env, refreshed=True) as served:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         with anyio.fail_after(STARTUP_BOUND):
             async with httpx2.AsyncClient(headers=headers, timeout=30) as http:

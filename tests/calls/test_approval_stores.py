@@ -12,6 +12,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from pegboard.calls.fallback import FallbackGrantStore, FallbackPendingStore
 from pegboard.calls.grants import Grant, GrantKey, GrantStore, MemoryGrantStore
 from pegboard.calls.grants_pg import PostgresGrantStore
 from pegboard.calls.grants_sqlite import SqliteGrantStore
@@ -23,7 +24,8 @@ from pegboard.errors import ApprovalNotPending
 
 pytestmark = pytest.mark.anyio
 
-BACKENDS = ["memory", "sqlite", "postgres"]
+# "team": PostgreSQL behind the fallback of a lost store, as the runtime builds them
+BACKENDS = ["memory", "sqlite", "postgres", "team"]
 KEY = GrantKey("alice", "mcp__fs__delete", "def-1", "args-1")
 OTHER_ARGS = GrantKey("alice", "mcp__fs__delete", "def-1", "args-2")
 BOB = GrantKey("bob", "mcp__fs__delete", "def-1", "args-1")
@@ -44,15 +46,18 @@ def open_grants(
 ) -> Iterator[Callable[[], GrantStore]]:
     """Opens the store; a second open is the same store (memory) or the same file (SQLite)."""
     memory = MemoryGrantStore()
-    opened: list[SqliteGrantStore | PostgresGrantStore] = []
-    url = request.getfixturevalue("pg_url") if request.param == "postgres" else ""
+    opened: list[SqliteGrantStore | PostgresGrantStore | FallbackGrantStore] = []
+    pg = request.param in ("postgres", "team")
+    url = request.getfixturevalue("pg_url") if pg else ""
 
     def open_store() -> GrantStore:
         if request.param == "memory":
             return memory
-        store: SqliteGrantStore | PostgresGrantStore = (
+        store: SqliteGrantStore | PostgresGrantStore | FallbackGrantStore = (
             PostgresGrantStore(url) if url else SqliteGrantStore(tmp_path / "approvals.db")
         )
+        if request.param == "team":
+            store = FallbackGrantStore(store)
         opened.append(store)
         return store
 
@@ -66,15 +71,18 @@ def open_pending(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[Callable[[], PendingApprovalStore]]:
     memory = MemoryPendingStore()
-    opened: list[SqlitePendingStore | PostgresPendingStore] = []
-    url = request.getfixturevalue("pg_url") if request.param == "postgres" else ""
+    opened: list[SqlitePendingStore | PostgresPendingStore | FallbackPendingStore] = []
+    pg = request.param in ("postgres", "team")
+    url = request.getfixturevalue("pg_url") if pg else ""
 
     def open_store() -> PendingApprovalStore:
         if request.param == "memory":
             return memory
-        store: SqlitePendingStore | PostgresPendingStore = (
+        store: SqlitePendingStore | PostgresPendingStore | FallbackPendingStore = (
             PostgresPendingStore(url) if url else SqlitePendingStore(tmp_path / "approvals.db")
         )
+        if request.param == "team":
+            store = FallbackPendingStore(store)
         opened.append(store)
         return store
 
@@ -258,3 +266,66 @@ async def test_a_lapsing_session_grant_covers_until_it_expires_then_nothing(
     assert await open_grants().find(OTHER_ARGS, "modern-1") is None  # lapsed
     assert await open_grants().consume(OTHER_ARGS, "modern-1") is None
     assert await open_grants().find(KEY, "modern-2") is None  # another client's session
+
+
+async def test_an_approval_is_used_once_by_any_store_on_the_same_data_and_after_reopening(
+    open_pending: Callable[[], PendingApprovalStore],
+) -> None:
+    store = open_pending()
+    item = await store.create(REQUEST, principal="alice", session_id="s1", asked_by="gateway")
+    other = await store.create(REQUEST, principal="alice", session_id="s1", asked_by="gateway")
+
+    assert await store.use(item.id) is True
+    assert await store.use(item.id) is False
+    assert await open_pending().use(item.id) is False  # another process, or after a restart
+    assert await open_pending().use(other.id) is True  # each question has its own mark
+
+
+async def test_counts_tally_every_decision_and_each_lapsed_question(
+    open_pending: Callable[[], PendingApprovalStore],
+) -> None:
+    store = open_pending()
+    assert await store.counts() == {}
+    ids = [
+        (await store.create(REQUEST, principal="alice", session_id=None, asked_by="x")).id
+        for _ in range(4)
+    ]
+    await store.create(REQUEST, principal="bob", session_id=None, asked_by="x", ttl=0.01)
+    await store.create(REQUEST, principal="bob", session_id=None, asked_by="x")  # still open
+    await store.decide(ids[0], "allow_once", decided_by="terminal")
+    await open_pending().decide(ids[1], "deny", decided_by="admin")  # another process
+    await store.decide(ids[2], "deny", decided_by="form")
+    await store.decide(ids[3], "allow_session", decided_by="cli")
+    await anyio.sleep(0.02)
+
+    assert await open_pending().counts() == {
+        "allow_once": 1,
+        "allow_session": 1,
+        "deny": 2,
+        "expired": 1,
+    }
+
+
+async def test_an_approved_once_call_runs_once_across_a_restart_of_the_queue(
+    open_pending: Callable[[], PendingApprovalStore],
+) -> None:
+    """The approvals queue's mark that an approval was used lives in the store: a gateway
+    restarted (a new queue, the store reopened) does not run the approved call again."""
+    from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
+
+    store = open_pending()
+    with pytest.raises(ApprovalQueued) as queued:
+        await ApprovalQueue().settle(
+            REQUEST, KEY, pending=store, grants=None, session_id="s1", asked_by="gateway"
+        )
+    await open_pending().decide(queued.value.approval_id, "allow_once", decided_by="cli")
+
+    outcome = await ApprovalQueue().settle(
+        REQUEST, KEY, pending=store, grants=None, session_id="s1", asked_by="gateway"
+    )
+    assert outcome == "allow_once"
+    with pytest.raises(ApprovalQueued) as again:  # restarted: asked anew, not run again
+        await ApprovalQueue().settle(
+            REQUEST, KEY, pending=open_pending(), grants=None, session_id="s1", asked_by="gw"
+        )
+    assert again.value.approval_id != queued.value.approval_id

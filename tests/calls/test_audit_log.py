@@ -109,6 +109,7 @@ async def test_the_async_sink_writes_in_a_worker_thread_and_batches_concurrent_c
     async with anyio.create_task_group() as tg:
         for i in range(20):
             tg.start_soon(log.write, [_record(i)])
+    log.flush()
 
     assert threading.get_ident() not in {thread for thread, _ in log.batches}
     assert sum(size for _, size in log.batches) == 20
@@ -136,3 +137,61 @@ async def test_each_record_names_the_principal_the_client_and_the_error_class(
         "error",
         "KeyError",
     )
+
+
+class Held(AuditLog):
+    """The real log, whose writer waits at ``gate`` before each batch (a slow disk)."""
+
+    def __init__(self, path: Path, **options: Any) -> None:
+        super().__init__(path, **options)
+        self.gate = threading.Event()
+
+    def append(self, *items: dict[str, Any]) -> None:
+        assert self.gate.wait(30)
+        super().append(*items)
+
+
+@pytest.mark.anyio
+async def test_a_call_does_not_wait_for_its_record_and_a_read_in_this_process_sees_it(
+    tmp_path: Path,
+) -> None:
+    log = Held(tmp_path / "audit.jsonl")
+
+    with anyio.fail_after(5):
+        await log.write([_record(1)])  # returns while the writer is held
+    assert not (tmp_path / "audit.jsonl").exists()
+    threading.Timer(0.2, log.gate.set).start()
+    # Another reader of the same file in this process (audit tail, the admin page, the
+    # service layer) waits for what is queued.
+    [record] = AuditLog(tmp_path / "audit.jsonl").tail(5)
+    assert record["call_id"] == "c1"
+
+
+@pytest.mark.anyio
+async def test_under_refuse_a_call_waits_until_its_record_is_written(tmp_path: Path) -> None:
+    log = Held(tmp_path / "audit.jsonl", on_failure="refuse")
+    done = anyio.Event()
+
+    async def call() -> None:
+        await log.write([_record(1)])
+        done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call)
+        await anyio.sleep(0.3)
+        assert not done.is_set()  # held with the writer
+        log.gate.set()
+        with anyio.fail_after(5):
+            await done.wait()
+    assert [r["call_id"] for r in log.tail(5)] == ["c1"]
+
+
+def test_close_writes_what_is_queued(tmp_path: Path) -> None:
+    log = Held(tmp_path / "audit.jsonl")
+
+    anyio.run(log.write, [_record(1), _record(2)])
+    threading.Timer(0.2, log.gate.set).start()
+    log.close()
+
+    lines = (tmp_path / "audit.jsonl").read_text().splitlines()
+    assert [json.loads(line)["call_id"] for line in lines] == ["c1", "c2"]

@@ -127,12 +127,16 @@ async def serve_stdio(
 
 
 def scripted_elicitation(answers: list[str], asked: list[str]) -> Callable[..., Any]:
-    """An elicitation callback that notes each message in ``asked`` and answers the next of
-    ``answers`` (an approval decision: allow_once, allow_session, deny)."""
+    """An elicitation callback that notes each form's message in ``asked`` and answers the
+    next of ``answers`` (an approval decision: allow_once, allow_session, deny); a URL-mode
+    elicitation (the admin page, offered beside the form) is dismissed, as by a user who
+    answers the form."""
 
     async def elicit(
         context: ClientRequestContext, params: mcp_types.ElicitRequestParams
     ) -> mcp_types.ElicitResult:
+        if isinstance(params, mcp_types.ElicitRequestURLParams):
+            return mcp_types.ElicitResult(action="cancel")
         asked.append(params.message)
         return mcp_types.ElicitResult(action="accept", content={"decision": answers.pop(0)})
 

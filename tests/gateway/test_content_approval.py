@@ -12,6 +12,8 @@ import pytest
 from mcp.client.context import ClientRequestContext
 
 from pegboard.calls.audit_log import AUDIT_FILE
+from pegboard.calls.pending_sqlite import SqlitePendingStore
+from pegboard.runtime import PENDING_FILE
 from tests.gateway.harness import (
     GATEWAY_SERVERS,
     scripted_elicitation,
@@ -143,4 +145,13 @@ async def test_a_modern_client_is_asked_about_a_read_and_a_get_in_rounds_each_ro
         ("gateway", "mcp__a__greet", "required_no_handler", pending),
         ("gateway", "mcp__a__greet", "allow_session", "ok"),
         ("gateway", "mcp__a__greet", "granted_earlier", "ok"),
+    ]
+    # each retry's answer decided the question its round asked: none is left pending
+    store = SqlitePendingStore(tmp_path / "data" / PENDING_FILE)
+    questions = await store.list(include_closed=True)
+    store.close()
+    assert [(q.request.tool_name, q.decision) for q in questions] == [
+        (README, "allow_once"),
+        (README, "deny"),
+        ("mcp__a__greet", "allow_session"),
     ]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pegboard.errors import CatalogError
 from pegboard.mcp import SqliteCatalogStore, StoredServer
 from pegboard.mcp.store import StoredContent
 
@@ -37,6 +38,27 @@ def test_records_survive_reopening_and_replace_per_server(tmp_path: Path) -> Non
     reopened.delete("b")
     assert reopened.get("b") is None
     assert reopened.get("a") == record("a", 3)
+
+
+def test_a_closed_store_refuses_reads_and_writes_instead_of_answering_empty(
+    tmp_path: Path,
+) -> None:
+    store = SqliteCatalogStore(tmp_path / "catalog.db")
+    store.put(record("a", 2))
+    store.set_pins("a", {"t0": "h0"})
+    store.close()
+    store.close()  # closing twice is fine
+    message = f"the MCP tool catalog {tmp_path / 'catalog.db'} was closed"
+    for use in (
+        store.load_all,
+        lambda: store.get("a"),
+        lambda: store.pins("a"),
+        lambda: store.put(record("b", 1)),
+        store.load_states,
+        lambda: store.version("tools"),
+    ):
+        with pytest.raises(CatalogError, match=message):
+            use()
 
 
 def test_never_listed_server_keeps_none_distinct_from_empty(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ with ``[audit] on_failure = "refuse"``."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -17,7 +16,7 @@ from pegboard.calls.audit import CallRecord
 from pegboard.calls.audit_pg import PostgresAuditSink, audit_tail
 from pegboard.errors import AuditUnavailable
 from pegboard.postgres import Database
-from tests.pg.cluster import Cluster, require_binaries
+from tests.pg.cluster import Cluster
 
 pytestmark = pytest.mark.anyio
 
@@ -42,16 +41,6 @@ def _count(url: str) -> int:
         total, distinct = row.fetchone()  # type: ignore[misc]
     assert total == distinct
     return int(total)
-
-
-@pytest.fixture
-def own_cluster() -> Iterator[Cluster]:
-    """A cluster of its own, to stop and start under the sink."""
-    cluster = Cluster.create(require_binaries())
-    try:
-        yield cluster
-    finally:
-        cluster.destroy()
 
 
 async def test_every_replicas_records_are_tailed_together(pg_url: str, tmp_path: Path) -> None:

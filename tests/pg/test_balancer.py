@@ -137,13 +137,15 @@ async def test_three_replicas_behind_round_robin_answer_every_call_once(
 
 async def test_a_handshake_era_client_needs_no_sticky_balancer(tmp_path: Path, pg_url: str) -> None:
     """The legacy client's session id opens on every replica; the answer to an approval
-    asked on one replica reaches it through the store; a CLI refresh reaches the replica
-    holding the client's notification stream."""
+    asked on one replica reaches it through the store; a replica killed between calls costs
+    no call (and none runs twice); a CLI refresh reaches the replica holding the client's
+    notification stream."""
     asked: list[str] = []
     heard = Notifications()
     async with AsyncExitStack() as stack:
         team = await stack.enter_async_context(_three_replicas(tmp_path, pg_url))
         url, http, calls, modes = team.url, team.http, team.calls, team.modes
+        replicas = team.replicas
         client = await stack.enter_async_context(
             Client(
                 streamable_http_client(url, http_client=http),
@@ -159,6 +161,16 @@ async def test_a_handshake_era_client_needs_no_sticky_balancer(tmp_path: Path, p
             gated = await client.call_tool("mcp__s__tool_1", {"q": "gated"})
         assert (gated.is_error, len(asked)) == (False, 1), text_of(gated)
 
+        # Replicas killed between calls, one then another (whichever held the notification
+        # stream among them): the session is revived by those left, the stream reopened.
+        for killed in (replicas[2], replicas[1]):
+            os.kill(killed.process.pid, signal.SIGKILL)
+            await killed.process.wait()
+            for i in range(CALLS):
+                result = await client.call_tool("mcp__s__tool_0", {"q": f"{killed.name} {i}"})
+                expected = f'tool_0:{{"q": "{killed.name} {i}"}}'
+                assert (result.is_error, text_of(result)) == (False, expected)
+
         modes.write_text("")
         code, _, stderr = await run_cli_on(tmp_path, "laptop", pg_url, "servers", "refresh", "s")
         assert code == 0, stderr
@@ -166,8 +178,8 @@ async def test_a_handshake_era_client_needs_no_sticky_balancer(tmp_path: Path, p
             await wait_for_list(client, heard, lambda names: "mcp__s__extra_tool" not in names)
 
     executed = _calls(calls)
-    assert (executed.count("tool_0"), executed.count("tool_1")) == (CALLS, 1)
+    assert (executed.count("tool_0"), executed.count("tool_1")) == (3 * CALLS, 1)
     audit = await shared_audit(tmp_path, pg_url)
     ran = [r["tool"] for r in audit if r["outcome"] == "ok"]
-    assert sorted(ran) == ["mcp__s__tool_0"] * CALLS + ["mcp__s__tool_1"]
+    assert sorted(ran) == ["mcp__s__tool_0"] * (3 * CALLS) + ["mcp__s__tool_1"]
     assert {r["replica"] for r in audit} == {"r0", "r1", "r2"}  # every replica served some

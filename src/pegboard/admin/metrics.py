@@ -1,7 +1,11 @@
 """Prometheus metrics of a gateway, at ``/metrics`` beside the MCP endpoint.
 
-Counters follow the event bus (a finished call, an MCP request, a decided approval); the
-server states, cached tools and pending approvals are read when scraped. Every label set is
+Counters follow the event bus (a finished call, an MCP request); the server states, cached
+tools and the approvals (pending, and decided by decision) are read when scraped, the
+approvals from the pending-approval store: so every decision counts, whoever took it (a
+terminal prompt, an MCP client's form or round, the admin page, ``pegboard approvals`` in
+another process), and a restart loses none. With a team store every replica reports the same
+store-wide approval figures (take the max across replicas, not the sum). Every label set is
 bounded: tool names only as the registry knows them (else ``unknown``), servers as configured,
 routes and outcomes as the call path names them, MCP methods from the protocol's list (else
 ``other``). No label ever names a principal, a session or an argument.
@@ -10,10 +14,10 @@ routes and outcomes as the call path names them, MCP methods from the protocol's
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from pegboard.core.events import ApprovalDecided, CallFinished, EventBus, McpRequestHandled
+from pegboard.core.events import CallFinished, EventBus, McpRequestHandled
 
 if TYPE_CHECKING:
     from pegboard.service import Service
@@ -43,22 +47,17 @@ MCP_METHODS = frozenset(
     }
 )
 META_TOOLS = frozenset({"tool_search", "tool_inspect", "tool_invoke", "tool_exec"})
+APPROVAL_OUTCOMES = frozenset({"allow_once", "allow_session", "allow_always", "deny", "expired"})
 OUTCOME_KEPT = 40  # distinct outcomes (error class names) before the rest count as "other"
 
 
 class GatewayMetrics:
     """The metrics of one gateway process, in a registry of their own."""
 
-    def __init__(
-        self,
-        service: Service,
-        events: EventBus,
-        pending: Callable[[], Awaitable[int]] | None = None,
-    ) -> None:
-        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+    def __init__(self, service: Service, events: EventBus) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Histogram
 
         self._service = service
-        self._pending = pending
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.calls = Counter(
@@ -80,12 +79,8 @@ class GatewayMetrics:
             ["after_search"],
             registry=r,
         )
-        self.approvals = Counter(
-            "pegboard_approvals_decided", "Approvals by decision.", ["decision"], registry=r
-        )
-        self.pending = Gauge(
-            "pegboard_approvals_pending", "Approvals waiting for a decision.", registry=r
-        )
+        self._approvals = _ApprovalCollector()
+        r.register(self._approvals)
         self.requests = Counter(
             "pegboard_mcp_requests",
             "MCP requests by method and protocol era.",
@@ -98,7 +93,6 @@ class GatewayMetrics:
         self._unsubscribe = [
             events.subscribe(CallFinished, self._on_call),
             events.subscribe(McpRequestHandled, self._on_request),
-            events.subscribe(ApprovalDecided, self._on_decided),
         ]
 
     def close(self) -> None:
@@ -106,11 +100,12 @@ class GatewayMetrics:
             unsubscribe()
 
     async def exposition(self) -> bytes:
-        """The text format a Prometheus server scrapes (pending approvals read now)."""
+        """The text format a Prometheus server scrapes (the approvals read now)."""
         from prometheus_client import generate_latest
 
-        if self._pending is not None:
-            self.pending.set(await self._pending())
+        approvals = self._service.approvals
+        self._approvals.pending = await approvals.count_pending()
+        self._approvals.decided = await approvals.counts()
         return bytes(generate_latest(self.registry))
 
     # -- events ------------------------------------------------------------------------------
@@ -135,10 +130,6 @@ class GatewayMetrics:
         method = event.method if event.method in MCP_METHODS else "other"
         self.requests.labels(method, event.era).inc()
 
-    def _on_decided(self, event: ApprovalDecided) -> None:
-        decision = getattr(event.approval, "decision", None)
-        self.approvals.labels(str(decision) if decision else "expired").inc()
-
     def _server_of(self, tool: str) -> str:
         if tool in META_TOOLS:
             return "meta"
@@ -152,6 +143,36 @@ class GatewayMetrics:
             self._outcomes.add(outcome)
             return outcome
         return "other"
+
+
+class _ApprovalCollector:
+    """The approvals as last read from the store: decided by decision, and pending."""
+
+    def __init__(self) -> None:
+        self.pending = 0
+        self.decided: dict[str, int] = {}
+
+    def describe(self) -> list[Any]:
+        return []
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        decided = CounterMetricFamily(
+            "pegboard_approvals_decided",
+            "Approvals by decision (expired: lapsed unanswered), from every route.",
+            labels=["decision"],
+        )
+        counted: dict[str, int] = {}
+        for decision, count in self.decided.items():
+            name = decision if decision in APPROVAL_OUTCOMES else "other"
+            counted[name] = counted.get(name, 0) + count
+        for name in sorted(counted):
+            decided.add_metric([name], float(counted[name]))
+        yield decided
+        yield GaugeMetricFamily(
+            "pegboard_approvals_pending", "Approvals waiting for a decision.", self.pending
+        )
 
 
 class _ServerCollector:

@@ -15,9 +15,17 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from pegboard.calls.pending import PendingApproval
     from pegboard.service.approvals import Verdict
 
 VERDICTS: dict[str, Verdict] = {"once": "once", "while": "while", "deny": "deny"}
+DECISION_NAMES = {
+    "allow_once": "approved once",
+    "allow_session": "approved for a while",
+    "allow_always": "approved always",
+    "deny": "denied",
+}
+REFRESH_S = 2  # how often the approvals page asks whether new questions wait
 
 NAV = (
     ("overview", "Overview", ""),
@@ -88,7 +96,10 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
         )
 
     async def servers(request: Request, viewer: Viewer) -> Response:
+        import anyio.to_thread
+
         config = service.loaded.config.servers
+        views = await anyio.to_thread.run_sync(service.servers.replica_views)
         return render(
             state,
             request,
@@ -97,6 +108,8 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
             statuses=service.servers.statuses(),
             enabled={sid: s.enabled for sid, s in config.items()},
             excluded=service.servers.excluded(),
+            # one row per replica per server once several replicas share the team store
+            replicas=views if views and len({v.replica for v in views}) > 1 else [],
         )
 
     def server_action(action: str) -> Page:
@@ -184,7 +197,47 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
 
     async def approvals(request: Request, viewer: Viewer) -> Response:
         listed = await service.approvals.listed()
-        return render(state, request, viewer, "approvals", approvals=listed)
+        return render(
+            state,
+            request,
+            viewer,
+            "approvals",
+            approvals=listed,
+            seen=_seen(listed.pending),
+            refresh=REFRESH_S,
+        )
+
+    async def pending(request: Request, viewer: Viewer) -> Response:
+        """The waiting questions alone (the approvals page polls it): 204, which HTMX does
+        not swap, while they are the ones the page shows (``seen``)."""
+        from starlette.responses import Response
+
+        waiting = (await service.approvals.listed(history=0)).pending
+        seen = _seen(waiting)
+        if request.query_params.get("seen") == seen:
+            return Response(status_code=204)
+        return render(
+            state,
+            request,
+            viewer,
+            "approvals_pending",
+            pending=waiting,
+            seen=seen,
+            refresh=REFRESH_S,
+        )
+
+    async def one(request: Request, viewer: Viewer) -> Response:
+        """One question's page (where a URL-mode elicitation sends the client's user)."""
+        item = await service.approvals.find(request.path_params["approval_id"])
+        return render(
+            state,
+            request,
+            viewer,
+            "approval",
+            a=item,
+            question=item.status(),
+            decisions=DECISION_NAMES,
+        )
 
     async def decide(request: Request, viewer: Viewer) -> Response:
         form = await request.form()
@@ -192,16 +245,21 @@ def routes(state: AdminState) -> list[tuple[str, Page, list[str]]]:
         verdict = VERDICTS.get(chosen if isinstance(chosen, str) else "")
         if verdict is None:
             raise Refused(400, "choose approve once, approve for a while, or deny")
-        await service.approvals.decide(
+        decided = await service.approvals.decide(
             request.path_params["approval_id"],
             verdict,
             decided_by=viewer.principal.subject,
             reason=reason if isinstance(reason, str) else "",
         )
-        return back("/approvals", "denied" if verdict == "deny" else "approved")
+        done = "denied" if verdict == "deny" else "approved"
+        if form.get("back") == "one":
+            return back(f"/approvals/{decided.id}", done)
+        return back("/approvals", done)
 
     listed: list[tuple[str, Page, list[str]]] = [
         ("/approvals", approvals, ["GET"]),
+        ("/approvals/pending", pending, ["GET"]),
+        ("/approvals/{approval_id}", one, ["GET"]),
         ("/approvals/{approval_id}/decide", decide, ["POST"]),
         ("", overview, ["GET"]),
         ("/", overview, ["GET"]),
@@ -228,6 +286,14 @@ def _errors_shown(state: AdminState, page: Page) -> Page:
             return render(state, request, viewer, "error", message=str(exc), status=400)
 
     return shown
+
+
+def _seen(pending: list[PendingApproval]) -> str:
+    """A short digest of which questions wait (the approvals page's ``seen``)."""
+    import hashlib
+
+    ids = ",".join(sorted(a.id for a in pending))
+    return hashlib.sha256(ids.encode()).hexdigest()[:16]
 
 
 def _number(text: str | None) -> float:

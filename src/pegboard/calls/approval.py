@@ -83,13 +83,16 @@ async def is_approval_gated(tool: Tool, args: Mapping[str, Any], ctx: ToolContex
 
 class ApprovalPending(ApprovalRequired):
     """Raised by a handler that cannot decide now but asks in a later round (the gateway's
-    input-required rounds for 2026-07-28 clients): nothing ran, the human is being asked."""
+    input-required rounds for 2026-07-28 clients): nothing ran, the human is being asked.
+    ``approval_id``: the pending question this round asks (set by :func:`authorise`), which
+    the retry answers (see :func:`authorise`'s ``resumes``)."""
 
-    def __init__(self, request: ApprovalRequest) -> None:
+    def __init__(self, request: ApprovalRequest, approval_id: str | None = None) -> None:
         super().__init__(
             f"Tool {request.tool_name} awaits the user's approval", tool_name=request.tool_name
         )
         self.request = request
+        self.approval_id = approval_id
 
 
 @runtime_checkable
@@ -184,9 +187,11 @@ async def authorise(
         )
     question = None
     if pending is not None:
-        question = await pending.create(
-            request, principal=principal, session_id=session_id, asked_by=asked_by or via
-        )
+        question = await _resumed(handler, request, pending, principal)
+        if question is None:
+            question = await pending.create(
+                request, principal=principal, session_id=session_id, asked_by=asked_by or via
+            )
     decision = await _ask(handler, request, pending, question)
     if decision == "deny":
         raise ApprovalDenied(
@@ -211,6 +216,26 @@ def handler_name(handler: ApprovalHandler) -> str:
     return name if isinstance(name, str) and name else type(handler).__name__
 
 
+async def _resumed(
+    handler: ApprovalHandler,
+    request: ApprovalRequest,
+    pending: PendingApprovalStore,
+    principal: str,
+) -> PendingApproval | None:
+    """The question a later round answers (a handler's ``resumes``: the id an earlier round
+    asked under), so the answer decides that record instead of leaving it open and asking a
+    second one; only a question about exactly this call of this principal."""
+    resumes = getattr(handler, "resumes", None)
+    if not isinstance(resumes, str) or not resumes:
+        return None
+    question = await pending.get(resumes)
+    if question is None or question.principal != principal or question.request.key != request.key:
+        return None
+    if question.decision is not None and not await pending.use(question.id):
+        return None  # its decision was taken into account once already: ask anew
+    return question
+
+
 async def _ask(
     handler: ApprovalHandler,
     request: ApprovalRequest,
@@ -221,13 +246,13 @@ async def _ask(
     elsewhere meanwhile (an admin queue deciding the pending record), whichever comes first;
     the other is then cancelled. An expired question is a refusal."""
     if pending is None or question is None:
-        return await _handler_decision(handler, request)
+        return await _handler_decision(handler, request, None)
     refusal: list[ApprovalDenied] = []
     elsewhere: list[ApprovalRequired] = []
 
     async def from_handler() -> None:
         try:
-            decision, reason = await _handler_decision(handler, request), ""
+            decision, reason = await _handler_decision(handler, request, question), ""
         except ApprovalDenied as exc:
             refusal.append(exc)
             decision, reason = "deny", str(exc)
@@ -246,6 +271,8 @@ async def _ask(
         final = await pending.wait(question.id)
         tg.cancel_scope.cancel()
     if elsewhere:
+        if isinstance(elsewhere[0], ApprovalPending):
+            elsewhere[0].approval_id = question.id
         raise elsewhere[0]
     assert final is not None
     if final.decision is None:
@@ -268,8 +295,16 @@ async def _ask(
     return final.decision
 
 
-async def _handler_decision(handler: ApprovalHandler, request: ApprovalRequest) -> Decision:
+async def _handler_decision(
+    handler: ApprovalHandler, request: ApprovalRequest, question: PendingApproval | None
+) -> Decision:
+    """The handler's answer; a handler with ``request_approval_of`` is told the question's
+    record too (to send its user to the question's own page)."""
+    of_question = getattr(handler, "request_approval_of", None)
     try:
+        if of_question is not None and question is not None:
+            decision: Decision = await of_question(request, question)
+            return decision
         return await handler.request_approval(request)
     except (ApprovalDenied, ApprovalRequired):
         # the handler's own refusal (e.g. with the user's reason): keep its message; or its

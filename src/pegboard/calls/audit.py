@@ -125,10 +125,13 @@ async def emit_record(sink: AuditSink | None, record: CallRecord) -> None:
     if sink is None:
         return
     try:
-        if isinstance(sink, AsyncAuditSink):
-            await sink.write((record,))
+        # What isinstance(sink, AsyncAuditSink) checks, without a runtime protocol check's
+        # cost (~10 us per call, twice per call through the runtime's fan-out).
+        write = getattr(sink, "write", None)
+        if write is not None:
+            await write((record,))
         else:
-            sink(record)
+            sink(record)  # type: ignore[operator]
     except Exception:
         logger.exception("audit sink failed")
 

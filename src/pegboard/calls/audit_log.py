@@ -2,33 +2,44 @@
 
 :class:`AuditLog` is an :class:`~pegboard.calls.audit.AsyncAuditSink`: the runtime hands it to
 the gateway and CLI sessions, and every route's one :class:`CallRecord` becomes one line of
-``<data dir>/audit.jsonl``, written in a worker thread in batches (the records of calls that
-finish while a batch is written go in the next one). When the file would pass ``max_bytes``
-it is rotated (``audit.jsonl.1`` ... ``.N``, the oldest dropped), so the log never grows past
-``max_bytes * (backups + 1)``. Several processes (the gateway, CLI calls) may write at once:
-each batch is one ``O_APPEND`` write under an advisory ``flock`` of ``audit.jsonl.lock``
-(taken in the worker thread, never on the event loop) that also guards rotation. Writing
-never raises into a call: a failure is logged once and dropped (``on_failure="warn"``, the
-default). With ``on_failure="refuse"`` :meth:`AuditLog.check`, run before every call, refuses
-it while the log cannot be written.
+``<data dir>/audit.jsonl``. A call does not wait for its line: :meth:`AuditLog.write` queues
+the record and returns, and one background writer thread per log (:class:`QueuedWriter`)
+appends everything queued in one write (a batch), never on the event loop. What is queued is
+written before anything in this process reads the log (:meth:`AuditLog.tail`, hence ``audit
+tail``, the admin page and the service layer: :func:`flush_pending`), when the runtime stops
+(:meth:`AuditLog.close`; ``pegboard serve`` stops it on EOF, SIGTERM, SIGINT and SIGHUP) and
+at interpreter exit; only a process killed outright (SIGKILL, a crash) can lose the records
+of its last moments. With ``on_failure="refuse"`` a call does wait until its record is
+written, so no call's answer goes out unrecorded.
+
+When the file would pass ``max_bytes`` it is rotated (``audit.jsonl.1`` ... ``.N``, the
+oldest dropped), so the log never grows past ``max_bytes * (backups + 1)``. Several processes
+(the gateway, CLI calls) may write at once: each batch is one ``O_APPEND`` write under an
+advisory ``flock`` of ``audit.jsonl.lock`` (taken in the writer thread) that also guards
+rotation. Writing never raises into a call: a failure is logged once and dropped
+(``on_failure="warn"``, the default). With ``on_failure="refuse"`` :meth:`AuditLog.check`, run
+before every call, refuses it while the log cannot be written.
 """
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import logging
 import os
+import threading
 import time
+import weakref
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import anyio.to_thread
 
-from pegboard.calls.audit import Batching
 from pegboard.errors import AuditUnavailable
 
 try:
@@ -42,6 +53,7 @@ AUDIT_FILE = "audit.jsonl"
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_BACKUPS = 3
 MAX_LINE_BYTES = 16 * 1024  # a record is a few hundred bytes; a runaway field is cut
+LINGER_S = 0.002  # how long the writer waits after a batch's first record (see QueuedWriter)
 
 
 class AuditLog:
@@ -60,16 +72,27 @@ class AuditLog:
         self.backups = backups
         self.on_failure = on_failure
         self._warned = False
-        self._batches = Batching(self._write_batch)
+        self._writer = QueuedWriter(self._append_all, name=f"pegboard-audit {self.path.name}")
+        _LOGS.add(self)
 
     async def write(self, records: Sequence[Any]) -> None:
-        """The :class:`~pegboard.calls.audit.AsyncAuditSink` face: append ``records`` in a
-        worker thread (file lock and all, never on the event loop), batched with the records
-        of calls that finish meanwhile; never raises."""
-        await self._batches.submit(records)
+        """The :class:`~pegboard.calls.audit.AsyncAuditSink` face: queue ``records`` for the
+        writer thread (file lock and all, never on the event loop), batched with the records
+        of calls that finish meanwhile, and return; with ``on_failure="refuse"``, return once
+        they are written. Never raises."""
+        refuse = self.on_failure == "refuse"
+        ticket = self._writer.submit(records, urgent=refuse)
+        if refuse:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._writer.wait, ticket)
 
-    async def _write_batch(self, records: Sequence[Any]) -> None:
-        await anyio.to_thread.run_sync(self._append_all, records)
+    def flush(self) -> None:
+        """Wait until every record queued so far is written (or dropped by a failing write)."""
+        self._writer.wait()
+
+    def close(self) -> None:
+        """Write what is queued and end the writer thread (a later write starts it again)."""
+        self._writer.close()
 
     def check(self) -> None:
         """Before a call: with ``on_failure="refuse"``, raise :class:`AuditUnavailable` unless
@@ -87,9 +110,9 @@ class AuditLog:
             ) from None
 
     def __call__(self, record: Any) -> None:
-        """Append ``record`` (a CallRecord dataclass or a mapping) now, in this thread (for
-        code without an event loop); never raises."""
-        self._append_all([record])
+        """Append ``record`` (a CallRecord dataclass or a mapping) now, after what is queued
+        (for code without an event loop); never raises."""
+        self._writer.wait(self._writer.submit([record], urgent=True))
 
     def _append_all(self, records: Sequence[Any]) -> None:
         try:
@@ -147,7 +170,9 @@ class AuditLog:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def tail(self, count: int) -> list[dict[str, Any]]:
-        """The last ``count`` records, oldest first (unreadable lines are skipped)."""
+        """The last ``count`` records, oldest first (unreadable lines are skipped); the
+        records this process has queued for the file are written first."""
+        flush_pending(self.path)
         kept: deque[dict[str, Any]] = deque(maxlen=max(count, 0))
         for index in range(self.backups, -1, -1):
             try:
@@ -162,6 +187,129 @@ class AuditLog:
                 if isinstance(item, dict):
                     kept.append(item)
         return list(kept)
+
+
+class QueuedWriter:
+    """Hands records to ``write`` in one background thread, the submitter never waiting.
+
+    :meth:`submit` queues and returns a ticket; the thread (a daemon, started by the first
+    submit) lingers :data:`LINGER_S` after the first record of a batch (so the call that queued
+    it answers first, and records of calls finishing meanwhile join the batch), then takes
+    everything queued at once and calls ``write`` with it. :meth:`wait` blocks until a ticket's
+    records (default: all submitted) are through ``write``, cutting the linger short, as does
+    an ``urgent`` submit; :meth:`close` waits for all and ends the thread. ``write`` must not
+    raise (what it raises is logged and the batch counted as done).
+    """
+
+    def __init__(self, write: Callable[[list[Any]], None], *, name: str) -> None:
+        self._write = write
+        self._name = name
+        self._lock = threading.Lock()
+        self._work = threading.Condition(self._lock)  # the thread waits for records
+        self._done = threading.Condition(self._lock)  # waiters wait for batches written
+        self._queued: list[Any] = []
+        self._submitted = 0  # records submitted, ever
+        self._written = 0  # records through write, ever
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self._urgent = False  # someone waits: write without lingering
+
+    def submit(self, records: Sequence[Any], *, urgent: bool = False) -> int:
+        """Queue ``records``; the ticket to :meth:`wait` for them (``urgent``: the caller
+        will wait for it, so the thread does not linger)."""
+        with self._lock:
+            idle = not self._queued
+            self._urgent = self._urgent or urgent
+            self._queued.extend(records)
+            self._submitted += len(records)
+            ticket = self._submitted
+            thread = self._thread
+            if thread is None or not thread.is_alive():  # first use, or after a fork/close
+                self._closing = False
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+            elif idle or urgent:  # else the thread is lingering over, or writing, a batch
+                self._work.notify()
+        return ticket
+
+    def wait(self, ticket: int | None = None, timeout: float | None = None) -> bool:
+        """Block until the records of ``ticket`` (default: every one submitted so far) are
+        written; False if ``timeout`` passed first. Without a running thread (stopped at
+        interpreter exit) what is queued is written here."""
+        with self._lock:
+            target = self._submitted if ticket is None else ticket
+            thread = self._thread
+            if thread is None or not thread.is_alive():
+                self._drain_here()
+            elif self._written < target:
+                self._urgent = True
+                self._work.notify()
+            return self._done.wait_for(lambda: self._written >= target, timeout)
+
+    def close(self, timeout: float | None = 10.0) -> None:
+        """Write what is queued, then end the thread."""
+        with self._lock:
+            self._closing = True
+            self._work.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        with self._lock:
+            self._drain_here()  # a thread that never ran, or ran out of time
+
+    def _drain_here(self) -> None:
+        # Called with the lock held; writes in the calling thread.
+        while self._queued:
+            batch, self._queued = self._queued, []
+            self._lock.release()
+            try:
+                self._write_batch(batch)
+            finally:
+                self._lock.acquire()
+            self._written += len(batch)
+            self._done.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queued and not self._closing:
+                    self._work.wait()
+                if not self._queued:  # closing, and nothing left
+                    self._thread = None
+                    self._done.notify_all()
+                    return
+                if not (self._urgent or self._closing):
+                    self._work.wait(LINGER_S)  # woken early by wait(), close() or urgency
+                self._urgent = False
+                batch, self._queued = self._queued, []
+            self._write_batch(batch)
+            with self._lock:
+                self._written += len(batch)
+                self._done.notify_all()
+
+    def _write_batch(self, batch: list[Any]) -> None:
+        try:
+            self._write(batch)
+        except Exception:  # pragma: no cover - write is documented not to raise
+            logger.exception("%s: a batch of %d records was dropped", self._name, len(batch))
+
+
+_LOGS: weakref.WeakSet[AuditLog] = weakref.WeakSet()  # every log of this process
+
+
+def flush_pending(path: str | os.PathLike[str] | None = None) -> None:
+    """Write what this process has queued for the audit file at ``path`` (default: for every
+    audit file), so that a read of it right after a call sees that call."""
+    wanted = None if path is None else os.path.abspath(path)
+    for log in list(_LOGS):
+        if wanted is None or os.path.abspath(log.path) == wanted:
+            log.flush()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for log in list(_LOGS):
+        log._writer.wait(timeout=10.0)
 
 
 def _as_dict(record: Any) -> dict[str, Any]:

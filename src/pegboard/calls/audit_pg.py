@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import threading
 import time
 import uuid
@@ -33,7 +32,7 @@ import anyio.to_thread
 
 from pegboard.calls.audit import Batching
 from pegboard.errors import AuditUnavailable, StoreError
-from pegboard.postgres import Database, shown_url
+from pegboard.postgres import Database, replica_name, shown_url
 
 try:
     import fcntl
@@ -50,11 +49,6 @@ _INSERT = (
     " VALUES (%s,%s,%s,%s,%s,%s) ON CONFLICT (record_id) DO NOTHING"
 )
 Row = tuple[str, str, float, str, str, str]
-
-
-def replica_name() -> str:
-    """Which replica wrote a record: ``$PEGBOARD_REPLICA``, else host and process id."""
-    return os.environ.get("PEGBOARD_REPLICA") or f"{socket.gethostname()}:{os.getpid()}"
 
 
 class PostgresAuditSink:

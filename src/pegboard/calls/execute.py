@@ -122,7 +122,8 @@ def check_arguments(entry: ToolEntry, args: Mapping[str, Any]) -> None:
     """Raise :class:`InvalidToolArguments` unless ``args`` validate against ``entry``'s
     schema (a broken schema is the tool's failure: :class:`ToolExecutionError`)."""
     try:
-        validate_arguments(entry.tool.input_schema, dict(args), tool_name=entry.name)
+        tool = entry.tool
+        validate_arguments(tool.input_schema, dict(args), tool_name=entry.name, key=tool.schema_key)
     except SchemaError as exc:
         raise ToolExecutionError(str(exc), tool_name=entry.name) from exc
 
@@ -154,13 +155,13 @@ def _validated_with_defaults(entry: ToolEntry, args: Mapping[str, Any]) -> dict[
     A default that does not validate (a server declaring ``"type": "string", "default":
     null``) must not break a valid call: it is logged and the call runs as sent.
     """
-    schema = entry.tool.input_schema
-    validate_arguments(schema, dict(args), tool_name=entry.name)
+    schema, key = entry.tool.input_schema, entry.tool.schema_key
+    validate_arguments(schema, dict(args), tool_name=entry.name, key=key)
     filled = apply_defaults(schema, args)
     if len(filled) == len(args):
         return filled
     try:
-        validate_arguments(schema, filled, tool_name=entry.name)
+        validate_arguments(schema, filled, tool_name=entry.name, key=key)
     except InvalidToolArguments as exc:
         logger.warning("schema defaults of %s are invalid (%s); not applied", entry.name, exc)
         return dict(args)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -24,6 +25,7 @@ from pegboard.calls.request import ApprovalRequest, Decision
 from pegboard.errors import ApprovalNotPending
 
 PendingStatus: TypeAlias = Literal["pending", "decided", "expired"]
+EXPIRED = "expired"  # what counts() names the questions that lapsed unanswered
 DEFAULT_TTL = 15 * 60.0  # seconds a question stays open
 POLL_SECONDS = 0.25  # how often wait() looks for a decision taken by another process
 
@@ -62,6 +64,18 @@ def new_pending(
     return PendingApproval(
         uuid.uuid4().hex, request, principal, session_id, asked_by, now, now + ttl
     )
+
+
+def tally(items: Iterable[PendingApproval], now: float | None = None) -> dict[str, int]:
+    """:meth:`PendingApprovalStore.counts` of ``items``."""
+    now = now or time.time()
+    counted: dict[str, int] = {}
+    for item in items:
+        status = item.status(now)
+        if status != "pending":
+            name = item.decision if item.decision is not None else EXPIRED
+            counted[name] = counted.get(name, 0) + 1
+    return counted
 
 
 def decided(
@@ -116,6 +130,17 @@ class PendingApprovalStore(Protocol):
         id."""
         ...
 
+    async def use(self, id: str) -> bool:
+        """Spend the approval of question ``id`` (an approval once covers one call): True the
+        first time, by any process on the same data, and False ever after (restarts too)."""
+        ...
+
+    async def counts(self) -> dict[str, int]:
+        """How many questions were decided, by decision, and how many lapsed unanswered
+        (:data:`EXPIRED`): every decision, whoever took it (a terminal, an MCP client, the
+        admin page, ``pegboard approvals``), from any process on the same data."""
+        ...
+
 
 class DecisionSignal:
     """Wakes this process's waiters at once when a question is decided (others poll)."""
@@ -159,6 +184,7 @@ class MemoryPendingStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: dict[str, PendingApproval] = {}
+        self._used: set[str] = set()
         self._signal = DecisionSignal()
 
     async def create(
@@ -205,3 +231,14 @@ class MemoryPendingStore:
 
     async def wait(self, id: str) -> PendingApproval:
         return await self._signal.wait(id, self.get)
+
+    async def use(self, id: str) -> bool:
+        with self._lock:
+            first = id not in self._used
+            self._used.add(id)
+        return first
+
+    async def counts(self) -> dict[str, int]:
+        with self._lock:
+            items = list(self._items.values())
+        return tally(items)

@@ -14,15 +14,19 @@ import anyio.to_thread
 
 from pegboard.calls.pending import (
     DEFAULT_TTL,
+    EXPIRED,
     DecisionSignal,
     PendingApproval,
     decided,
     new_pending,
 )
-from pegboard.calls.pending_sqlite import COLUMNS, pending_of_row, row_of_pending
+from pegboard.calls.pending_sqlite import COLUMNS, COUNTS, pending_of_row, row_of_pending
 from pegboard.calls.request import ApprovalRequest, Decision
 from pegboard.errors import StoreError
 from pegboard.postgres import Database
+
+USED_PREFIX = "approval-used:"
+USED_KEPT_S = 24 * 3600.0  # far past any question's expiry, after which it approves nothing
 
 
 class PostgresPendingStore:
@@ -99,6 +103,22 @@ class PostgresPendingStore:
 
     async def wait(self, id: str) -> PendingApproval:
         return await self._signal.wait(id, self.get)
+
+    async def use(self, id: str) -> bool:
+        # The spent tokens of the team store (migration 2): one INSERT ... ON CONFLICT, so two
+        # replicas racing to use one approval cannot both win; kept a day past any question.
+        rows = await self._q(
+            "write",
+            "INSERT INTO pegboard.spent VALUES (%s, %s) ON CONFLICT (token) DO NOTHING"
+            " RETURNING token",
+            (f"{USED_PREFIX}{id}", time.time() + USED_KEPT_S),
+        )
+        return bool(rows)
+
+    async def counts(self) -> dict[str, int]:
+        sql = COUNTS.replace("FROM pending_approvals", "FROM pegboard.pending_approvals")
+        rows = await self._q("read", sql, (EXPIRED, time.time()))
+        return {str(k): int(n) for k, n in rows}
 
     def close(self) -> None:
         if not self._closed:

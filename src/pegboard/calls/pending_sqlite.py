@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any, cast
 
 from pegboard.calls.pending import (
     DEFAULT_TTL,
+    EXPIRED,
     DecisionSignal,
     PendingApproval,
     decided,
@@ -37,7 +39,17 @@ CREATE TABLE IF NOT EXISTS pending_approvals (
     decided_at  REAL
 );
 CREATE INDEX IF NOT EXISTS pending_by_created ON pending_approvals (created_at);
+CREATE TABLE IF NOT EXISTS pending_used (
+    id      TEXT PRIMARY KEY,
+    used_at REAL NOT NULL
+);
 """
+# Decided questions by decision, and the ones that lapsed unanswered (the PostgreSQL store's
+# too, with %s placeholders): one aggregate, however many questions the history holds.
+COUNTS = (
+    "SELECT coalesce(decision, %s) AS d, count(*) FROM pending_approvals"
+    " WHERE decision IS NOT NULL OR expires_at <= %s GROUP BY d"
+)
 COLUMNS = (
     "id, request, principal, session_id, asked_by, created_at, expires_at, decision, reason, "
     "decided_by, decided_at"
@@ -97,6 +109,22 @@ class SqlitePendingStore:
 
     async def wait(self, id: str) -> PendingApproval:
         return await self._signal.wait(id, self.get)
+
+    async def use(self, id: str) -> bool:
+        def spend(db: sqlite3.Connection) -> bool:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO pending_used VALUES (?, ?)", (id, time.time())
+            )
+            return cursor.rowcount == 1
+
+        return await self._file.write(spend)
+
+    async def counts(self) -> dict[str, int]:
+        def count(db: sqlite3.Connection) -> list[tuple[str, int]]:
+            rows = db.execute(COUNTS.replace("%s", "?"), (EXPIRED, time.time())).fetchall()
+            return [(str(k), int(n)) for k, n in rows]
+
+        return dict(await self._file.read(count))
 
     def close(self) -> None:
         self._file.close()

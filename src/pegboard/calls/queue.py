@@ -13,7 +13,7 @@ while: a session grant covers the retries until it lapses), or is refused with t
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pegboard.calls.approval import ApprovalOutcome
 from pegboard.calls.grants import Grant, GrantKey, GrantStore
@@ -39,13 +39,13 @@ class ApprovalQueued(ApprovalRequired):
 class ApprovalQueue:
     """The approval handler of a client that cannot be asked (see the module docstring).
 
-    ``ttl`` is how long a question waits; ``used`` the approved-once questions whose call has
-    run in this process (an approval covers one call)."""
+    ``ttl`` is how long a question waits. An approval covers one call: the store marks it
+    used (:meth:`~pegboard.calls.pending.PendingApprovalStore.use`), so neither a restart nor
+    another replica runs the call a second time."""
 
     ttl: float = QUEUE_TTL
     a_while: float = A_WHILE
     name: str = "approvals queue"
-    used: set[str] = field(default_factory=set)
 
     async def request_approval(self, request: ApprovalRequest) -> Decision:
         # authorise() never asks a queue in-band (it calls settle); reaching here is a bug.
@@ -82,8 +82,7 @@ class ApprovalQueue:
                     tool_name=request.tool_name,
                 )
             approved = item.decision in ("allow_once", "allow_session", "allow_always")
-            if approved and item.id not in self.used and now < item.expires_at:
-                self.used.add(item.id)
+            if approved and now < item.expires_at and await pending.use(item.id):
                 if item.decision != "allow_once" and grants is not None:
                     until = (item.decided_at or now) + self.a_while
                     who = item.decided_by or self.name

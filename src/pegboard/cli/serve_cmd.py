@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pegboard.runtime import ToolRuntime
 
 
-async def _until_signal(scope: anyio.CancelScope) -> None:
+async def until_signal(scope: anyio.CancelScope) -> None:
     """Cancel ``scope`` on SIGTERM/SIGINT/SIGHUP, so children are stopped before exit."""
     if sys.platform == "win32":  # no signal receivers there; Ctrl-C still interrupts
         return
@@ -89,6 +89,7 @@ def serve(
     )
     from pegboard.gateway.warmup import searching, warm_search_index
     from pegboard.runtime import RuntimeOptions
+    from pegboard.service.admin_link import approval_pages, served_admin
 
     if context_window is not None and context_window <= 0:
         fail(
@@ -152,10 +153,13 @@ def serve(
     async def body() -> None:
         configure_from_env()  # OTEL_* (off without them); before the gateway reads it
         gateway, content = gateway_for(runtime)
+        served = served_admin(bind, sock.getsockname()[1]) if sock is not None else None
+        gateway.pages.approval_page = approval_pages(gateway_cfg.admin_url, served, loaded.data_dir)
         async with runtime.running(), anyio.create_task_group() as tg:
             tg.start_soon(content.run, gateway.content_changed)
-            tg.start_soon(_until_signal, tg.cancel_scope)
+            tg.start_soon(until_signal, tg.cancel_scope)
             tg.start_soon(runtime.watch_config)
+            tg.start_soon(runtime.share_replica_state)
             offered = partial(searching, runtime.surface)
             tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered)
             if http:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,8 +24,8 @@ from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.core.redact import mask, redact_args, redact_url
 from pegboard.core.wording import plural
-from pegboard.errors import ConfigError
-from pegboard.mcp.status import ServerStatus
+from pegboard.errors import CatalogError, ConfigError
+from pegboard.mcp.status import ReplicaView, ServerStatus
 from pegboard.service.servers import RefreshResult, UnknownServer
 
 if TYPE_CHECKING:
@@ -76,6 +77,56 @@ def _status_row(s: ServerStatus, excluded: list[McpCollision]) -> dict[str, obje
         ],
         "refused": [{"tool": name, "reason": why} for name, why in s.refused],
     }
+
+
+def _replica_row(v: ReplicaView) -> dict[str, object]:
+    return {
+        "replica": v.replica,
+        "host": v.host,
+        "pid": v.pid,
+        "state": v.state,
+        "tools": v.tool_count,
+        "last_refresh": v.fetched_at,
+        "error": v.error,
+        "error_at": v.error_at,
+        "backoff_until": v.backoff_until,
+        "last_seen": v.seen_at,
+        "stale": v.stale,
+    }
+
+
+def _seen(v: ReplicaView) -> str:
+    ago = f"{max(0, round(time.time() - v.seen_at))} s ago"
+    return f"{ago}, stale" if v.stale else ago
+
+
+def _print_replicas(views: list[ReplicaView], wide: bool) -> None:
+    """One row per replica per server: each replica supervises its own upstream children."""
+    columns = [
+        Column("id", key=True),
+        Column("replica", key=True),
+        Column("state", key=True),
+        Column("tools", key=True),
+        Column("last seen", key=True),
+        Column("last error"),
+    ]
+    rows = [
+        [
+            v.server_id,
+            f"{v.replica} (pid {v.pid} on {v.host})"
+            if v.replica != f"{v.host}:{v.pid}"
+            else v.replica,
+            v.state,
+            str(v.tool_count),
+            _seen(v),
+            f"{v.error} ({_when(v.error_at)})" if v.error else "",
+        ]
+        for v in views
+    ]
+    replicas = len({v.replica for v in views})
+    stale = len({v.replica for v in views if v.stale})
+    title = f"MCP server status on {plural(replicas, 'replica')}"
+    print_table(title + (f" ({stale} stale)" if stale else ""), columns, rows, wide=wide)
 
 
 def _trust_lines(s: ServerStatus) -> list[str]:
@@ -164,29 +215,39 @@ def status_cmd(
     try:
         statuses = services.servers.statuses(wanted)
         excluded = services.servers.excluded()
+        views = services.servers.replica_views(wanted)
+    except CatalogError as exc:
+        fail(str(exc), EXIT_FAILED)
     finally:
         services.close()
     if as_json:
-        echo_json([_status_row(st, excluded) for st in statuses])
+        rows_json = [_status_row(st, excluded) for st in statuses]
+        if views is not None:  # a team store: every replica's view too
+            for row in rows_json:
+                row["replicas"] = [_replica_row(v) for v in views if v.server_id == row["id"]]
+        echo_json(rows_json)
         return
-    columns = [
-        Column("id", key=True),
-        Column("state", key=True),
-        Column("tools", key=True),
-        Column("last refresh", key=True),
-        Column("last error"),
-    ]
-    rows = [
-        [
-            st.server_id,
-            _state(st),
-            str(st.tool_count),
-            _when(st.fetched_at),
-            f"{st.error} ({_when(st.at)})" if st.error else "",
+    if views is not None and len({v.replica for v in views}) > 1:
+        _print_replicas(views, wide)
+    else:
+        columns = [
+            Column("id", key=True),
+            Column("state", key=True),
+            Column("tools", key=True),
+            Column("last refresh", key=True),
+            Column("last error"),
         ]
-        for st in statuses
-    ]
-    print_table("MCP server status", columns, rows, wide=wide)
+        rows = [
+            [
+                st.server_id,
+                _state(st),
+                str(st.tool_count),
+                _when(st.fetched_at),
+                f"{st.error} ({_when(st.at)})" if st.error else "",
+            ]
+            for st in statuses
+        ]
+        print_table("MCP server status", columns, rows, wide=wide)
     print_excluded(excluded, wanted)
     for line in (line for st in statuses for line in _trust_lines(st)):
         typer.echo(line)

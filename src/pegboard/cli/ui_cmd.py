@@ -33,8 +33,10 @@ def ui(
     """
     from pegboard.admin.app import AdminState, admin_app
     from pegboard.admin.security import AdminAuth
+    from pegboard.cli.serve_cmd import until_signal
     from pegboard.gateway.transports import bind_listening_socket, check_port, serve_asgi
     from pegboard.runtime import RuntimeOptions
+    from pegboard.service.admin_link import announced_ui
 
     try:
         check_port(port)
@@ -44,7 +46,8 @@ def ui(
     services = service(ctx, RuntimeOptions(prewarm=False))
     key = secrets.token_urlsafe(24)
     app = admin_app(AdminState(services, AdminAuth(login_key=key, loopback=True)))
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/admin/login?key={key}"
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}/admin"
+    url = f"{base}/login?key={key}"
 
     async def body() -> None:
         await services.runtime.start()
@@ -52,7 +55,13 @@ def ui(
         if open_browser:
             await anyio.to_thread.run_sync(webbrowser.open, url)
         try:
-            await serve_asgi(app, sock)
+            # a stdio gateway on this data directory links its approvals to these pages
+            with announced_ui(services.loaded.data_dir, base):
+                async with anyio.create_task_group() as tg:
+                    # SIGTERM, SIGINT, SIGHUP stop it cleanly (the address note goes too)
+                    tg.start_soon(until_signal, tg.cancel_scope)
+                    await serve_asgi(app, sock)
+                    tg.cancel_scope.cancel()
         finally:
             services.close()
 

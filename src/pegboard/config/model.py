@@ -168,6 +168,14 @@ class StoreConfig(_Section):
         "overrides it): every replica started with it shares tools, trust, approvals and "
         "audit. Needs the postgres extra. Unset: the SQLite file of the data directory.",
     )
+    replica_stale_after: float = Field(
+        default=15.0,
+        gt=0,
+        le=3600,
+        description="Seconds without a heartbeat after which `pegboard servers status` and "
+        "the admin page mark a replica of the team store stale (each serving replica writes "
+        "its view of its servers at once on a change, else every third of this).",
+    )
 
     @field_validator("url")
     @classmethod
@@ -188,6 +196,13 @@ class GatewayConfig(_Section):
         default=None,
         description="Bearer token clients must send (required for a non-loopback bind; "
         "PEGBOARD_TOKEN overrides it).",
+    )
+    admin_url: str | None = Field(
+        default=None,
+        description="The admin UI's address as people's browsers reach it (behind a proxy or "
+        "a balancer, e.g. https://pegboard.example.com/admin); clients that can open URLs are "
+        "sent to an approval's page there. Default: /admin of --http's own address, or a "
+        "running `pegboard ui` for a stdio gateway.",
     )
 
 

@@ -37,9 +37,12 @@ class ServerStatusChanged:
 
 @dataclass(frozen=True, slots=True)
 class ContentChanged:
-    """A server said its resources or prompts changed."""
+    """A server's resources or prompts changed: the server said so (list them again), or,
+    with ``stored``, another process (a replica) stored the new lists (they are read from the
+    store: nothing to ask the server)."""
 
     server_id: str
+    stored: bool = False
 
 
 @dataclass(frozen=True, slots=True)

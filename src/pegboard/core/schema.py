@@ -50,20 +50,22 @@ def check_schema(schema: Mapping[str, Any]) -> None:
             f"A tool input schema must describe an object, but its type is {json.dumps(kind)}. "
             'Wrap the value in an object: {"type": "object", "properties": {"value": ...}}.'
         )
-    _compiled(_key(schema))
+    _compiled(schema_key(schema))
 
 
 def validate_arguments(
-    schema: Mapping[str, Any], args: Any, *, tool_name: str | None = None
+    schema: Mapping[str, Any],
+    args: Any,
+    *,
+    tool_name: str | None = None,
+    key: str | None = None,
 ) -> None:
     """Raise :class:`InvalidToolArguments` listing (at most 5) problems with ``args``.
 
     Raises :class:`SchemaError` if the schema itself is malformed or references a schema that
-    is not embedded in it.
+    is not embedded in it. ``key``: :func:`schema_key` of ``schema``, if the caller keeps it.
     """
-    import referencing.exceptions
-
-    validator = _compiled(_key(schema))
+    validator = _compiled(key if key is not None else schema_key(schema))
     try:
         errors = sorted(islice(validator.iter_errors(args), _MAX_ERRORS), key=_error_order)
         problems: list[str] = []
@@ -71,7 +73,7 @@ def validate_arguments(
             for problem in _describe(error, args):
                 if problem not in problems:
                     problems.append(problem)
-    except referencing.exceptions.Unresolvable as exc:
+    except _unresolvable() as exc:  # evaluated only when something was raised
         raise SchemaError(
             f"The schema of {tool_name or 'this tool'} references {exc}, which is not embedded "
             "in it; pegboard never fetches remote schemas. Inline it under $defs."
@@ -105,13 +107,20 @@ def apply_defaults(schema: Mapping[str, Any], args: Mapping[str, Any]) -> dict[s
     return filled
 
 
-def _key(schema: Mapping[str, Any]) -> str:
+def schema_key(schema: Mapping[str, Any]) -> str:
+    """The schema's canonical JSON: what its compiled validator is cached under."""
     if not isinstance(schema, Mapping):
         check_schema(schema)
     try:
         return canonical_json(schema)
     except (TypeError, ValueError, RecursionError) as exc:
         raise SchemaError(f"The schema is not JSON-serialisable: {exc}") from exc
+
+
+def _unresolvable() -> type[Exception]:
+    import referencing.exceptions
+
+    return referencing.exceptions.Unresolvable
 
 
 def _compiled(key: str) -> jsonschema.protocols.Validator:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio.to_thread
@@ -82,6 +83,14 @@ class Tool:
     # and namespace (``ToolRegistry([Tool.from_function(add, namespace="math")])``).
     name: str | None = None
     namespace: str | None = None
+
+    @cached_property
+    def schema_key(self) -> str:
+        """:func:`~pegboard.core.schema.schema_key` of :attr:`input_schema`, computed once
+        (its validator is looked up by it on every call)."""
+        from pegboard.core.schema import schema_key
+
+        return schema_key(self.input_schema)
 
     def definition(self, name: str) -> ToolDefinition:
         """This tool's model-facing definition under the wire name ``name``."""

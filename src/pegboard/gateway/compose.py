@@ -21,6 +21,7 @@ def gateway_for(runtime: ToolRuntime) -> tuple[Gateway, UpstreamContent]:
     gateway = Gateway(
         runtime.surface, content=content, store=runtime.catalog.store, access=runtime.access
     )
+    gateway.pages.pending = runtime.calls.pending
     return gateway, content
 
 

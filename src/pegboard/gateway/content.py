@@ -100,8 +100,16 @@ class UpstreamContent:
 
     async def run(self, announce: Callable[[], None]) -> None:
         """Forever: refresh the cache when due (at start, and when an upstream says its
-        content changed), and ``announce()`` when a list changed."""
-        unsubscribe = self._catalog.events.subscribe(ContentChanged, lambda event: self.changed())
+        content changed), and ``announce()`` when a list changed, or at once when another
+        replica stored a listed server's new lists (nothing to ask: the cache reads them)."""
+
+        def on_change(event: ContentChanged) -> None:
+            if not event.stored:
+                self.changed()
+            elif event.server_id in self._servers():
+                announce()
+
+        unsubscribe = self._catalog.events.subscribe(ContentChanged, on_change)
         try:
             while True:
                 if await self.refresh():

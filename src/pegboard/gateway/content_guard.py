@@ -64,7 +64,9 @@ class Asking:
     principal: Principal
     session_id: str
     grant_ttl: float
-    ask: Callable[[ApprovalRequest, str | None], mcp_types.InputRequiredResult]
+    # the round's result: (what is asked, the definition sealed beside it, the pending
+    # question it asks, which the retry's answer then decides)
+    ask: Callable[[ApprovalRequest, str | None, str | None], mcp_types.InputRequiredResult]
 
     def taken(self, shown: str, arguments: Mapping[str, Any]) -> str | None:
         """The definition digest sealed at the first round of this retry, if the retry
@@ -157,7 +159,7 @@ class ContentGuard:
             return await audited(call, authorised)
         except ApprovalPending as pending:
             assert asking is not None  # only a round's handler asks for another round
-            return asking.ask(pending.request, digest)
+            return asking.ask(pending.request, digest, pending.approval_id)
         except ApprovalRequired as exc:
             message = NO_ELICITATION_CONTENT.format(name=shown, server=server_id)
             raise MCPError(code=mcp_types.INVALID_REQUEST, message=message) from exc

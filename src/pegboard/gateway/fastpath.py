@@ -31,6 +31,7 @@ import anyio
 import anyio.abc
 import mcp_types
 from anyio.streams.memory import MemoryObjectSendStream
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -174,6 +175,8 @@ class FastToolCalls:
                 message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
             if scope.cancelled_caught:
                 return  # cancelled by the client: no response
+        except MCPError as exc:  # a protocol answer (the -32042 URL elicitation required)
+            message = mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=exc.error)
         except Exception as exc:
             logger.exception("tools/call %s failed", name)
             error = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=str(exc))

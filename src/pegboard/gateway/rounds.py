@@ -18,6 +18,16 @@ fingerprint of its arguments, and a one-time nonce: the retry is honoured only f
 call of that exact definition, and only once (the nonce is spent in the store, so a recorded
 state and answer cannot run the call twice, on this replica or another).
 
+When the admin UI is known (:class:`~pegboard.gateway.pages.ApprovalPages`)
+and the client declared URL-mode elicitation, the round also carries a URL-mode elicitation
+to the question's own page (``/admin/approvals/<id>``): the pending question the round asks
+(created by :func:`~pegboard.calls.approval.authorise`) is sealed in the state, so a person
+can decide it there instead of in the form. A retry whose form says nothing (dismissed, or a
+client that only opens URLs) but whose user accepted to open the page waits up to
+:data:`PAGE_WAIT_S` for that decision, then answers with a state-only round (the SDK's client
+retries it at once), until the question is decided or expires. Either way the retry's answer
+decides the sealed question, so no record stays pending after its call was answered.
+
 "Allow for this session" has no session to live in: on this era the session is the
 principal and the client's declared name (:func:`sessionless_id`), and its grants lapse after
 :data:`GRANT_TTL_S` seconds (30 minutes). They are grants of the runtime's one
@@ -35,6 +45,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import anyio
 import mcp_types
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
@@ -43,7 +54,12 @@ from mcp.shared.exceptions import MCPError
 from pegboard.calls.approval import ApprovalPending
 from pegboard.calls.request import ApprovalRequest, Decision, arguments_fingerprint
 from pegboard.core.principal import Principal
-from pegboard.gateway.approval import approval_message, decision_schema, form_decision
+from pegboard.gateway.approval import (
+    approval_message,
+    decision_schema,
+    form_decision,
+    page_message,
+)
 from pegboard.gateway.identity import principal_of
 
 logger = logging.getLogger("pegboard.gateway")
@@ -53,6 +69,8 @@ KEY_NAME = "gateway.request-state"
 STATE_TTL_S = 600.0
 GRANT_TTL_S = 30 * 60.0
 INPUT_KEY = "pegboard.approval"
+PAGE_KEY = "pegboard.approval.page"
+PAGE_WAIT_S = 60.0  # how long one retry waits for the page's decision before another round
 _STATE_VERSION = 1
 _FOR_A_WHILE = f"Allow for {int(GRANT_TTL_S // 60)} minutes (this client)"
 
@@ -63,6 +81,12 @@ class SecretStore(Protocol):
     def secret(self, name: str) -> bytes: ...
 
     def spend(self, token: str, expires_at: float) -> bool: ...
+
+
+def store_lost(store: SecretStore) -> bool:
+    """True while ``store`` is a team store whose database is lost: a round's answer could
+    not be checked to be used once (:mod:`pegboard.calls.fallback`)."""
+    return bool(getattr(getattr(store, "db", None), "lost", False))
 
 
 def client_of(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -96,11 +120,13 @@ def refused(reason: str) -> MCPError:
 @dataclass(frozen=True, slots=True)
 class Answer:
     """The user's answer carried by a verified retry, for the call its state names;
-    ``bound``: what the asker sealed beside it at the first round (a content definition)."""
+    ``decision`` None: the person decides at the approval page (``question``'s, sealed at
+    the first round); ``bound``: what the asker sealed beside it (a content definition)."""
 
     key: tuple[str, str, str]
-    decision: Decision
+    decision: Decision | None
     bound: str | None = None
+    question: str | None = None
 
 
 @dataclass
@@ -111,10 +137,20 @@ class Rounds:
     ttl: float = STATE_TTL_S  # how long a round's state is good for
 
     def ask(
-        self, request: ApprovalRequest, bound: str | None = None
+        self,
+        request: ApprovalRequest,
+        bound: str | None = None,
+        *,
+        approval_id: str | None = None,
+        page: str | None = None,
+        form: bool = True,
+        waiting: bool = False,
     ) -> mcp_types.InputRequiredResult:
-        """The round asking the user about ``request`` (its state is sealed on the way out);
-        ``bound`` is sealed beside it and comes back in the retry's :class:`Answer`."""
+        """The round asking the user about ``request`` (its state is sealed on the way out):
+        the form (``form``) and, with ``page`` (the URL of question ``approval_id``'s page), a
+        URL-mode elicitation to it; ``waiting``: a round that asks nothing new (the page has
+        not decided yet), its state only. ``bound`` is sealed beside it and comes back in the
+        retry's :class:`Answer`."""
         state: dict[str, Any] = {
             "v": _STATE_VERSION,
             "tool": request.tool_name,
@@ -124,14 +160,29 @@ class Rounds:
         }
         if bound is not None:
             state["bound"] = bound
-        elicit = mcp_types.ElicitRequest(
-            params=mcp_types.ElicitRequestFormParams(
-                message=approval_message(request),
-                requested_schema=decision_schema(_FOR_A_WHILE),
+        if approval_id is not None:
+            state["q"] = approval_id
+        if waiting and approval_id is not None:
+            state["w"] = 1
+            return mcp_types.InputRequiredResult(
+                request_state=json.dumps(state, separators=(",", ":"))
             )
-        )
+        asked: dict[str, mcp_types.InputRequest] = {}
+        if form or page is None:
+            asked[INPUT_KEY] = mcp_types.ElicitRequest(
+                params=mcp_types.ElicitRequestFormParams(
+                    message=approval_message(request),
+                    requested_schema=decision_schema(_FOR_A_WHILE),
+                )
+            )
+        if page is not None and approval_id is not None:
+            asked[PAGE_KEY] = mcp_types.ElicitRequest(
+                params=mcp_types.ElicitRequestURLParams(
+                    message=page_message(request, approval_id), url=page
+                )
+            )
         return mcp_types.InputRequiredResult(
-            input_requests={INPUT_KEY: elicit},
+            input_requests=asked,
             request_state=json.dumps(state, separators=(",", ":")),
         )
 
@@ -145,20 +196,36 @@ class Rounds:
             key = (str(state["tool"]), str(state["def"]), str(state["args"]))
             nonce = str(state["nonce"])
             bound = state.get("bound")
-        except (ValueError, KeyError, TypeError):
+            question = state.get("q")
+            waiting = bool(state.get("w"))
+        except (ValueError, KeyError, TypeError, AttributeError):
             raise refused("pegboard state unreadable") from None
         if not isinstance(state, dict) or state.get("v") != _STATE_VERSION:
             raise refused("pegboard state version")
         if not self.store.spend(f"approval:{nonce}", time.time() + self.ttl + 60):
             raise refused(f"replayed approval of {key[0]}")
-        response = (params.input_responses or {}).get(INPUT_KEY)
-        return Answer(key, _decision(response), None if bound is None else str(bound))
+        responses = params.input_responses or {}
+        decision = _decision(responses.get(INPUT_KEY), responses.get(PAGE_KEY), waiting)
+        if question is None and decision is None:
+            decision = "deny"  # no question to wait on (not ours): nothing approved it
+        return Answer(
+            key,
+            decision,
+            None if bound is None else str(bound),
+            None if question is None else str(question),
+        )
 
 
-def _decision(response: object) -> Decision:
-    if not isinstance(response, mcp_types.ElicitResult) or response.action != "accept":
+def _decision(form: object, page: object, waiting: bool) -> Decision | None:
+    """The form's answer when the user gave one (accept: what it says; decline: deny); else
+    None (the page decides) when the user accepted to open the page, or the round was a
+    wait for it; else deny (dismissed everywhere)."""
+    if isinstance(form, mcp_types.ElicitResult) and form.action == "accept":
+        return form_decision(form.content)
+    if isinstance(form, mcp_types.ElicitResult) and form.action == "decline":
         return "deny"
-    return form_decision(response.content)
+    opened = isinstance(page, mcp_types.ElicitResult) and page.action == "accept"
+    return None if opened or waiting else "deny"
 
 
 def sessionless_id(principal: Principal, client: str) -> str:
@@ -171,11 +238,29 @@ def sessionless_id(principal: Principal, client: str) -> str:
 @dataclass(frozen=True, slots=True)
 class RoundApproval:
     """An :class:`~pegboard.calls.approval.ApprovalHandler` for one modern ``tools/call``:
-    the verified answer of this retry if it is about exactly this call, else a new round."""
+    the verified answer of this retry if it is about exactly this call, else a new round.
+    An answer left to the page waits ``page_wait`` seconds (the page's decision of the
+    question, :attr:`resumes`, ends the wait in :func:`~pegboard.calls.approval.authorise`),
+    then asks for another round."""
 
     answer: Answer | None
+    page_wait: float = PAGE_WAIT_S
+    name: str = "the client's user (form)"
+
+    @property
+    def resumes(self) -> str | None:
+        """The pending question this retry answers (sealed in the first round's state)."""
+        return self.answer.question if self.answer is not None else None
+
+    def waits_for_page(self, request: ApprovalRequest) -> bool:
+        """Whether this retry left ``request`` to the approval page."""
+        answer = self.answer
+        return answer is not None and answer.decision is None and answer.key == request.key
 
     async def request_approval(self, request: ApprovalRequest) -> Decision:
         if self.answer is None or self.answer.key != request.key:
             raise ApprovalPending(request)
-        return self.answer.decision
+        if self.answer.decision is not None:
+            return self.answer.decision
+        await anyio.sleep(self.page_wait)
+        raise ApprovalPending(request)

@@ -47,12 +47,13 @@ from mcp_types.version import (
 
 import pegboard
 from pegboard.calls.approval import ApprovalPending
+from pegboard.calls.fallback import STORE_LOST_LINE
 from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
 from pegboard.core.access import AccessView, AccessViews
 from pegboard.core.events import McpRequestHandled
 from pegboard.core.principal import Principal
 from pegboard.core.tracing import tracing_on
-from pegboard.errors import ApprovalRequired
+from pegboard.errors import ApprovalRequired, CatalogError
 from pegboard.gateway.approval import (
     NO_ELICITATION_MESSAGE,
     REFUSAL_FIX,
@@ -61,10 +62,12 @@ from pegboard.gateway.approval import (
     client_name,
     connection_of,
     connection_session_id,
+    elicitation_modes,
 )
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.content_guard import Asking
 from pegboard.gateway.identity import STDIO, principal_of
+from pegboard.gateway.pages import ApprovalPages
 from pegboard.gateway.rounds import (
     GRANT_TTL_S,
     STATE_TTL_S,
@@ -74,6 +77,7 @@ from pegboard.gateway.rounds import (
     client_of,
     sessionless_id,
     state_boundary,
+    store_lost,
 )
 from pegboard.gateway.surface import ToolSurface
 from pegboard.mcp.results import output_to_call_result
@@ -229,6 +233,8 @@ class Gateway:
         self.content = content
         self.hub = ClientHub()
         self.queue = ApprovalQueue()  # gated calls of clients that cannot be asked
+        # Links to the approvals' admin pages (none until an admin UI is known: form only).
+        self.pages = ApprovalPages()
         self.rounds = Rounds(store if store is not None else MemoryCatalogStore(), state_ttl)
         self._changed = Pending()
         self._content_changed = Pending()
@@ -420,7 +426,7 @@ class Gateway:
             principal,
             sessionless_id(principal, client),
             GRANT_TTL_S,
-            self.rounds.ask,
+            lambda request, bound, asked: self.rounds.ask(request, bound, approval_id=asked),
         )
 
     async def call_modern(
@@ -429,15 +435,19 @@ class Gateway:
         """One ``tools/call`` of a 2026-07-28 client: a gated call is asked in an
         input-required round (:mod:`pegboard.gateway.rounds`), answered on the retry."""
         name, arguments = params.name, params.arguments or {}
-        can_ask = client_can_elicit(ctx.session)
-        answer = self.rounds.answer(params)  # a replayed state is refused here
+        form, url = elicitation_modes(ctx.session)
+        try:
+            answer = self.rounds.answer(params)  # a replayed state is refused here
+        except CatalogError:  # its once-only use cannot be checked (pegboard.calls.fallback)
+            return _error(STORE_LOST_LINE)
         principal, client = principal_of(ctx), client_of(ctx)
+        rounds = RoundApproval(answer, self.pages.wait)
         try:
             output = await self.surface.call_tool(
                 name,
                 arguments,
                 call_id=f"mcp-{ctx.request_id}",
-                approval=RoundApproval(answer) if can_ask else self.queue,
+                approval=rounds if form or (url and self.pages.available()) else self.queue,
                 session_id=sessionless_id(principal, client),
                 client=client,
                 principal=principal,
@@ -445,7 +455,19 @@ class Gateway:
                 access=self.view_of(principal),
             )
         except ApprovalPending as pending:
-            return self.rounds.ask(pending.request)
+            if store_lost(self.rounds.store):  # its answer could not be checked: say so now
+                return _error(STORE_LOST_LINE)
+            asked = pending.approval_id
+            page = self.pages.page_of(asked) if url and asked else None
+            if page is None and not form:  # only URLs, and the page is gone meanwhile
+                return _error(self._refusal(pending.request.tool_name))
+            return self.rounds.ask(
+                pending.request,
+                approval_id=asked,
+                page=page,
+                form=form,
+                waiting=page is not None and rounds.waits_for_page(pending.request),
+            )
         except ApprovalQueued as queued:
             return _error(self._queued(queued))
         except ApprovalRequired as exc:
@@ -462,8 +484,9 @@ class Gateway:
     ) -> mcp_types.CallToolResult:
         """One ``tools/call`` of ``session``'s client (``principal``; stdio's by default, the
         fast path's), as the MCP result it gets."""
-        can_ask = client_can_elicit(session)
-        approval = ElicitationApproval(session, request_id) if can_ask else self.queue
+        form, url = elicitation_modes(session)
+        pages = self.pages.page_of if url and self.pages.available() else None
+        approval = ElicitationApproval(session, request_id, page=pages) if form else self.queue
         try:
             output = await self.surface.call_tool(
                 name,
@@ -476,12 +499,18 @@ class Gateway:
                 access=self.view_of(principal),
             )
         except ApprovalQueued as queued:  # the client cannot be asked: a person will be
+            page = pages(queued.approval_id) if pages is not None else None
+            if page is not None:  # a client that opens URLs: the spec's error path
+                raise self.pages.required(session, queued, page, self._queued(queued)) from None
             return _error(self._queued(queued))
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
-            if not can_ask:
+            if not form:
                 return _error(self._refusal(exc.tool_name or name))
             return _error(str(exc))
+        finally:
+            if isinstance(approval, ElicitationApproval):
+                await self.pages.complete(session, approval.opened, request_id)
         return output_to_call_result(output)
 
     def _queued(self, queued: ApprovalQueued) -> str:
@@ -519,6 +548,7 @@ class Gateway:
         async with anyio.create_task_group() as tg:
             content = self.hub.announce_content_changed
             tg.start_soon(_announce_each, self._content_changed, content, "resource/prompt list")
+            tg.start_soon(self.pages.complete_when_decided)
             await _announce_each(self._changed, self.hub.announce_tools_changed, "tool-list")
 
     def content_changed(self) -> None:

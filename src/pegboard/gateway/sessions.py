@@ -46,6 +46,8 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServ
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Scope, Send
 
+from pegboard.errors import CatalogError
+
 logger = logging.getLogger("pegboard.gateway")
 
 KEY_NAME = "legacy-sessions"
@@ -182,11 +184,17 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
             # holding the session hears it (this one too, through the same channel).
             origin = {k.decode(): v.decode() for k, v in scope["headers"] if k in _ORIGIN}
             note = {"session": session_id, "message": message, "headers": origin}
-            await self.relay(json.dumps(note))
-            await send({"type": "http.response.start", "status": 202, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        elif session_id not in self._server_instances:
+            try:
+                await self.relay(json.dumps(note))
+            except CatalogError as exc:
+                # The store is lost: this replica's copy takes the answer (it reaches the
+                # waiting call if that runs here; on another replica it waits unanswered).
+                logger.warning("%s; an answer is taken by this replica only", exc)
+            else:
+                await send({"type": "http.response.start", "status": 202, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+        if session_id is not None and session_id not in self._server_instances:
             await self._revive(session_id, scope)
         await super()._handle_stateful_request(scope, receive, send)
 

@@ -18,7 +18,7 @@ from typing import TypeVar
 import anyio.to_thread
 
 from pegboard.core.definition import ToolDefinition
-from pegboard.core.events import EventBus, ServerStatusChanged, ToolsChanged
+from pegboard.core.events import ContentChanged, EventBus, ServerStatusChanged, ToolsChanged
 from pegboard.errors import CatalogError, McpError
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.server_state import ServerEntry
@@ -196,13 +196,15 @@ class CatalogCache:
 
     async def follow(self, table: SharedTable, server_id: str) -> None:
         """Take what another process wrote to ``table`` for ``server_id`` (read from the
-        store); publishes ToolsChanged when what this process lists changed."""
+        store); publishes ToolsChanged when what this process lists changed, and
+        ContentChanged (``stored``) for content, so clients list it again."""
         entry = self._entries.get(server_id)
         if entry is None:
             return
         if table == "content":  # the next listing reads the store
             for key in [k for k in self._content if k[0] == server_id]:
                 del self._content[key]
+            self.events.publish(ContentChanged(server_id, stored=True))
             return
         if table == "pins":
             pins = await anyio.to_thread.run_sync(self.store.pins, server_id)

@@ -23,6 +23,7 @@ from pegboard.mcp.cache import CatalogCache
 from pegboard.mcp.store import SHARED_TABLES, ChangeListener
 
 logger = logging.getLogger("pegboard.mcp.catalog")
+RETRY_S = 1.0  # s between tries of a lost store
 
 
 class FeedFollower:
@@ -33,6 +34,7 @@ class FeedFollower:
         self.listener = listener
         self.position = 0
         self._due = anyio.Event()
+        self._failing = False
 
     async def run(self) -> None:
         """Forever (run in a task): listen, and follow the feed on each wake-up."""
@@ -49,7 +51,10 @@ class FeedFollower:
             while True:
                 await self._due.wait()
                 self._due = anyio.Event()
-                await self.catch_up()
+                if not await self.catch_up():  # the store is lost: again soon, or when woken
+                    with anyio.move_on_after(RETRY_S):
+                        await self._due.wait()
+                    self._due.set()
 
     def wake(self) -> None:
         """Follow the feed soon (the listener's callback)."""
@@ -59,20 +64,21 @@ class FeedFollower:
         store = self.cache.store
         return max(store.version(table) for table in SHARED_TABLES)
 
-    async def catch_up(self) -> None:
-        """Take every change after :attr:`position` written by another process."""
+    async def catch_up(self) -> bool:
+        """Take every change after :attr:`position` written by another process; False when
+        the store could not be read (the position is kept: the next try starts there)."""
         try:
             changes = await anyio.to_thread.run_sync(self.cache.store.changes, self.position)
-        except CatalogError as exc:
-            logger.warning("%s", exc)
-            return
-        origin = self.listener.origin
-        todo = dict.fromkeys((c.table, c.server_id) for c in changes if c.origin != origin)
-        for table, server_id in todo:
-            try:
+            origin = self.listener.origin
+            todo = dict.fromkeys((c.table, c.server_id) for c in changes if c.origin != origin)
+            for table, server_id in todo:
                 await self.cache.follow(table, server_id)
-            except CatalogError as exc:
+        except CatalogError as exc:
+            if not self._failing:  # once per outage
                 logger.warning("%s", exc)
-                return  # position kept: retried at the next wake-up
+            self._failing = True
+            return False
+        self._failing = False
         if changes:
             self.position = changes[-1].seq
+        return True

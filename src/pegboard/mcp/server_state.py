@@ -267,6 +267,7 @@ class ServerEntry:
             gate_error=self.gate_error,
             flags=tuple((name, tuple(f)) for name, f in sorted(self.flags.items())),
             refused=self.refused,
+            backoff_until=self.backoff_until,
         )
 
     def begin_flight(self) -> Flight:

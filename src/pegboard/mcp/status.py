@@ -25,6 +25,7 @@ class ServerStatus:
     or headers changed). ``gate_error`` says an approval gate (``force_prompt_tools``) names
     no tool the server lists. ``flags`` are poisoning heuristics per tool (they gate nothing).
     ``refused`` names the tools listed under a name pegboard refuses, with the reason.
+    ``backoff_until`` is when the next automatic attempt may start after a failure.
     """
 
     server_id: str
@@ -39,6 +40,7 @@ class ServerStatus:
     gate_error: str | None = None
     flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
     refused: tuple[tuple[str, str], ...] = ()
+    backoff_until: float | None = None
 
     @property
     def label(self) -> str:
@@ -47,6 +49,26 @@ class ServerStatus:
         if self.error and self.state == "failed":
             return f"{self.state} ({self.error})"
         return f"{self.state} (error: {self.gate_error})" if self.gate_error else self.state
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaView:
+    """What one replica of a team store saw of one server (its row in ``servers status``):
+    the replica's name, host and pid, its last heartbeat (``seen_at``; ``stale`` past the
+    limit), and that server's state, error, backoff, tool count and last listing there."""
+
+    replica: str
+    host: str
+    pid: int
+    seen_at: float
+    server_id: str
+    state: str
+    error: str | None = None
+    error_at: float | None = None
+    backoff_until: float | None = None
+    tool_count: int = 0
+    fetched_at: float | None = None
+    stale: bool = False
 
 
 def namespace_statuses(

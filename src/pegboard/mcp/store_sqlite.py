@@ -121,6 +121,7 @@ class SqliteCatalogStore:
         self._memory = MemoryCatalogStore()
         self._db: sqlite3.Connection | None = None
         self._lock_file: Any = None
+        self._closed = False
         try:
             self._db = self._open_or_rebuild()
             with suppress(OSError):
@@ -136,6 +137,14 @@ class SqliteCatalogStore:
     @property
     def persistent(self) -> bool:
         return self._db is not None
+
+    def _check_open(self) -> None:
+        """A store used after :meth:`close` raises (it never answers from the memory kept
+        for a file that could not be opened)."""
+        if self._closed:
+            raise CatalogError(
+                f"the MCP tool catalog {self.path} was closed; open a new store to use it again"
+            )
 
     # -- opening ------------------------------------------------------------------------------
     def _open_or_rebuild(self) -> sqlite3.Connection:
@@ -203,6 +212,7 @@ class SqliteCatalogStore:
 
     # -- records ------------------------------------------------------------------------------
     def load_all(self) -> dict[str, StoredServer]:
+        self._check_open()
         if self._db is None:
             return self._memory.load_all()
         with self._lock:
@@ -215,6 +225,7 @@ class SqliteCatalogStore:
         return records
 
     def get(self, server_id: str) -> StoredServer | None:
+        self._check_open()
         if self._db is None:
             return self._memory.get(server_id)
         with self._lock:
@@ -225,6 +236,7 @@ class SqliteCatalogStore:
 
     def put(self, record: StoredServer) -> None:
         """Replace the server's record in one transaction."""
+        self._check_open()
         if self._db is None:
             self._memory.put(record)
             return
@@ -239,6 +251,7 @@ class SqliteCatalogStore:
         self._write_all([(sql, row)], [("tools", record.server_id)])
 
     def delete(self, server_id: str) -> None:
+        self._check_open()
         if self._db is None:
             self._memory.delete(server_id)
             return
@@ -252,6 +265,7 @@ class SqliteCatalogStore:
 
     def content(self, server_id: str, kind: str) -> StoredContent | None:
         """The cached ``kind`` (resources, templates, prompts) of ``server_id``, if any."""
+        self._check_open()
         if self._db is None:
             return self._memory.content(server_id, kind)
         with self._lock:
@@ -271,6 +285,7 @@ class SqliteCatalogStore:
 
     def set_content(self, record: StoredContent) -> None:
         """Replace the cached ``record.kind`` of ``record.server_id``."""
+        self._check_open()
         if self._db is None:
             self._memory.set_content(record)
             return
@@ -281,6 +296,7 @@ class SqliteCatalogStore:
 
     def pins(self, server_id: str) -> dict[str, str]:
         """The trusted definition hashes of ``server_id`` (key ``""``: its launch definition)."""
+        self._check_open()
         if self._db is None:
             return self._memory.pins(server_id)
         with self._lock:
@@ -291,6 +307,7 @@ class SqliteCatalogStore:
 
     def set_pins(self, server_id: str, pins: dict[str, str], *, replace: bool = False) -> None:
         """Record trusted hashes (``replace``: drop the server's other pins first)."""
+        self._check_open()
         if self._db is None:
             self._memory.set_pins(server_id, pins, replace=replace)
             return
@@ -317,6 +334,7 @@ class SqliteCatalogStore:
 
     # -- the change feed ----------------------------------------------------------------------
     def version(self, table: SharedTable) -> int:
+        self._check_open()
         if self._db is None:
             return self._memory.version(table)
         with self._lock:
@@ -325,6 +343,7 @@ class SqliteCatalogStore:
         return int(found or 0)
 
     def changes(self, since: int = 0) -> list[Change]:
+        self._check_open()
         if self._db is None:
             return self._memory.changes(since)
         with self._lock:
@@ -340,6 +359,7 @@ class SqliteCatalogStore:
         Every process and replica on this store reads the same bytes, so one can verify what
         another sealed. Never logged or shown.
         """
+        self._check_open()
         if self._db is None:
             return self._memory.secret(name)
         fresh = os.urandom(SECRET_BYTES)
@@ -353,6 +373,7 @@ class SqliteCatalogStore:
     def spend(self, token: str, expires_at: float) -> bool:
         """Record ``token`` as used until ``expires_at``: True the first time, False for any
         later attempt (from any process on this store). Expired tokens are forgotten."""
+        self._check_open()
         if self._db is None:
             return self._memory.spend(token, expires_at)
         with self._lock, self._writer_turn():
@@ -378,6 +399,7 @@ class SqliteCatalogStore:
 
     # -- per-replica state --------------------------------------------------------------------
     def load_states(self) -> dict[str, StoredState]:
+        self._check_open()
         if self._db is None:
             return self._memory.load_states()
         with self._lock:
@@ -385,6 +407,7 @@ class SqliteCatalogStore:
         return {str(row[0]): StoredState(*row) for row in rows}
 
     def put_state(self, record: StoredState) -> None:
+        self._check_open()
         if self._db is None:
             self._memory.put_state(record)
             return
@@ -399,6 +422,7 @@ class SqliteCatalogStore:
         self._write_all([("INSERT OR REPLACE INTO server_state VALUES (?,?,?,?,?,?)", row)])
 
     def delete_state(self, server_id: str) -> None:
+        self._check_open()
         if self._db is None:
             self._memory.delete_state(server_id)
             return
@@ -436,6 +460,7 @@ class SqliteCatalogStore:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._db is not None:
                 self._db.close()
                 self._db = None

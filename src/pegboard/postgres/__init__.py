@@ -12,6 +12,7 @@ from pegboard.postgres.connect import (
     StoreUnavailable,
     connect,
     open_pool,
+    replica_name,
     shown_url,
 )
 from pegboard.postgres.database import Database
@@ -26,6 +27,7 @@ __all__ = [
     "connect",
     "migrate",
     "open_pool",
+    "replica_name",
     "schema_version",
     "shown_url",
 ]

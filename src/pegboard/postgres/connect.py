@@ -9,6 +9,8 @@ hanging the caller.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from typing import TYPE_CHECKING, Any
 
 from pegboard.core.redact import redact_url
@@ -22,10 +24,17 @@ if TYPE_CHECKING:
 CHANNEL = "pegboard_changes"
 CONNECT_TIMEOUT = 5  # s, libpq's connect_timeout for each new connection
 CONNECTION_TIMEOUT = 5.0  # s a caller waits for a pooled connection
+REPLICA_ENV = "PEGBOARD_REPLICA"  # a replica's name (else host:pid)
 
 
 class StoreUnavailable(ConfigError):
     """The configured team store cannot be used at start (unreachable, refused, too new)."""
+
+
+def replica_name() -> str:
+    """This process's name among the replicas of a team store (its audit records and its
+    row in ``servers status``): ``$PEGBOARD_REPLICA``, else host and process id."""
+    return os.environ.get(REPLICA_ENV) or f"{socket.gethostname()}:{os.getpid()}"
 
 
 def shown_url(url: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 logger = logging.getLogger("pegboard.store")
 LISTEN_RETRY_MIN, LISTEN_RETRY_MAX = 0.5, 10.0
+PROBE_S = 1.0  # s between tries of a lost database (the others fail at once meanwhile)
 LISTEN_KEEPALIVE = {
     "connect_timeout": 5,
     "keepalives": 1,
@@ -49,6 +51,10 @@ class Database:
         )
         self._users = 0
         self._lock = threading.Lock()
+        # Lost (a connection failed): until the next probe, callers fail at once instead of
+        # each waiting the pool's timeout (see connection()).
+        self._lost_at: float | None = None
+        self._probe_at = 0.0
 
     def __repr__(self) -> str:
         return f"Database({shown_url(self.url)})"
@@ -66,25 +72,54 @@ class Database:
         if last:
             self.close()
 
+    @property
+    def lost(self) -> bool:
+        """True since a connection to the database failed, until one works again."""
+        return self._lost_at is not None
+
     @contextmanager
     def connection(
         self, doing: str, error: Callable[[str], Exception]
     ) -> Iterator[psycopg.Connection[Any]]:
         """A pooled autocommit connection; a driver error (or no connection within the pool's
-        timeout) becomes ``error("could not <doing> the team store <url>: <reason>")``."""
+        timeout) becomes ``error("could not <doing> the team store <url>: <reason>")``.
+
+        Once a connection failed, the database is :attr:`lost`: one caller per
+        :data:`PROBE_S` tries it again (the pool reconnects meanwhile), the others fail at
+        once, so nothing waits the pool's timeout on every step while it is down."""
         import psycopg
         import psycopg_pool
 
         pool = self._pool
         if pool is None:
             raise error(f"the team store {shown_url(self.url)} is closed")
+        with self._lock:
+            lost_at, now = self._lost_at, time.monotonic()
+            if lost_at is not None:
+                if now < self._probe_at:
+                    raise error(
+                        f"could not {doing} the team store {shown_url(self.url)}: unreachable "
+                        f"for {now - lost_at:.0f} s"
+                    )
+                self._probe_at = now + PROBE_S
         try:
             with pool.connection() as conn:
                 yield conn
-        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+            with self._lock:
+                if self._lost_at is None:
+                    self._lost_at = time.monotonic()
+                self._probe_at = time.monotonic() + PROBE_S
             raise error(
                 f"could not {doing} the team store {shown_url(self.url)}: {reason(exc, self.url)}"
             ) from exc
+        except psycopg.Error as exc:
+            raise error(
+                f"could not {doing} the team store {shown_url(self.url)}: {reason(exc, self.url)}"
+            ) from exc
+        if lost_at is not None or self._lost_at is not None:
+            with self._lock:
+                self._lost_at = None
 
     def notify(self, channel: str, payload: str) -> None:
         """``pg_notify(channel, payload)`` (delivered to every listener, this process's too);
@@ -116,6 +151,8 @@ class Database:
                     await conn.execute(f"LISTEN {channel}")  # a constant of ours
                     if down:
                         logger.warning("team store %s is back", shown_url(self.url))
+                    with self._lock:  # a connection works: the pool's callers try again
+                        self._lost_at, self._probe_at = None, 0.0
                     delay, down = LISTEN_RETRY_MIN, False
                     if on_connect is not None:
                         on_connect()

@@ -132,6 +132,30 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        5,
+        "each replica's view of its servers, with a heartbeat",
+        """
+        CREATE TABLE pegboard.replicas (
+            replica    text PRIMARY KEY,
+            host       text NOT NULL,
+            pid        integer NOT NULL,
+            started_at double precision NOT NULL,
+            seen_at    double precision NOT NULL
+        );
+        CREATE TABLE pegboard.replica_servers (
+            replica       text NOT NULL REFERENCES pegboard.replicas ON DELETE CASCADE,
+            server_id     text NOT NULL,
+            status        text NOT NULL,
+            error         text,
+            error_at      double precision,
+            backoff_until double precision,
+            tool_count    integer NOT NULL,
+            fetched_at    double precision,
+            PRIMARY KEY (replica, server_id)
+        );
+        """,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -54,6 +54,11 @@ class ApprovalService:
     async def count_pending(self) -> int:
         return len(await self._store.list())
 
+    async def counts(self) -> dict[str, int]:
+        """Every decision taken (by decision) and every question that lapsed, whichever route
+        or process took it (see :meth:`~pegboard.calls.pending.PendingApprovalStore.counts`)."""
+        return await self._store.counts()
+
     async def find(self, prefix: str) -> PendingApproval:
         """The question whose id starts with ``prefix`` (the first 8 characters suffice)."""
         found = [a for a in await self._store.list(include_closed=True) if a.id.startswith(prefix)]

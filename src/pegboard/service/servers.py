@@ -15,7 +15,7 @@ from pegboard.core.redact import mask
 from pegboard.errors import ConfigError
 
 if TYPE_CHECKING:
-    from pegboard.mcp.status import ServerStatus
+    from pegboard.mcp.status import ReplicaView, ServerStatus
     from pegboard.mcp.sync import McpCollision
     from pegboard.service.app import Service
 
@@ -69,6 +69,15 @@ class ServerService:
         cache: nothing is started)."""
         catalog = self._service.runtime.catalog
         return [catalog.status(sid) for sid in self.ids(wanted)]
+
+    def replica_views(self, wanted: Sequence[str] | None = None) -> list[ReplicaView] | None:
+        """Each replica's view of the ``wanted`` servers, by server then replica, read from
+        the team store (None without one: this machine's view is the only one)."""
+        board = self._service.runtime.replicas
+        if board is None:
+            return None
+        ids = set(self.ids(wanted))
+        return [v for v in board.views() if v.server_id in ids]
 
     def excluded(self, server_id: str | None = None) -> list[McpCollision]:
         """Tools left out because several claim one wire name (of ``server_id``, or all)."""

@@ -42,6 +42,8 @@ class TrustService:
     async def start_and_trust(self, server_id: str) -> tuple[int | None, str | None]:
         """Start a just-trusted server in a fresh runtime (it reads the new pins), cache its
         tools and trust them too: (tools listed, error). (None, None) for a disabled server."""
+        import anyio.to_thread
+
         from pegboard.runtime import RuntimeOptions
 
         loaded = self._service.loaded
@@ -49,20 +51,17 @@ class TrustService:
             return None, None
         started = self._service.with_options(RuntimeOptions(prewarm=False))
         try:
-            runtime = started.runtime
-            async with runtime.running():  # its stores are closed on the way out
+            async with started.runtime.running():  # its stores are closed on the way out
                 try:
-                    await runtime.catalog.refresh_tools(server_id)
+                    await started.runtime.catalog.refresh_tools(server_id)
                 except PegboardError as exc:
                     return None, str(exc)
+                # A definition that changed along with the launch is accepted too (in the
+                # same stores: once closed they refuse to be used).
+                outcome = await anyio.to_thread.run_sync(started.trust.trust_server, server_id)
+                return len(outcome.tools), None
         finally:
             started.close()
-        # A definition that changed along with the launch is accepted too.
-        after = self._service.with_options(RuntimeOptions(prewarm=False))
-        try:
-            return len(after.trust.trust_server(server_id).tools), None
-        finally:
-            after.close()
 
 
 class NotCached(PegboardError):
