@@ -326,9 +326,11 @@ async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[st
     initialize answer, then of ``later`` more; first tools/list answer time as a reference."""
     stdio.upstream = [sys.executable, str(CATALOG_SERVER), *catalog_files(size)]
     stdio.search = True
-    name = f"search{size}"
+    name = f"search{size}-{pause:g}"  # a fresh data directory for each row pair
     await stdio.prepare(name)
-    rows = [r for r in stdio.proxies(name, "x", floors=False) if r.label.startswith("pegboard")]
+    rows = _first_and_later(
+        [r for r in stdio.proxies(name, "x", floors=False) if r.label.startswith("pegboard")]
+    )
     queries = ["search the web for news", "send an email", "weather forecast", "read a file"]
     found: dict[str, list[float]] = {}
     for row in rows:
@@ -346,6 +348,20 @@ async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[st
             found[row.label] = times
     stdio.search = False
     return found
+
+
+def _first_and_later(rows: list[Proxy]) -> list[Proxy]:
+    """This checkout's row twice: its first start in a fresh data directory (it builds the
+    search index and counts every token) and a later one (it loads both from the data
+    directory); the code before keeps nothing, so it runs once."""
+    out: list[Proxy] = []
+    for row in rows:
+        if row.label == "pegboard serve":
+            out.append(dataclass_replace(row, label=f"{row.label}, first start"))
+            out.append(dataclass_replace(row, label=f"{row.label}, later start"))
+        else:
+            out.append(row)
+    return out
 
 
 def print_searches(found: dict[tuple[str, float], dict[str, list[float]]]) -> None:
@@ -374,9 +390,9 @@ async def memory(stdio: Stdio, size: str) -> dict[str, float]:
     found: dict[str, float] = {}
     rows: list[tuple[Proxy, bool]] = [(r, False) for r in stdio.proxies(name, tool)]
     stdio.search = True
-    deferred = [
-        r for r in stdio.proxies(name, tool, floors=False) if r.label.startswith("pegboard")
-    ]
+    deferred = _first_and_later(
+        [r for r in stdio.proxies(name, tool, floors=False) if r.label.startswith("pegboard")]
+    )
     stdio.search = False
     rows[2:2] = [(dataclass_replace(r, label=f"{r.label}, deferred"), True) for r in deferred]
     for row, search in rows:

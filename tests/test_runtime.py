@@ -10,7 +10,7 @@ import tomli_w
 
 from pegboard.config import LoadedConfig, load_config
 from pegboard.mcp import SqliteCatalogStore, StoredServer
-from pegboard.runtime import RuntimeOptions, ToolRuntime
+from pegboard.runtime import SEARCH_INDEX_DIR, RuntimeOptions, ToolRuntime
 
 pytestmark = pytest.mark.anyio
 
@@ -109,7 +109,8 @@ def test_gates_that_all_match_report_nothing(tmp_path: Path) -> None:
 
 
 def test_meta_search_defaults_to_the_dense_index_with_cached_vectors(tmp_path: Path) -> None:
-    from pegboard.search import ToolIndex, dense_signals
+    from pegboard.search import dense_signals
+    from pegboard.search.stored import StoredIndex
     from pegboard.search.synced import registry_index
 
     loaded = _loaded(tmp_path)
@@ -121,16 +122,18 @@ def test_meta_search_defaults_to_the_dense_index_with_cached_vectors(tmp_path: P
     query = ["look something up"]
     hits = [hit.name for hit in runtime.index.search(query, limit=3, allowed=exposed)]
     index = registry_index(runtime.registry)  # the one the runtime's first search built
-    assert isinstance(index, ToolIndex)
+    assert isinstance(index, StoredIndex)
     assert index.dense
     assert set(hits) <= {"mcp__a__read", "mcp__a__write", "mcp__b__search"}
     assert "mcp__b__search" in hits
     cached = {p.name for p in (loaded.data_dir / "vectors").iterdir()}
     assert cached == {f"{s.embedder.model_id}.npz" for s in dense_signals()}
+    # the built index is kept for the next process of this catalog
+    assert [p.suffix for p in (loaded.data_dir / SEARCH_INDEX_DIR).iterdir()] == [".index"]
 
 
 def test_meta_search_lexical_uses_the_index_without_models(tmp_path: Path) -> None:
-    from pegboard.search import ToolIndex
+    from pegboard.search.stored import StoredIndex
     from pegboard.search.synced import registry_index
 
     loaded = _loaded(tmp_path, meta={"search": "lexical"})
@@ -138,7 +141,7 @@ def test_meta_search_lexical_uses_the_index_without_models(tmp_path: Path) -> No
 
     runtime.index.search(["read"], limit=3)
     index = registry_index(runtime.registry)  # the one the runtime's first search built
-    assert isinstance(index, ToolIndex)
+    assert isinstance(index, StoredIndex)
     assert not index.dense
     assert not (loaded.data_dir / "vectors").exists()
 

@@ -45,6 +45,8 @@ from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
+from pegboard.core.tokens import BpeTokenCounter, default_token_counter
+from pegboard.deferral.kept_counts import keep_counts
 from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ConfigError, PegboardError, UserError
 from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
@@ -63,6 +65,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("pegboard.gateway")
 PENDING_FILE = "approvals.sqlite"
+# The built tool_search index of each catalog (pegboard.search.stored), beside the vectors.
+SEARCH_INDEX_DIR = "search-index"
+TOKEN_COUNTS_FILE = "token-counts.bin"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +79,9 @@ class RuntimeOptions:
     defer: bool | None = None
     prewarm: bool = True
     audit: AuditSink | None = None
+    # Build tool_search's index in a child process (pegboard serve: a long-lived process
+    # keeps none of the build's memory).
+    build_index_apart: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,13 +236,19 @@ def _pg_pending(db: Database) -> PendingApprovalStore:
     return FallbackPendingStore(PostgresPendingStore(db))
 
 
-def _default_index(loaded: LoadedConfig) -> Callable[[ToolRegistry], SearchIndex]:
-    """The registry's shared index with the ranker ``[meta] search`` names, built when a
-    search first runs (listing tools never loads the ranker)."""
-    if loaded.config.meta.search == "lexical":
-        return lambda registry: LazyRegistryIndex(registry, lambda: default_index(dense=False))
-    cache = loaded.data_dir / "vectors"
-    return lambda registry: LazyRegistryIndex(registry, lambda: default_index(cache_dir=cache))
+def _default_index(
+    loaded: LoadedConfig, *, build_apart: bool = False
+) -> Callable[[ToolRegistry], SearchIndex]:
+    """The registry's shared index with the ranker ``[meta] search`` names, loaded from the
+    data directory or built when a search first runs (listing tools never loads the ranker);
+    ``build_apart``: built in a child process."""
+    dense = loaded.config.meta.search != "lexical"
+    cache, store = loaded.data_dir / "vectors", loaded.data_dir / SEARCH_INDEX_DIR
+
+    def make() -> SearchIndex:
+        return default_index(dense=dense, cache_dir=cache, store=store, build_apart=build_apart)
+
+    return lambda registry: LazyRegistryIndex(registry, make)
 
 
 def _url_password(loaded: LoadedConfig) -> list[str]:
@@ -335,7 +349,13 @@ class ToolRuntime:
 
     def _build_parts(self) -> None:
         loaded, config = self.loaded, self.loaded.config
-        parts = default_components(loaded, replace(self.components, events=self.events))
+        counter = default_token_counter()
+        if isinstance(counter, BpeTokenCounter):  # deferral's counts, kept across starts
+            keep_counts(counter, loaded.data_dir / TOKEN_COUNTS_FILE)
+        given = replace(self.components, events=self.events)
+        if given.search_index is None and self.options.build_index_apart:
+            given = replace(given, search_index=_default_index(loaded, build_apart=True))
+        parts = default_components(loaded, given)
         self.config_source = parts.config
         servers = list(config.servers.values())
         self.catalog = McpCatalog(

@@ -52,6 +52,30 @@ async def test_serve_builds_the_search_index_after_answering_before_any_search(
             assert await _appears(vectors, within=STARTUP_BOUND / 2)
 
 
+async def test_a_later_serve_loads_the_stored_index_and_builds_nothing(tmp_path: Path) -> None:
+    write_config(
+        tmp_path, {"servers": {"toolbox": sdk_server(), "bulk": victim_server("--tools", "30")}}
+    )
+    code, _, _ = await run_cli(tmp_path, "servers", "refresh")
+    assert code == 0
+    stored = tmp_path / "data" / "search-index"
+
+    found = []
+    for _ in range(2):
+        with anyio.fail_after(STARTUP_BOUND):
+            async with serve_stdio(tmp_path, "--context-window", "8000") as client:
+                await client.list_tools()
+                result = await client.call_tool("tool_search", {"query": "echo the text"})
+                found.append([c.text for c in result.content if hasattr(c, "text")])
+                (index_file,) = stored.glob("*.index")  # the build (a child's) is done
+                found.append(index_file.stat().st_ino)
+    first_hits, first_inode, later_hits, later_inode = found
+    assert later_hits == first_hits
+    assert "mcp__toolbox__echo" in first_hits[0]
+    assert later_inode == first_inode  # loaded, not written again
+    assert (tmp_path / "data" / "token-counts.bin").stat().st_size > 0
+
+
 async def test_without_deferral_serve_builds_no_index(tmp_path: Path) -> None:
     write_config(tmp_path, {"servers": {"toolbox": sdk_server()}})
     code, _, _ = await run_cli(tmp_path, "servers", "refresh")

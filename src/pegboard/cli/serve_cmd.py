@@ -132,7 +132,10 @@ def serve(
         except ConfigError as exc:
             fail(str(exc), EXIT_USAGE)
     options = RuntimeOptions(
-        profile=profile, context_window=context_window, defer=False if no_defer else None
+        profile=profile,
+        context_window=context_window,
+        defer=False if no_defer else None,
+        build_index_apart=True,
     )
     try:
         runtime = state(ctx).runtime_factory(loaded, options)

@@ -16,7 +16,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -33,7 +33,8 @@ __all__ = [
 ]
 
 DEFAULT_ENCODING = "o200k_base"
-DEFAULT_CACHE_SIZE = 16_384
+# Counts remembered: tool definitions and the prompt-section texts deferral measures.
+DEFAULT_CACHE_SIZE = 65_536
 
 
 @runtime_checkable
@@ -51,7 +52,7 @@ class BpeTokenCounter:
     """:class:`TokenCounter` over a ``bpe-openai`` encoding, caching tool counts by content.
 
     Thread-safe. The cache maps a digest of the counted text to its count and keeps the most
-    recent ``cache_size`` definitions.
+    recent ``cache_size`` texts (tool definitions and others).
     """
 
     def __init__(self, encoding: str = DEFAULT_ENCODING, cache_size: int = DEFAULT_CACHE_SIZE):
@@ -63,12 +64,48 @@ class BpeTokenCounter:
         self._by_tool: weakref.WeakKeyDictionary[Tool, tuple[str, int]] = (
             weakref.WeakKeyDictionary()
         )
+        # Called after a count was made (one not found among the remembered ones).
+        self.on_new: Callable[[], None] | None = None
 
     def _load(self) -> Any:
         self._tokenizer = _tokenizer_for(self.encoding)
         return self._tokenizer
 
+    def seed(self, counts: Iterable[tuple[bytes, int]]) -> None:
+        """Add counts made earlier (``(digest, count)`` pairs of :meth:`counts`), kept as the
+        least recent; a start whose texts were all counted before never loads the encoding
+        (about 70 MB resident)."""
+        with self._cache_lock:
+            for key, count in counts:
+                if key not in self._cache:
+                    self._cache[key] = count
+                    self._cache.move_to_end(key, last=False)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+
+    def counts(self) -> list[tuple[bytes, int]]:
+        """The remembered ``(digest of the text, count)`` pairs, least recent first."""
+        with self._cache_lock:
+            return list(self._cache.items())
+
     def count_text(self, text: str) -> int:
+        """Tokens of ``text``, remembered by the text's digest."""
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._cache_lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
+        count = self._count(text)
+        with self._cache_lock:
+            self._cache[key] = count
+            if len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        if self.on_new is not None:
+            self.on_new()
+        return count
+
+    def _count(self, text: str) -> int:
         tokenizer = self._tokenizer or self._load()
         try:
             return int(tokenizer.count(text))
@@ -76,19 +113,7 @@ class BpeTokenCounter:
             return int(tokenizer.count(text.encode("utf-8", "replace").decode("utf-8")))
 
     def count_tool(self, definition: ToolDefinition) -> int:
-        text = definition.token_text
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        with self._cache_lock:
-            cached = self._cache.get(key)
-            if cached is not None:
-                self._cache.move_to_end(key)
-                return cached
-        count = self.count_text(text)
-        with self._cache_lock:
-            self._cache[key] = count
-            if len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        return count
+        return self.count_text(definition.token_text)
 
     def count_entry(self, entry: ToolEntry) -> int:
         """:meth:`count_tool` of an entry, remembered per :class:`Tool` object.

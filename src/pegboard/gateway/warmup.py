@@ -1,8 +1,9 @@
-"""Building ``tool_search``'s index in the background once the gateway has answered.
+"""Readying ``tool_search``'s index in the background once the gateway has answered.
 
-The index (BM25F over every tool plus the embedding tables) is built by its first search
-otherwise: 1-2.5 s paid by the model's first ``tool_search``, on the event loop. Here it is
-built in a worker thread right after the first client has been answered (or after
+The index (BM25F over every tool plus the embedding tables) is readied by its first search
+otherwise, on the event loop: loaded from the data directory (tens of ms) when this catalog
+was indexed before (:mod:`pegboard.search.stored`), else built (1-2.5 s at 527-4,800 tools).
+Here that happens in a worker thread right after the first client has been answered (or after
 :data:`ANSWER_WAIT_S` without a client), so the first search costs what later ones do.
 Nothing is built when no tool is deferred (``--no-defer``, or a pool that fits): no search
 meta-tool is offered then, and the tables would only take memory.

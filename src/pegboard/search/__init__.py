@@ -127,22 +127,40 @@ def dense_signals(
 
 
 def default_index(
-    *, dense: bool = True, cache_dir: Path | None = None, cache: bool = True
+    *,
+    dense: bool = True,
+    cache_dir: Path | None = None,
+    cache: bool = True,
+    store: Path | None = None,
+    build_apart: bool = False,
 ) -> SearchIndex:
     """A fresh, empty index with pegboard's default ranking.
 
     ``dense=True`` (the default): BM25F fused with the embedding signals installed (see the
     module docstring); ``dense=False``: BM25F with namespace summaries only. Catalog vectors
     are cached on disk (under ``cache_dir``, else :func:`default_cache_dir`), so an unchanged
-    tool is embedded once across processes; ``cache=False`` embeds in memory only.
+    tool is embedded once across processes; ``cache=False`` embeds in memory only. With
+    ``store``, the built index itself is kept in that directory and loaded by the next process
+    with the same catalog (:class:`~pegboard.search.stored.StoredIndex`); ``build_apart``
+    builds it in a child process, so that this one keeps none of the build's memory.
     """
     from pegboard.search.index import ToolIndex
 
-    if not dense:
-        return ToolIndex()
-    directory = (cache_dir or default_cache_dir()) if cache else None
-    fusion: FusionParams = __getattr__("DENSE_FUSION")
-    return ToolIndex(dense=dense_signals(directory), fusion=fusion)
+    def make() -> ToolIndex:
+        if not dense:
+            return ToolIndex()
+        directory = (cache_dir or default_cache_dir()) if cache else None
+        fusion: FusionParams = __getattr__("DENSE_FUSION")
+        return ToolIndex(dense=dense_signals(directory), fusion=fusion)
+
+    if store is None:
+        return make()
+    from pegboard.search.stored import StoredIndex
+
+    child = None
+    if build_apart:
+        child = {"dense": dense, "cache": cache, "cache_dir": str(cache_dir) if cache_dir else None}
+    return StoredIndex(store, make, child=child)
 
 
 __all__ = [

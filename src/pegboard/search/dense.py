@@ -10,10 +10,12 @@ the embedded text and the model, so an unchanged tool is never embedded twice.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -61,6 +63,47 @@ def table_digest(rows: Callable[[slice], Vectors], count: int) -> str:
     return digest.hexdigest()[:12]
 
 
+DIGESTS_FILE = "table-digests.json"
+
+
+def remembered_digest(files: Sequence[Path], compute: Callable[[], str]) -> str:
+    """``compute()`` (a table's :func:`table_digest`), remembered in the vector cache directory
+    by the table files' paths, sizes and modification times.
+
+    Hashing a table reads every row: 0.1-0.2 s per model at each start, and with a memory-mapped
+    table every page of it resident. A reinstalled table has another size or time.
+    """
+    from pegboard.search import default_cache_dir
+
+    try:
+        stamp = "|".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+        directory = default_cache_dir()
+    except OSError:
+        return compute()
+    if directory is None:
+        return compute()
+    path = directory / DIGESTS_FILE
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(known, dict):
+            known = {}
+    except (OSError, ValueError):
+        known = {}
+    digest = known.get(stamp)
+    if isinstance(digest, str):
+        return digest
+    digest = compute()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({**known, stamp: digest}, f)
+        Path(name).replace(path)
+    except OSError as exc:
+        logger.warning("cannot remember the table digest in %s: %s", path, exc)
+    return digest
+
+
 class StaticEmbedder:
     """Mean of static word-piece vectors, normalised to unit length.
 
@@ -71,12 +114,20 @@ class StaticEmbedder:
 
     def __init__(self, model_dir: Path = MODEL_DIR) -> None:
         vocab_lines = (model_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
-        self._int8 = np.load(model_dir / "embeddings.npy")
+        table = model_dir / "embeddings.npy"
+        # Mapped, not read: only the rows texts use become resident.
+        self._int8 = np.load(table, mmap_mode="r")
         self._scales = np.load(model_dir / "scales.npy").astype(np.float32)[:, None]
         self._tokenizer = WordPiece({word: i for i, word in enumerate(vocab_lines)})
         self.dims = int(self._int8.shape[1])
-        digest = table_digest(self._rows, len(self._int8))
+        files = [table, model_dir / "scales.npy"]
+        digest = remembered_digest(files, lambda: table_digest(self._rows, len(self._int8)))
         self.model_id = f"static-minilm-{self.dims}-{digest}"
+
+    @property
+    def vocab(self) -> Mapping[str, int]:
+        """Word piece -> row of the table."""
+        return self._tokenizer.vocab
 
     def _rows(self, ids: Any) -> Vectors:
         rows: Vectors = self._int8[ids].astype(np.float32) * self._scales[ids]
@@ -107,12 +158,29 @@ class StaticEmbedder:
         return unit
 
 
+class Dictionary(AbstractSet[str]):
+    """The whole (lower-case) words of a word-piece vocabulary, read from the vocabulary
+    itself (a second set of its 20,000 words would take 4 MB)."""
+
+    def __init__(self, vocab: Mapping[str, int]) -> None:
+        self._vocab = vocab
+
+    def __contains__(self, word: object) -> bool:
+        # Continuation pieces (``##ing``) and markers (``[UNK]``) are not alphabetic.
+        return isinstance(word, str) and word.isalpha() and word in self._vocab
+
+    def __iter__(self) -> Iterator[str]:
+        return (w for w in self._vocab if w.isalpha())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 @cache
-def dictionary() -> frozenset[str]:
+def dictionary() -> Dictionary:
     """The whole (lower-case) words of the static model's vocabulary: words a person might
     type, as opposed to noise such as ``xyzzy`` that only splits into fragments."""
-    lines = (MODEL_DIR / "vocab.txt").read_text(encoding="utf-8").splitlines()
-    return frozenset(w for w in lines if w.isalpha() and not w.startswith("##"))
+    return Dictionary(shared_embedder().vocab)
 
 
 @cache

@@ -10,6 +10,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -66,6 +67,41 @@ class IndexState:
 EMPTY_INDEX = IndexState(EMPTY_STATE, EMPTY_STATE, np.empty(0, dtype=np.int64), ())
 
 
+class LexicalView(Protocol):
+    """What ranking reads of a lexical state: the live :class:`LexicalState` or one loaded
+    from disk (:mod:`pegboard.search.stored`)."""
+
+    @property
+    def names(self) -> Sequence[str | None]: ...
+
+    @property
+    def size(self) -> int: ...
+
+    def live(self) -> Iterable[str]: ...
+
+    def place(self, name: str) -> tuple[str, str]: ...
+
+    def idf(self, term: str) -> float: ...
+
+    def score(self, terms: Iterable[str]) -> FloatArray: ...
+
+
+class RankedState(Protocol):
+    """What ranking reads of an index state (:class:`IndexState` or a stored one)."""
+
+    @property
+    def lexical(self) -> LexicalView: ...
+
+    @property
+    def spaces(self) -> LexicalView: ...
+
+    @property
+    def space_of(self) -> IntArray: ...
+
+    @property
+    def vectors(self) -> Sequence[Vectors]: ...
+
+
 class ToolIndex:
     """Ranked tool search over name, label, description and parameters.
 
@@ -99,11 +135,15 @@ class ToolIndex:
     def upsert(self, entries: Iterable[ToolEntry]) -> None:
         self._apply([document_for(e) for e in entries], ())
 
+    def upsert_documents(self, documents: Sequence[ToolDocument]) -> None:
+        """:meth:`upsert` of entries already turned into documents."""
+        self._apply(documents, ())
+
     def remove(self, names: Iterable[str]) -> None:
         self._apply((), list(names))
 
     def __len__(self) -> int:
-        return len(self._state.lexical.docs)
+        return self._state.lexical.size
 
     def _apply(self, upserts: Sequence[ToolDocument], removals: Sequence[str]) -> None:
         with self._lock:
@@ -131,40 +171,55 @@ class ToolIndex:
         namespaces: Sequence[str] | None = None,
         allowed: frozenset[str] | None = None,
     ) -> list[SearchHit]:
-        state = self._state
-        names = state.lexical.names
-        keep = _filter(state.lexical, namespaces, allowed)
-        texts = [q for q in queries if q.strip()]
-        scored = [s for s in (self._scores(state, q) for q in texts) if s is not None]
-        if not scored:
-            browse = sorted(n for n in state.lexical.docs if keep is None or keep(n))
-            return [SearchHit(name, 0.0) for name in browse[:limit]]
-        if len(scored) == 1:
-            return [SearchHit(n, s) for n, s in top_slots(scored[0], names, limit, keep)]
-        rankings = [[n for n, _ in top_slots(s, names, limit, keep)] for s in scored]
-        return [SearchHit(n, s) for n, s in interleave(rankings, limit)]
+        return rank(self._state, self.signals, self.fusion, queries, limit, namespaces, allowed)
 
-    def _scores(self, state: IndexState, query: str) -> FloatArray | None:
-        terms = tokenize(query)
-        total = np.zeros(len(state.lexical.names))
-        if terms:
-            total += _unit_max(state.lexical.score(terms))
-            if self.fusion.namespace_weight and len(state.space_of):
-                spaces = _unit_max(state.spaces.score(terms))
-                per_tool = np.append(spaces, 0.0)[state.space_of]
-                total *= 1.0 + self.fusion.namespace_weight * per_tool
-        dense = False
-        if self.signals and len(state.space_of):
-            weight, live = _idf_weight(state.lexical), state.space_of >= 0
-            for signal, vectors in zip(self.signals, state.vectors, strict=True):
-                query_vector = signal.embedder.embed_query(query, weight)
-                if query_vector.any():
-                    dense = True
-                    cosine = (vectors @ query_vector).astype(np.float64)
-                    total += signal.weight * _positive_z(cosine, live)
-        # A query with no index term and no word a model knows (only stopwords, or noise such
-        # as "xyzzy") counts as absent: tool_search then says that nothing matches.
-        return total if terms or dense else None
+
+def rank(
+    state: RankedState,
+    signals: Sequence[DenseSignal],
+    fusion: FusionParams,
+    queries: Sequence[str],
+    limit: int,
+    namespaces: Sequence[str] | None,
+    allowed: frozenset[str] | None,
+) -> list[SearchHit]:
+    """:meth:`SearchIndex.search` over ``state`` with the ranker's ``signals`` and ``fusion``."""
+    names = state.lexical.names
+    keep = _filter(state.lexical, namespaces, allowed)
+    texts = [q for q in queries if q.strip()]
+    scored = [s for s in (_scores(state, signals, fusion, q) for q in texts) if s is not None]
+    if not scored:
+        browse = sorted(n for n in state.lexical.live() if keep is None or keep(n))
+        return [SearchHit(name, 0.0) for name in browse[:limit]]
+    if len(scored) == 1:
+        return [SearchHit(n, s) for n, s in top_slots(scored[0], names, limit, keep)]
+    rankings = [[n for n, _ in top_slots(s, names, limit, keep)] for s in scored]
+    return [SearchHit(n, s) for n, s in interleave(rankings, limit)]
+
+
+def _scores(
+    state: RankedState, signals: Sequence[DenseSignal], fusion: FusionParams, query: str
+) -> FloatArray | None:
+    terms = tokenize(query)
+    total = np.zeros(len(state.lexical.names))
+    if terms:
+        total += _unit_max(state.lexical.score(terms))
+        if fusion.namespace_weight and len(state.space_of):
+            spaces = _unit_max(state.spaces.score(terms))
+            per_tool = np.append(spaces, 0.0)[state.space_of]
+            total *= 1.0 + fusion.namespace_weight * per_tool
+    dense = False
+    if signals and len(state.space_of):
+        weight, live = _idf_weight(state.lexical), state.space_of >= 0
+        for signal, vectors in zip(signals, state.vectors, strict=True):
+            query_vector = signal.embedder.embed_query(query, weight)
+            if query_vector.any():
+                dense = True
+                cosine = (vectors @ query_vector).astype(np.float64)
+                total += signal.weight * _positive_z(cosine, live)
+    # A query with no index term and no word a model knows (only stopwords, or noise such
+    # as "xyzzy") counts as absent: tool_search then says that nothing matches.
+    return total if terms or dense else None
 
 
 def _vectors(
@@ -189,13 +244,13 @@ def _vectors(
     return rows
 
 
-def _idf_weight(lexical: LexicalState) -> Callable[[str], float]:
+def _idf_weight(lexical: LexicalView) -> Callable[[str], float]:
     """A query word's weight in the dense query vectors: its IDF in this catalog.
 
     Stopwords weigh nothing; a word the catalog lacks gets the rarest word's IDF when it is a
     dictionary word, and nothing when it is not (a typo, an id, keyboard noise).
     """
-    n = len(lexical.docs)
+    n = lexical.size
     rarest = math.log(1.0 + (n + 0.5) / 0.5)
     known = dictionary()
 
@@ -232,7 +287,7 @@ class LexicalIndex(ToolIndex):
 
 
 def _filter(
-    state: LexicalState, namespaces: Sequence[str] | None, allowed: frozenset[str] | None
+    state: LexicalView, namespaces: Sequence[str] | None, allowed: frozenset[str] | None
 ) -> Callable[[str], bool] | None:
     wanted = frozenset(namespaces) if namespaces is not None else None
     if wanted is None and allowed is None:
@@ -243,7 +298,7 @@ def _filter(
             return False
         if wanted is None:
             return True
-        doc = state.docs[name].doc
-        return doc.namespace in wanted or doc.label in wanted
+        namespace, label = state.place(name)
+        return namespace in wanted or label in wanted
 
     return keep

@@ -76,6 +76,20 @@ class LexicalState:
     totals: tuple[int, ...]
     norm_avg: tuple[float, ...]
 
+    @property
+    def size(self) -> int:
+        """How many documents are indexed (free slots not counted)."""
+        return len(self.docs)
+
+    def live(self) -> Iterable[str]:
+        """The names of the indexed documents."""
+        return self.docs.keys()
+
+    def place(self, name: str) -> tuple[str, str]:
+        """The namespace and label of an indexed document."""
+        doc = self.docs[name].doc
+        return doc.namespace, doc.label
+
     def idf(self, term: str) -> float:
         posting = self.postings.get(term)
         if posting is None:

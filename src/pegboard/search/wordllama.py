@@ -15,15 +15,24 @@ download it from Hugging Face.
 from __future__ import annotations
 
 import importlib.util
+import json
+import struct
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from pegboard.errors import OptionalDependencyMissing, SearchModelError
-from pegboard.search.dense import Vectors, WordWeight, table_digest, unit_rows
+from pegboard.search.dense import (
+    Vectors,
+    WordWeight,
+    remembered_digest,
+    table_digest,
+    unit_rows,
+)
 from pegboard.search.wordpiece import basic_words
 
 WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
@@ -54,24 +63,22 @@ class WordLlamaEmbedder:
             if not path.is_file():
                 raise SearchModelError(f"the WordLlama model file {path} is missing; {REINSTALL}")
         try:
-            from safetensors.numpy import load_file
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise OptionalDependencyMissing("semantic tool search", "semantic") from exc
         try:
-            table = load_file(str(weights)).get("embedding.weight")
+            table = mapped_tensor(weights, "embedding.weight")
             self._tokenizer = Tokenizer.from_file(str(tokenizer))
-        except Exception as exc:  # safetensors and tokenizers raise their own error types
+        except Exception as exc:  # tokenizers raises its own error types
             raise SearchModelError(f"cannot read the WordLlama model: {exc}; {REINSTALL}") from exc
-        if table is None or table.ndim != 2:
-            raise SearchModelError(f"{weights} has no 2-D 'embedding.weight' table; {REINSTALL}")
-        # Kept as stored (float16, 16 MB): the rows a text uses become float32 when it is
-        # embedded; float16 -> float32 is exact, so the vectors are those of a float32 table.
-        self._table = np.ascontiguousarray(table)
+        # Kept as stored (float16, 16 MB) and mapped, not read: only the rows texts use become
+        # resident, as float32 when a text is embedded; float16 -> float32 is exact, so the
+        # vectors are those of a float32 table.
+        self._table = table
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
         self.dims = int(self._table.shape[1])
-        digest = table_digest(self._rows, len(self._table))
+        digest = remembered_digest([weights], lambda: table_digest(self._rows, len(self._table)))
         self.model_id = f"wordllama-l2-supercat-{self.dims}-{digest}"
 
     def _rows(self, ids: Any) -> Vectors:
@@ -96,6 +103,34 @@ class WordLlamaEmbedder:
             return np.zeros(self.dims, dtype=np.float32)
         vector: Vectors = self.embed([text])[0]
         return vector
+
+
+_DTYPES = {"F16": np.float16, "F32": np.float32, "BF16": None}
+
+
+def mapped_tensor(path: Path, name: str) -> npt.NDArray[Any]:
+    """Tensor ``name`` of a safetensors file, memory-mapped read-only.
+
+    The format is an 8-byte little-endian header length, a JSON header naming each tensor's
+    dtype, shape and byte range, then the data (https://github.com/huggingface/safetensors);
+    ``safetensors.numpy.load_file`` would copy every tensor into memory.
+    """
+    with path.open("rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(length))
+    spec = header.get(name)
+    if not isinstance(spec, dict):
+        raise ValueError(f"{path} has no {name!r} tensor")
+    dtype = _DTYPES.get(spec["dtype"])
+    shape = tuple(int(n) for n in spec["shape"])
+    if dtype is None or len(shape) != 2:
+        raise ValueError(f"{path}: {name!r} is not a 2-D float16/float32 table")
+    begin, end = (int(n) for n in spec["data_offsets"])
+    if end - begin != shape[0] * shape[1] * np.dtype(dtype).itemsize:
+        raise ValueError(f"{path}: {name!r} has {end - begin} bytes for shape {shape}")
+    offset = 8 + length + begin
+    table: npt.NDArray[Any] = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
+    return table
 
 
 @cache

@@ -40,6 +40,10 @@ class WordPiece:
         self._vocab = vocab
         self.pieces = lru_cache(maxsize=65536)(self._word_pieces)
 
+    @property
+    def vocab(self) -> Mapping[str, int]:
+        return self._vocab
+
     def _word_pieces(self, word: str) -> tuple[int, ...]:
         if len(word) > MAX_WORD_CHARS:
             return ()
