@@ -25,6 +25,9 @@ shared machine hits all alike; ratios are against the floor of the same run):
 * ``first-search``: pegboard deferred over a LiveMCPBench-like catalog (``bench/
   catalog_server.py``): the first ``tool_search`` sent ``--search-pauses`` seconds after the
   ``initialize`` answer, against the later ones.
+* ``cli``: the cache-read commands (``tools list``/``search``/``inspect``, ``servers
+  status``/``list``) as whole processes beside ``python -c "import mcp.types"``: CPU, wall,
+  peak RSS (``--starts`` runs each; ``bench/versus_cli.py``).
 * ``memory``: RSS of each serving process after tools/list, a search (deferred rows) and a
   call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled).
 """
@@ -54,7 +57,8 @@ from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-import versus_stdio  # bench/ is the script's directory
+import versus_cli  # bench/ is the script's directory
+import versus_stdio
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -416,7 +420,7 @@ def print_throughput(found: dict[int, dict[str, tuple[float, float]]], seconds: 
     print("\nThe load comes from this process (raw JSON-RPC on httpx2), on the same 2 cores.")
 
 
-SECTIONS = ("latency", "throughput", "cpu", "first-call", "first-search", "memory")
+SECTIONS = ("latency", "throughput", "cpu", "first-call", "first-search", "memory", "cli")
 
 
 async def main(ns: argparse.Namespace) -> None:
@@ -443,6 +447,9 @@ async def main(ns: argparse.Namespace) -> None:
         if "memory" in only:
             sizes = ns.sizes.split(",")
             versus_stdio.print_memory({s: await versus_stdio.memory(stdio, s) for s in sizes})
+        if "cli" in only:
+            found = versus_cli.cli_reads(Path(name) / "cli", ns.before_src, ns.starts)
+            versus_cli.print_cli(found, ns.starts)
 
 
 if __name__ == "__main__":

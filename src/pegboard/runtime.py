@@ -53,7 +53,6 @@ from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
 from pegboard.mcp.status import namespace_statuses
 from pegboard.mcp.store import CatalogStore, ReplicaStateStore
 from pegboard.mcp.store_sqlite import SqliteCatalogStore
-from pegboard.sandbox.engine import Sandbox, require_monty
 from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
 from pegboard.search.synced import LazyRegistryIndex
@@ -62,6 +61,7 @@ from pegboard.toolsets.exposure import RegistrySurface
 if TYPE_CHECKING:
     from pegboard.mcp.replicas_pg import PostgresReplicaBoard
     from pegboard.postgres import Database
+    from pegboard.sandbox.engine import Sandbox
 
 logger = logging.getLogger("pegboard.gateway")
 PENDING_FILE = "approvals.sqlite"
@@ -311,6 +311,8 @@ class ToolRuntime:
             self.options.context_window or profile.context_window or config.context_window
         )
         if config.meta.tool_exec:
+            from pegboard.sandbox.engine import require_monty  # lazy: only with tool_exec
+
             require_monty()
             if self.options.defer is None and not config.meta.defer:
                 # Only the config's own contradiction: a caller that turns deferral off (serve's
@@ -386,6 +388,8 @@ class ToolRuntime:
         self.sandbox = None
         tool_exec = None
         if config.meta.tool_exec:
+            from pegboard.sandbox.engine import Sandbox
+
             self.sandbox = Sandbox()
             tool_exec = ExecSettings(sandbox=self.sandbox)
         defer = self.options.defer if self.options.defer is not None else config.meta.defer

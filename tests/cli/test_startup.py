@@ -66,7 +66,9 @@ def test_help_does_not_import_the_mcp_sdk(args: list[str]) -> None:
 
 
 def test_import_pegboard_loads_neither_the_sdk_nor_the_catalog() -> None:
-    code = "import sys, pegboard; print([m for m in sys.modules if m.startswith(PREFIXES)])"
+    # pegboard._lazy is the PEP 562 helper behind the package's exports (a few lines)
+    code = "import sys, pegboard; print([m for m in sys.modules if m.startswith(PREFIXES)"
+    code += " and m != 'pegboard._lazy'])"
     code = code.replace("PREFIXES", repr(("mcp", "pegboard.")))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
@@ -125,3 +127,42 @@ def test_tools_list_json_still_lists_the_cached_tool(cached_server_env: dict[str
         [sys.executable, "-c", code], capture_output=True, text=True, env=cached_server_env
     )
     assert [t["name"] for t in json.loads(done.stdout)] == ["mcp__demo__read_file"]
+
+
+# What a cache read never needs: the MCP SDK and its pydantic models, HTTP clients, JSON
+# Schema validation (a call's), the tool_exec engine and the event loop it brings, the
+# provider formats; numpy too, except for search's ranker.
+HEAVY_FOR_READS = (
+    *HEAVY,
+    "httpx",
+    "httpx2",
+    "jsonschema",
+    "asyncio",
+    "pegboard.sandbox.engine",
+    "pegboard.formats.anthropic",
+    "pegboard.formats.openai",
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tools", "list"],
+        ["tools", "list", "--json"],
+        ["tools", "inspect", "mcp__demo__read_file"],
+        ["tools", "inspect", "mcp__demo__read_file", "--json"],
+        ["servers", "status"],
+        ["servers", "status", "--json"],
+        ["servers", "list"],
+    ],
+)
+def test_cache_reads_load_no_heavy_module(
+    cached_server_env: dict[str, str], args: list[str]
+) -> None:
+    heavy = (*HEAVY_FOR_READS, "numpy")
+    assert _loaded_after(*args, heavy=heavy, env=cached_server_env) == []
+
+
+def test_tools_search_loads_only_its_ranker(cached_server_env: dict[str, str]) -> None:
+    loaded = _loaded_after("tools", "search", "file", heavy=HEAVY_FOR_READS, env=cached_server_env)
+    assert loaded == []

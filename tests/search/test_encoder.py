@@ -6,7 +6,8 @@ from pegboard.search.encoder import CLS, SEP, UNK, SentenceEncoder, shared_encod
 
 @pytest.fixture(scope="module")
 def encoder() -> SentenceEncoder:
-    return shared_encoder()
+    """The float32 numpy path (batched); the ONNX Runtime path is tested below."""
+    return SentenceEncoder(backend="numpy")
 
 
 def test_sentences_with_the_same_meaning_are_close_and_unrelated_ones_are_not(
@@ -57,3 +58,44 @@ def test_texts_become_cls_word_pieces_sep_with_unknown_words_as_unk_and_a_length
         SEP,
     ]
     assert encoder.model_id.startswith("minilm-l6-384-")
+
+
+@pytest.fixture(scope="module")
+def fast() -> SentenceEncoder:
+    return SentenceEncoder(backend="onnx")
+
+
+def test_the_onnx_int8_backend_gives_the_float32_vectors_within_a_cosine_of_0_99(
+    fast: SentenceEncoder, encoder: SentenceEncoder
+) -> None:
+    texts = [
+        "A man is eating food.",
+        "A man is eating a piece of bread.",
+        "The girl is carrying a baby.",
+        "Employees may bring a well-behaved canine to the workplace on Fridays.",
+        "time.sleep(secs) Suspend execution of the calling thread for the given number of seconds.",
+    ]
+    exact = encoder
+
+    int8, float32 = fast.embed(texts), exact.embed(texts)
+    cosines = (int8 * float32).sum(1)
+
+    assert (fast.backend, exact.backend) == ("onnx", "numpy")
+    assert cosines.min() > 0.99
+    assert not np.allclose(int8, float32, atol=1e-4)  # really another computation
+    assert (int8 @ int8.T)[0, 1] == pytest.approx(0.755, abs=0.02)
+    assert fast.model_id == exact.model_id  # one model: bases built either way search alike
+
+
+def test_on_onnx_a_text_gets_the_same_vector_alone_or_among_others(
+    fast: SentenceEncoder, encoder: SentenceEncoder
+) -> None:
+    texts = ["short", "a somewhat longer sentence about parking garages", "", "mid length text"]
+
+    together = fast.embed(texts)
+    alone = np.stack([fast.embed([t])[0] for t in texts])
+
+    assert np.array_equal(together, alone)
+    # a query is embedded in float32 whatever the backend (no onnxruntime on the search path)
+    exact = encoder.embed(texts[1:2])[0]
+    assert fast.embed_query(texts[1], lambda w: 0.0) == pytest.approx(exact, abs=1e-6)

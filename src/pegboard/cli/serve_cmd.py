@@ -78,7 +78,7 @@ def serve(
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
-    from pegboard.gateway.compose import gateway_for
+    from pegboard.gateway.compose import gateway_for, stdio_launches
     from pegboard.gateway.tracing import configure_from_env
     from pegboard.gateway.transports import (
         bind_listening_socket,
@@ -176,7 +176,7 @@ def serve(
                     admin=_admin(runtime, gateway, token, verifier, auth, is_loopback(bind)),
                 )
             else:
-                await serve_stdio(gateway)
+                await serve_stdio(gateway, stdio_launches(runtime))
             tg.cancel_scope.cancel()
 
     run(body)

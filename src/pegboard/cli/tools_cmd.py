@@ -22,7 +22,6 @@ from pegboard.cli._common import (
     run,
     service,
 )
-from pegboard.cli.approval_prompt import cli_approval
 from pegboard.cli.help import PlainCommand, PlainGroup
 from pegboard.cli.render import Column, print_table
 from pegboard.core.entry import ToolEntry
@@ -192,6 +191,8 @@ def call_tool(
 
     Starts the tool's server; exits 1 when the tool reports an error.
     """
+    from pegboard.cli.approval_prompt import cli_approval  # lazy: only a call asks
+
     args, problem = _parse(arguments)
     tools = _service(ctx, profile).tools
     # Unreadable arguments are refused on the call path too, so the audit log has the call.

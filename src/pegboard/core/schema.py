@@ -15,23 +15,22 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from itertools import islice
-from typing import Any
-
-import jsonschema
-import referencing
-import referencing.exceptions
-from jsonschema.validators import validator_for
+from typing import TYPE_CHECKING, Any
 
 from pegboard.core.definition import canonical_json
 from pegboard.core.stub import render_stub
 from pegboard.errors import InvalidToolArguments, SchemaError
+
+# jsonschema loads when a schema is first checked or arguments validated, not when a tool
+# is listed (40 ms of every read command).
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["MAX_PROBLEMS", "apply_defaults", "check_schema", "render_stub", "validate_arguments"]
 
 MAX_PROBLEMS = 5
 _MAX_ERRORS = 50  # errors collected before giving up (a 10,000-item array of wrong types)
 _VALUE_PREVIEW = 40
-_EMPTY_REGISTRY: referencing.Registry[Any] = referencing.Registry()
 
 
 def check_schema(schema: Mapping[str, Any]) -> None:
@@ -74,7 +73,7 @@ def validate_arguments(
             for problem in _describe(error, args):
                 if problem not in problems:
                     problems.append(problem)
-    except referencing.exceptions.Unresolvable as exc:
+    except _unresolvable() as exc:  # evaluated only when something was raised
         raise SchemaError(
             f"The schema of {tool_name or 'this tool'} references {exc}, which is not embedded "
             "in it; pegboard never fetches remote schemas. Inline it under $defs."
@@ -118,6 +117,12 @@ def schema_key(schema: Mapping[str, Any]) -> str:
         raise SchemaError(f"The schema is not JSON-serialisable: {exc}") from exc
 
 
+def _unresolvable() -> type[Exception]:
+    import referencing.exceptions
+
+    return referencing.exceptions.Unresolvable
+
+
 def _compiled(key: str) -> jsonschema.protocols.Validator:
     compiled = _compile(key)
     if isinstance(compiled, str):
@@ -129,6 +134,10 @@ def _compiled(key: str) -> jsonschema.protocols.Validator:
 def _compile(key: str) -> jsonschema.protocols.Validator | str:
     """The validator for a schema, or why the schema is invalid (cached either way: the
     metaschema check costs milliseconds and a broken tool is called again and again)."""
+    import jsonschema
+    import referencing
+    from jsonschema.validators import validator_for
+
     schema = json.loads(key)
     cls = validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
@@ -139,7 +148,8 @@ def _compile(key: str) -> jsonschema.protocols.Validator | str:
             f"Invalid JSON Schema at {where}: {_shorten(exc.message, 160)}. "
             f"Fix the schema so it validates against {cls.__name__}'s metaschema."
         )
-    validator: jsonschema.protocols.Validator = cls(schema, registry=_EMPTY_REGISTRY)
+    # An explicit empty registry: local $refs resolve, remote ones are never fetched.
+    validator: jsonschema.protocols.Validator = cls(schema, registry=referencing.Registry())
     return validator
 
 

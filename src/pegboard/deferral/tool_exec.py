@@ -13,16 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.deferral.definitions import TOOL_SEARCH
 from pegboard.deferral.pool import DeferredPool
-from pegboard.sandbox.engine import Sandbox
 from pegboard.sandbox.limits import ExecLimits
 from pegboard.sandbox.tool import TOOL_EXEC, exec_aliases, make_tool_exec
+
+if TYPE_CHECKING:  # the engine loads when a run starts
+    from pegboard.sandbox.engine import Sandbox
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.server import Gateway
+from pegboard.mcp.spawn import Launch
+from pegboard.mcp.transport import launch_of
 from pegboard.runtime import ToolRuntime
 
 
@@ -21,3 +23,14 @@ def gateway_for(runtime: ToolRuntime) -> tuple[Gateway, UpstreamContent]:
     )
     gateway.pages.pending = runtime.calls.pending
     return gateway, content
+
+
+def stdio_launches(runtime: ToolRuntime) -> list[Launch]:
+    """The stdio servers ``runtime``'s catalog starts at start-up (every enabled one), as
+    the next start's early ``spawn`` plan (:mod:`pegboard.mcp.spawn`)."""
+    catalog = runtime.catalog
+    return [
+        launch_of(server)
+        for server in catalog.servers()
+        if server.transport == "stdio" and catalog.is_active(server.id)
+    ]

@@ -8,6 +8,10 @@ and stdin/stdout are pipes, starts a thread that reads the client's lines and an
 the full server is ready to read stdin it calls :func:`take_over`: the thread stops and hands
 over what it kept, with the ``initialize`` it answered rewritten to the id :data:`REPLAY_ID`
 so the SDK's session learns the client's capabilities while its own answer is dropped.
+
+With a snapshot it also starts the upstream stdio servers of the snapshot's ``spawn`` plan
+(:mod:`pegboard.mcp.spawn`), so their start-up overlaps pegboard's imports; the transport
+takes the running processes over when it connects.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pegboard.gateway.ready import ReadyAnswers, read_snapshot, snapshot_path
+from pegboard.gateway.ready import ReadyAnswers, read_config, read_snapshot, snapshot_path
 
 REPLAY_ID = "pegboard-replayed-initialize"
 _CHUNK = 256 * 1024
@@ -67,6 +71,10 @@ def start(argv: list[str]) -> None:
     if path is None:
         return
     snapshot = read_snapshot(path)
+    if snapshot is not None:  # the upstream servers start while pegboard imports
+        from pegboard.mcp import spawn  # only a serve with a snapshot needs it
+
+        spawn.prestart(spawn.plan_launches(snapshot.get("spawn"), read_config(argv)))
     _state = _Early(path, ReadyAnswers(snapshot) if snapshot else None)
     if _state.answers is None or not (_is_pipe(0) and _is_pipe(1)):
         return

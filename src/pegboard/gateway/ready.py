@@ -15,7 +15,8 @@ snapshot, so its first answer comes as early as a handshake client's.
 A snapshot is JSON: ``versions`` (the handshake protocol versions the server accepts, oldest
 first), ``init`` (the ``initialize`` result without ``protocolVersion``), ``tools``
 (protocol version, of either era -> the ``tools/list`` result for that version), ``modern``
-(the modern versions) and ``discover`` (modern version -> the ``server/discover`` result).
+(the modern versions), ``discover`` (modern version -> the ``server/discover`` result) and
+``spawn`` (the stdio servers to start at once: :mod:`pegboard.mcp.spawn`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,20 @@ def _default_dir(kind: str) -> Path:
     return Path(platformdirs.user_data_dir("pegboard", appauthor=False))
 
 
+def _config_file(explicit: str | None) -> Path:
+    named = explicit or os.environ.get(CONFIG_ENV)
+    return Path(named).expanduser() if named else _default_dir("config") / "config.toml"
+
+
+def read_config(argv: list[str]) -> bytes:
+    """The bytes of the config file ``pegboard ARGV`` (a stdio serve) reads; empty if none."""
+    parsed = _serve_args(argv)
+    try:
+        return _config_file(parsed[0] if parsed else None).read_bytes()
+    except OSError:
+        return b""
+
+
 def snapshot_path(argv: list[str]) -> Path | None:
     """Where the snapshot of ``pegboard ARGV`` lives, or None if it is not a stdio serve.
 
@@ -75,12 +90,8 @@ def snapshot_path(argv: list[str]) -> Path | None:
     if parsed is None:
         return None
     explicit, rest = parsed
-    named = explicit or os.environ.get(CONFIG_ENV)
-    config = Path(named).expanduser() if named else _default_dir("config") / "config.toml"
-    try:
-        config_bytes = config.read_bytes()
-    except OSError:
-        config_bytes = b""
+    config = _config_file(explicit)
+    config_bytes = read_config(argv)
     data = os.environ.get(DATA_DIR_ENV)
     data_dir = Path(data).expanduser() if data else _default_dir("data")
     from pegboard import __version__
@@ -138,7 +149,10 @@ def write_snapshot(path: Path, snapshot: dict[str, Any]) -> None:
     """Write atomically (a concurrent start reads the old or the new file, never half)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(json.dumps(snapshot, separators=(",", ":")).encode())
+    # Owner-only: the spawn plan holds the servers' command lines (arguments may carry tokens).
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(json.dumps(snapshot, separators=(",", ":")).encode())
     tmp.replace(path)
 
 

@@ -11,7 +11,7 @@ import json
 import logging
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,18 +31,20 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from pegboard.gateway.oauth import JwtVerifier
+    from pegboard.mcp.spawn import Launch
 
 logger = logging.getLogger("pegboard.gateway")
 
 MCP_PATH = "/mcp"
 
 
-async def serve_stdio(gateway: Gateway) -> None:
+async def serve_stdio(gateway: Gateway, launches: Sequence[Launch] = ()) -> None:
     """Serve one client on stdin/stdout until it disconnects.
 
     Takes over from the early reader (:mod:`pegboard.gateway.early`): a client answered from
     a snapshot that differs from the live list gets ``tools/list_changed``; the snapshot is
-    rewritten whenever the exposed tools change.
+    rewritten whenever the exposed tools change. ``launches`` (the stdio servers started at
+    start-up) go into the snapshot as the next start's ``spawn`` plan.
     """
     server = gateway.server
     handoff = early.take_over()
@@ -63,7 +65,8 @@ async def serve_stdio(gateway: Gateway) -> None:
             tg.start_soon(gateway.announce_when_listening)
         target = early.snapshot_target()
         if target is not None:
-            tg.start_soon(_keep_snapshot, gateway, target)
+            plan = [launch.plan() for launch in launches]
+            tg.start_soon(_keep_snapshot, gateway, target, plan)
         # Both eras: the client's first request decides (initialize: handshake era; a
         # request with the 2026-07-28 envelope: modern). init_options=None: the initialize
         # result is built at handshake time, so it carries the instructions of that moment.
@@ -75,13 +78,14 @@ def _live(gateway: Gateway, version: str) -> object:
     return json.loads(gateway.tools_list_json(version))
 
 
-async def _keep_snapshot(gateway: Gateway, target: Path) -> None:
+async def _keep_snapshot(gateway: Gateway, target: Path, plan: list[dict[str, Any]]) -> None:
     """Forever: write the ready snapshot now and after every change of the exposed tools."""
     while True:
         try:
             # Shielded: a client that disconnects at once still leaves the next start a snapshot.
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(write_snapshot, target, gateway.ready_snapshot())
+                snapshot = gateway.ready_snapshot() | {"spawn": plan}
+                await anyio.to_thread.run_sync(write_snapshot, target, snapshot)
         except Exception as exc:  # a cache: serving goes on without it
             logger.warning("could not write the ready snapshot %s: %s", target, exc)
         await gateway.snapshot_due.take()

@@ -154,13 +154,14 @@ Results (``results.py``)::
         structured content in ``structured`` (and as JSON text when there is no text part).
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pegboard._lazy import lazy_exports
 
 # public name -> submodule; loaded on first use (PEP 562) so that importing one submodule
 # (e.g. ``pegboard.mcp.config`` from the config model) does not pull in the catalog and the SDK.
 _EXPORTS = {
-    "ENV_ALLOWLIST": "transport",
+    "ENV_ALLOWLIST": "spawn",
     "CatalogStore": "store",
     "McpCatalog": "catalog",
     "McpCollision": "sync",
@@ -176,7 +177,7 @@ _EXPORTS = {
     "StoredState": "store",
     "SyncReport": "sync",
     "call_result_to_output": "pegboard.mcp.results",
-    "child_environment": "transport",
+    "child_environment": "spawn",
     "parse_mcp_servers": "config",
     "resolve_assistant_mcp_tool_ids": "sync",
     "sync_mcp_tools_to_registry": "sync",
@@ -184,13 +185,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pegboard.mcp' has no attribute {name!r}")
-    value = getattr(import_module(module if "." in module else f"pegboard.mcp.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:
@@ -199,6 +194,7 @@ if TYPE_CHECKING:
     from pegboard.mcp.config import McpServerConfig, parse_mcp_servers
     from pegboard.mcp.results import call_result_to_output
     from pegboard.mcp.server_state import tool_hash
+    from pegboard.mcp.spawn import ENV_ALLOWLIST, child_environment
     from pegboard.mcp.status import ServerState, ServerStatus
     from pegboard.mcp.store import (
         CatalogStore,
@@ -214,7 +210,7 @@ if TYPE_CHECKING:
         resolve_assistant_mcp_tool_ids,
         sync_mcp_tools_to_registry,
     )
-    from pegboard.mcp.transport import ENV_ALLOWLIST, StderrLog, child_environment
+    from pegboard.mcp.transport import StderrLog
 
 __all__ = [
     "ENV_ALLOWLIST",

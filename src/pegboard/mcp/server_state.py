@@ -83,10 +83,18 @@ class ServerEntry:
         self.pending: dict[str, str] = {}
         self.new_pins: dict[str, str] = {}
         self.launch_changed = False
-        self.flags: dict[str, list[str]] = {}
+        self._kept: list[dict[str, Any]] = []  # the listed tools that were kept
+        self._flags: dict[str, list[str]] | None = {}
         self.gate_error: str | None = None  # a force_prompt_tools entry naming no listed tool
         # Tools listed under a name pegboard refuses (see mcp_tool_name_problem): name, reason.
         self.refused: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def flags(self) -> dict[str, list[str]]:
+        """Poisoning flags per tool name (:func:`~pegboard.mcp.poison.poison_flags`)."""
+        if self._flags is None:
+            self._flags = {item["name"]: f for item in self._kept if (f := poison_flags(item))}
+        return self._flags
 
     def set_pins(self, pins: dict[str, str]) -> bool:
         """Take the store's pins; True if what is visible changed."""
@@ -151,7 +159,7 @@ class ServerEntry:
         if not trust.launch_changed:
             self.pins.update(trust.new_pins)
             self.new_pins.update(trust.new_pins)
-        self.flags = {item["name"]: f for item in kept if (f := poison_flags(item))}
+        self._kept, self._flags = kept, None  # flagged on first read: listing needs none
         self.visible = tuple(
             t
             for t in self.tools

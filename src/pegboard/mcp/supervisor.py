@@ -33,6 +33,7 @@ from pegboard.errors import (
     ServerUnavailable,
     ToolNotAllowed,
 )
+from pegboard.mcp import spawn
 from pegboard.mcp.cache import CatalogCache
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
@@ -115,11 +116,15 @@ class ServerSupervisor:
             try:
                 if prewarm:
                     self.start()
+                # Servers started early (pegboard.mcp.spawn) that this run will not connect
+                # to now: disabled since, or no pre-warm.
+                spawn.discard(keep=frozenset(self._prewarmed() if prewarm else ()))
                 if self.settings.refresh_interval:
                     tg.start_soon(self._refresh_periodically, self.settings.refresh_interval)
                 yield
             finally:
                 self._stopping = True
+                spawn.discard()
                 with anyio.CancelScope(shield=True):
                     async with anyio.create_task_group() as closing:
                         for entry in self.cache.entries():
@@ -143,6 +148,9 @@ class ServerSupervisor:
     def start(self) -> None:
         """Pre-warm every enabled server in the background (bounded concurrency); returns now."""
         self._spawn(self._refresh_all, [e.config.id for e in self.cache.entries()])
+
+    def _prewarmed(self) -> list[str]:
+        return [e.config.id for e in self.cache.entries() if self.cache.active(e.config.id)]
 
     async def _refresh_all(self, server_ids: Iterable[str]) -> None:
         limiter = anyio.CapacityLimiter(max(1, self.settings.prewarm_concurrency))

@@ -12,9 +12,7 @@ MCP spec order: close stdin, wait briefly, then SIGTERM/SIGKILL the whole proces
 from __future__ import annotations
 
 import logging
-import os
 import re
-import subprocess
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
@@ -26,6 +24,8 @@ import anyio
 import anyio.abc
 
 from pegboard.mcp.config import McpServerConfig
+from pegboard.mcp.pipes import PipeProcess
+from pegboard.mcp.spawn import Launch, claim
 
 # The SDK (and our framing over its message types) loads only when a transport opens: the
 # catalog builds a connection per server at start-up, and read commands never open one.
@@ -39,14 +39,6 @@ DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 DEFAULT_STDERR_LOG_BYTES = 64 * 1024
 STDIN_CLOSE_GRACE = 0.5
 TERMINATE_GRACE = 1.0
-
-#: Variables a child inherits from pegboard's environment; everything else must be configured.
-ENV_ALLOWLIST = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
-
-
-def child_environment(configured: dict[str, str]) -> dict[str, str]:
-    base = {k: v for k in ENV_ALLOWLIST if (v := os.environ.get(k)) and not v.startswith("()")}
-    return base | configured
 
 
 def stderr_path(directory: Path | None, server_id: str) -> Path | None:
@@ -156,6 +148,12 @@ async def open_transport(
             yield streams
 
 
+def launch_of(config: McpServerConfig) -> Launch:
+    """How ``config``'s stdio server is started."""
+    assert config.command is not None
+    return Launch(config.id, (config.command, *config.args), config.cwd, config.env)
+
+
 @asynccontextmanager
 async def _stdio(
     config: McpServerConfig, state: TransportState, stderr_log: StderrLog, cap: int
@@ -164,16 +162,9 @@ async def _stdio(
 
     from pegboard.mcp.framing import LineSplitter, encode_message
 
-    assert config.command is not None
-    process = await anyio.open_process(
-        [config.command, *config.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_environment(config.env),
-        cwd=config.cwd,
-        start_new_session=True,
-    )
+    launch = launch_of(config)
+    # A process ``pegboard serve`` started before its imports (pegboard.mcp.spawn), if any.
+    process = PipeProcess(claim(launch) or launch.start())
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 

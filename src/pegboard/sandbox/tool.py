@@ -18,17 +18,21 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pegboard.core.entry import ToolEntry
 from pegboard.core.names import META_TOOL_NAMES, python_aliases
 from pegboard.core.output import ContentPart, TextPart, ToolOutput
 from pegboard.core.pystub import render_python_signature
 from pegboard.core.tool import Tool, ToolContext
-from pegboard.sandbox.bridge import SandboxTool
-from pegboard.sandbox.engine import Sandbox, run_code
 from pegboard.sandbox.limits import ExecLimits
 from pegboard.sandbox.result import ExecResult
+
+# The engine (asyncio, the bridge) loads when a tool_exec tool is made, not when the
+# meta-tools' definitions are listed.
+if TYPE_CHECKING:
+    from pegboard.sandbox.bridge import SandboxTool
+    from pegboard.sandbox.engine import Sandbox
 
 TOOL_EXEC = "tool_exec"
 
@@ -107,6 +111,8 @@ def make_tool_exec(
     principal may call), read at each run. Each inner
     call gets the context ``<outer call id>::<name>#<n>``.
     """
+    from pegboard.sandbox.engine import run_code
+
     bounds = limits or ExecLimits()
 
     async def execute(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:

@@ -1,0 +1,99 @@
+"""The ``cli`` section of ``bench/versus.py``: the cache-read commands beside ``python -c
+"import mcp.types"``, whole processes, per-process CPU, wall time and peak RSS (``wait4``).
+
+The catalog: the SDK test server with generated tools up to 527 (LiveMCPBench's size), listed
+once by ``pegboard servers refresh``; nothing is started by the timed commands. Rows alternate
+run by run (the code before, with ``--before-src``, beside each command), medians.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import tomli_w
+
+from versus_stdio import PEGBOARD, SDK_SERVER
+
+TOOLS = 519  # + the SDK test server's own 8 = 527
+COMMANDS = {
+    "tools list --json": ["tools", "list", "--json"],
+    "tools list": ["tools", "list"],
+    "tools search weather": ["tools", "search", "weather"],
+    "tools inspect": ["tools", "inspect", "mcp__up__echo"],
+    "servers status": ["servers", "status"],
+    "servers list": ["servers", "list"],
+}
+IMPORT_MCP_TYPES = 'python -c "import mcp.types"'
+TIME = "/usr/bin/time"  # GNU time (Debian package ``time``)
+
+
+def prepare(home: Path) -> dict[str, str]:
+    home.mkdir(parents=True, exist_ok=True)
+    args = [str(SDK_SERVER), "stdio", "--tools", str(TOOLS)]
+    config = {"servers": {"up": {"command": sys.executable, "args": args, "list_timeout": 60}}}
+    (home / "config.toml").write_text(tomli_w.dumps(config))
+    env = dict(os.environ, PEGBOARD_CONFIG=str(home / "config.toml"))
+    env["PEGBOARD_DATA_DIR"] = str(home / "data")
+    subprocess.run([PEGBOARD, "servers", "refresh"], env=env, capture_output=True, check=True)
+    return env
+
+
+def _once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """(CPU s, wall s, peak RSS MB) of one run, as GNU time reports the command it forks (a
+    process forked from this one would report this one's peak RSS as its own)."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [TIME, "-f", "%U %S %M", *argv],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv} exited with {done.returncode}: {done.stderr[-300:]!r}")
+    user, system, rss_kb = done.stderr.decode().split()[-3:]
+    return float(user) + float(system), wall, int(rss_kb) / 1024
+
+
+def cli_reads(home: Path, before_src: str | None, repeats: int) -> dict[str, list[float]]:
+    """label -> [median CPU s, median wall s, peak RSS MB]."""
+    if not Path(TIME).exists():
+        raise SystemExit(f"the cli section needs GNU time at {TIME}: apt-get install time")
+    env = prepare(home)
+    rows: dict[str, tuple[list[str], dict[str, str]]] = {
+        IMPORT_MCP_TYPES: ([sys.executable, "-c", "import mcp.types"], env)
+    }
+    for label, args in COMMANDS.items():
+        if before_src:
+            rows[f"{label} (code before)"] = ([PEGBOARD, *args], env | {"PYTHONPATH": before_src})
+        rows[label] = ([PEGBOARD, *args], env)
+    runs: dict[str, list[tuple[float, float, float]]] = {label: [] for label in rows}
+    for _ in range(repeats):
+        for label, (argv, row_env) in rows.items():
+            runs[label].append(_once(argv, row_env))
+    return {
+        label: [
+            statistics.median(r[0] for r in found),
+            statistics.median(r[1] for r in found),
+            max(r[2] for r in found),
+        ]
+        for label, found in runs.items()
+    }
+
+
+def print_cli(found: dict[str, list[float]], repeats: int) -> None:
+    print(f"\nCLI cache reads, 527 cached tools ({repeats} runs each, medians)\n")
+    print("| command | CPU s | x of import mcp.types (CPU) | wall s | x (wall) | peak RSS MB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    cpu0, wall0, _ = found[IMPORT_MCP_TYPES]
+    for label, (cpu, wall, rss) in found.items():
+        print(
+            f"| {label} | {cpu:.3f} | x{cpu / cpu0:.2f} | {wall:.3f} | x{wall / wall0:.2f} "
+            f"| {rss:.0f} |"
+        )

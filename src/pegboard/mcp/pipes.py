@@ -1,0 +1,150 @@
+"""An already running child process (:mod:`pegboard.mcp.spawn`) driven by anyio.
+
+``anyio.open_process`` can only start a process; a stdio server started before the event
+loop existed (the early start of ``pegboard serve``) needs the same streams over the pipes
+it already has. :class:`PipeProcess` gives both kinds one path: every stdio server is
+started by :meth:`Launch.start <pegboard.mcp.spawn.Launch.start>` and driven through this.
+The pipes are non-blocking file descriptors awaited with ``anyio.wait_readable`` /
+``wait_writable``; the exit is awaited on a pidfd where the platform has one (Linux).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import IO
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+
+_CHUNK = 65536
+_POLL = 0.05  # s between exit checks where there is no pidfd
+
+
+class _Receive(ByteReceiveStream):
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self._pipe = pipe
+        self._fd = pipe.fileno()
+        os.set_blocking(self._fd, False)
+
+    async def receive(self, max_bytes: int = _CHUNK) -> bytes:
+        while True:
+            if self._pipe.closed:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def aclose(self) -> None:
+        if not self._pipe.closed:
+            anyio.notify_closing(self._fd)
+            self._pipe.close()
+
+
+class _Send(ByteSendStream):
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self._pipe = pipe
+        self._fd = pipe.fileno()
+        os.set_blocking(self._fd, False)
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            if self._pipe.closed:
+                raise anyio.ClosedResourceError
+            try:
+                view = view[os.write(self._fd, view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+            except OSError as exc:  # BrokenPipeError: the child closed its stdin
+                raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        if not self._pipe.closed:
+            anyio.notify_closing(self._fd)
+            self._pipe.close()
+
+
+class PipeProcess(Process):
+    """A :class:`subprocess.Popen` with pipes, as the async process the transport drives."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        assert popen.stdin is not None
+        assert popen.stdout is not None
+        assert popen.stderr is not None
+        self._popen = popen
+        self._stdin = _Send(popen.stdin)
+        self._stdout = _Receive(popen.stdout)
+        self._stderr = _Receive(popen.stderr)
+        self._pidfd: int | None = None
+        self._waiting = False
+        if hasattr(os, "pidfd_open"):
+            try:
+                self._pidfd = os.pidfd_open(popen.pid)
+            except OSError:  # an old kernel, or already reaped
+                self._pidfd = None
+
+    @property
+    def stdin(self) -> ByteSendStream:
+        return self._stdin
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        return self._stdout
+
+    @property
+    def stderr(self) -> ByteReceiveStream:
+        return self._stderr
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    def terminate(self) -> None:
+        self._popen.terminate()
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+    def send_signal(self, signal: int) -> None:
+        self._popen.send_signal(signal)
+
+    async def wait(self) -> int:
+        # One task waits on the pidfd (a second waiter on one fd is an error in anyio); any
+        # other waiter at the same time (the stdout reader and the stop) polls.
+        while (code := self._popen.poll()) is None:
+            if self._pidfd is not None and not self._waiting:
+                self._waiting = True
+                try:
+                    await anyio.wait_readable(self._pidfd)
+                finally:
+                    self._waiting = False
+            else:
+                await anyio.sleep(_POLL)
+        return code
+
+    async def aclose(self) -> None:
+        """Close the pipes and reap the process (killed if it outlives the cancel)."""
+        for stream in (self._stdin, self._stdout, self._stderr):
+            await stream.aclose()
+        try:
+            await self.wait()
+        finally:
+            if self._popen.poll() is None:
+                self._popen.kill()
+                self._popen.wait()
+            if self._pidfd is not None:
+                anyio.notify_closing(self._pidfd)
+                os.close(self._pidfd)
+                self._pidfd = None
