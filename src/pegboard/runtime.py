@@ -215,9 +215,11 @@ def _default_audit(loaded: LoadedConfig, db: Database | None) -> AuditSink:
 
 
 def _pg_rate_limiter(db: Database) -> RateLimiter:
+    """The replicas' shared buckets; while the store is lost, this process's own."""
+    from pegboard.calls.fallback import FallbackRateLimiter
     from pegboard.calls.limits_pg import PostgresRateLimiter
 
-    return PostgresRateLimiter(db)
+    return FallbackRateLimiter(PostgresRateLimiter(db))
 
 
 def _pg_grants(db: Database) -> GrantStore:

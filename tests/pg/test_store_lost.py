@@ -3,7 +3,8 @@ replica: a handshake-era client is asked as usual and the call runs once; "allow
 that one call only; "allow for this session" covers the next ones (kept on the replica) and is
 written to the store once it is back; a modern client's call, whose answer would come in a
 second request any replica may take, is refused with one line and not run. Without the
-fallback the gated calls fail."""
+fallback the gated calls fail. ``[limits]`` are counted on the replica meanwhile, and by the
+shared buckets again once the store is back."""
 
 from __future__ import annotations
 
@@ -19,9 +20,16 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from pegboard.calls.fallback import ONCE_LOST_LINE, STORE_LOST_LINE, FallbackGrantStore
+from pegboard.calls.fallback import (
+    ONCE_LOST_LINE,
+    STORE_LOST_LINE,
+    FallbackGrantStore,
+    FallbackRateLimiter,
+)
 from pegboard.calls.grants import Grant, GrantKey
 from pegboard.calls.grants_pg import PostgresGrantStore
+from pegboard.calls.limits import Limit
+from pegboard.calls.limits_pg import PostgresRateLimiter
 from pegboard.errors import StoreError
 from tests.gateway.harness import MCP_SERVERS, scripted_elicitation, text_of, write_config
 from tests.pg.cluster import Cluster
@@ -43,7 +51,8 @@ async def test_gated_calls_are_asked_and_run_once_while_the_store_is_stopped(
     calls = tmp_path / "calls.log"
     args = [str(MCP_SERVERS / "scripted.py"), "--tools", "2", "--call-log", str(calls)]
     server = {"command": sys.executable, "args": args, "force_prompt_tools": ["tool_1"]}
-    write_config(tmp_path, {"servers": {"s": server}})
+    limits = {"per_tool": {"mcp__s__tool_0": 3}}  # shared buckets: lost with the store
+    write_config(tmp_path, {"servers": {"s": server}, "limits": limits})
     asked: list[str] = []
     modern_asked: list[str] = []
     async with AsyncExitStack() as stack:
@@ -83,8 +92,12 @@ async def test_gated_calls_are_asked_and_run_once_while_the_store_is_stopped(
             refused = await modern.call_tool("mcp__s__tool_1", {"q": "modern"})
             assert (refused.is_error, text_of(refused)) == (True, STORE_LOST_LINE)
             assert modern_asked == []  # not asked: its answer could not be checked
-            plain = await modern.call_tool("mcp__s__tool_0", {"q": "plain"})
-            assert plain.is_error is False
+            for _ in range(3):  # limited calls keep working, counted on this replica
+                plain = await modern.call_tool("mcp__s__tool_0", {"q": "plain"})
+                assert plain.is_error is False, text_of(plain)
+            limited = await modern.call_tool("mcp__s__tool_0", {"q": "plain"})
+            assert limited.is_error is True
+            assert "retry after" in text_of(limited), text_of(limited)
         assert time.monotonic() - started < 30  # no step waits the pool's timeout each time
         assert calls.read_text().split().count("tool_1") == 4
 
@@ -117,6 +130,31 @@ async def test_a_once_grant_is_not_kept_while_the_store_is_lost(own_cluster: Clu
         assert _grants(url) == [("mcp__s__tool_1", "session")]
     finally:
         store.close()
+
+
+async def test_rate_limits_are_counted_on_the_replica_while_the_store_is_lost(
+    own_cluster: Cluster,
+) -> None:
+    url = own_cluster.url(own_cluster.create_database())
+    limiter = FallbackRateLimiter(PostgresRateLimiter(url))
+    one = Limit(1, "mcp__s__tool_0")
+    try:
+        assert await limiter.take("alice", one) is None  # the shared bucket's one call
+        own_cluster.stop()
+        assert await limiter.take("alice", one) is None  # this replica's own bucket
+        wait = await limiter.take("alice", one)
+        assert wait is not None
+        assert 0 < wait <= 60
+        own_cluster.start()
+        with anyio.fail_after(30):
+            while not _reachable(url):  # noqa: ASYNC110
+                await anyio.sleep(0.2)
+        wait = await limiter.take("alice", one)  # the shared bucket again: spent before
+        assert wait is not None
+        assert 0 < wait <= 60
+        assert await limiter.take("bob", one) is None
+    finally:
+        limiter.close()
 
 
 def _reachable(url: str) -> bool:

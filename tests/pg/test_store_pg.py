@@ -14,6 +14,7 @@ import psycopg
 import pytest
 import tomli_w
 
+from pegboard.calls.fallback import FallbackRateLimiter
 from pegboard.calls.limits_pg import PostgresRateLimiter
 from pegboard.config import load_config
 from pegboard.errors import ConfigError
@@ -136,7 +137,8 @@ def test_the_component_factory_opens_the_team_store_and_keeps_replica_state_loca
     assert parts.state is not None
     assert not isinstance(parts.state, PostgresCatalogStore)
     assert (tmp_path / "data" / "catalog.sqlite3").exists()
-    assert isinstance(parts.rate_limiter, PostgresRateLimiter)  # [limits] shared by replicas
+    assert isinstance(parts.rate_limiter, FallbackRateLimiter)  # [limits] shared by replicas
+    assert isinstance(parts.rate_limiter.primary, PostgresRateLimiter)
     parts.store.close()
     for made in parts.made:
         made.close()

@@ -18,6 +18,11 @@ Grants the store holds are not seen while it is lost: their calls are asked agai
 allowed without a yes). Modern (2026-07-28) clients answer in a second request that any
 replica may receive, whose once-only use needs the store: the gateway refuses those calls
 with one line meanwhile (:data:`STORE_LOST_LINE`).
+
+``[limits]`` buckets (:class:`FallbackRateLimiter`) are counted in this process's memory
+meanwhile: calls keep working and each replica holds the limit on its own, so a principal spread
+over N replicas may pass up to N times the limit until the store is back, when the shared
+buckets count again.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import threading
 from typing import Any
 
 from pegboard.calls.grants import Grant, GrantKey, GrantStore, MemoryGrantStore
+from pegboard.calls.limits import Limit, MemoryRateLimiter, RateLimiter
 from pegboard.calls.pending import (
     DEFAULT_TTL,
     MemoryPendingStore,
@@ -198,6 +204,33 @@ class FallbackPendingStore:
         except StoreError:
             shared = {}
         return {k: counted.get(k, 0) + shared.get(k, 0) for k in {*counted, *shared}}
+
+    def close(self) -> None:
+        if callable(close := getattr(self.primary, "close", None)):
+            close()
+
+
+class FallbackRateLimiter:
+    """``primary`` (the team store's shared buckets), falling back to buckets in this process's
+    memory while it raises :class:`~pegboard.errors.StoreError` (see the module docstring)."""
+
+    def __init__(self, primary: RateLimiter) -> None:
+        self.primary = primary
+        self._local = MemoryRateLimiter()
+        self._lost = False
+
+    async def take(self, key: str, limit: Limit) -> float | None:
+        try:
+            wait = await self.primary.take(key, limit)
+        except StoreError as exc:
+            if not self._lost:
+                self._lost = True
+                logger.warning("%s; rate limits are counted on this replica until it is back", exc)
+            return await self._local.take(key, limit)
+        if self._lost:
+            self._lost = False
+            logger.info("the team store is back: rate limits are shared by the replicas again")
+        return wait
 
     def close(self) -> None:
         if callable(close := getattr(self.primary, "close", None)):
