@@ -71,18 +71,17 @@ def start(argv: list[str]) -> None:
     if path is None:
         return
     snapshot = read_snapshot(path)
-    if snapshot is not None:  # the upstream servers start while pegboard imports
-        from pegboard.mcp import spawn  # only a serve with a snapshot needs it
+    _state = _Early(path, ReadyAnswers(snapshot) if snapshot else None)
+    if _state.answers is not None and _is_pipe(0) and _is_pipe(1):
+        _state.stop_r, _state.stop_w = os.pipe()
+        _state.thread = threading.Thread(
+            target=_serve, args=(_state,), name="pegboard-early", daemon=True
+        )
+        _state.thread.start()
+    if snapshot is not None:  # the upstream servers start while the client is answered and
+        from pegboard.mcp import spawn  # pegboard imports (only a serve with a snapshot)
 
         spawn.prestart(spawn.plan_launches(snapshot.get("spawn"), read_config(argv)))
-    _state = _Early(path, ReadyAnswers(snapshot) if snapshot else None)
-    if _state.answers is None or not (_is_pipe(0) and _is_pipe(1)):
-        return
-    _state.stop_r, _state.stop_w = os.pipe()
-    _state.thread = threading.Thread(
-        target=_serve, args=(_state,), name="pegboard-early", daemon=True
-    )
-    _state.thread.start()
 
 
 def snapshot_target() -> Path | None:
