@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -15,18 +16,22 @@ pytestmark = pytest.mark.anyio
 ECHO_UNTIL_EOF = "import sys\nfor line in sys.stdin: print(line.strip().upper(), flush=True)"
 
 
-def _child() -> PipeProcess:
+def _child(threaded: bool = False) -> PipeProcess:
     popen = subprocess.Popen(
         [sys.executable, "-c", ECHO_UNTIL_EOF],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    return PipeProcess(popen)
+    return PipeProcess(popen, threaded=threaded)
 
 
-async def test_a_line_goes_in_and_its_answer_comes_out_then_the_exit_is_seen() -> None:
-    process = _child()
+# threaded: the Windows path (blocking reads and writes in worker threads), run here too
+@pytest.mark.parametrize("threaded", [False, True], ids=["nonblocking", "threaded"])
+async def test_a_line_goes_in_and_its_answer_comes_out_then_the_exit_is_seen(
+    threaded: bool,
+) -> None:
+    process = _child(threaded)
     with anyio.fail_after(20):
         await process.stdin.send(b"hello\n")
         answer = b""
@@ -53,3 +58,23 @@ async def test_two_tasks_may_wait_for_the_exit_at_once() -> None:
             await process.stdin.aclose()
     assert codes == [0, 0]
     await process.aclose()
+
+
+async def test_the_threaded_path_carries_a_large_message_both_ways_and_sees_eof() -> None:
+    process = _child(threaded=True)
+    assert os.get_blocking(process._popen.stdout.fileno())  # as on Windows: blocking pipes
+    line = b"x" * 300_000 + b"\n"  # more than a pipe's buffer: the write blocks in its thread
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(process.stdin.send, line)
+            answer = b""
+            while not answer.endswith(b"\n"):
+                answer += await process.stdout.receive()
+        assert answer == line.upper()
+        await process.stdin.aclose()
+        with pytest.raises(anyio.EndOfStream):
+            await process.stdout.receive()
+        assert await process.wait() == 0
+    await process.aclose()
+    with pytest.raises(anyio.ClosedResourceError):
+        await process.stdout.receive()

@@ -6,6 +6,8 @@ it already has. :class:`PipeProcess` gives both kinds one path: every stdio serv
 started by :meth:`Launch.start <pegboard.mcp.spawn.Launch.start>` and driven through this.
 The pipes are non-blocking file descriptors awaited with ``anyio.wait_readable`` /
 ``wait_writable``; the exit is awaited on a pidfd where the platform has one (Linux).
+Windows has neither non-blocking pipes nor readiness waits on them: there each read and write
+is a blocking call in a worker thread (``threaded``), and the exit is polled.
 """
 
 from __future__ import annotations
@@ -15,19 +17,27 @@ import subprocess
 from typing import IO
 
 import anyio
+import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 _CHUNK = 65536
 _POLL = 0.05  # s between exit checks where there is no pidfd
+THREADED = os.name == "nt"  # pipes read and written in worker threads (see the docstring)
 
 
 class _Receive(ByteReceiveStream):
-    def __init__(self, pipe: IO[bytes]) -> None:
+    def __init__(self, pipe: IO[bytes], threaded: bool) -> None:
         self._pipe = pipe
         self._fd = pipe.fileno()
-        os.set_blocking(self._fd, False)
+        self._threaded = threaded
+        # a thread of its own: blocked readers of many servers must not use up anyio's pool
+        self._limiter = anyio.CapacityLimiter(1) if threaded else None
+        if not threaded:
+            os.set_blocking(self._fd, False)
 
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
+        if self._threaded:
+            return await self._receive_in_thread(max_bytes)
         while True:
             if self._pipe.closed:
                 raise anyio.ClosedResourceError
@@ -42,19 +52,52 @@ class _Receive(ByteReceiveStream):
                 raise anyio.EndOfStream
             return data
 
+    async def _receive_in_thread(self, max_bytes: int) -> bytes:
+        if self._pipe.closed:
+            raise anyio.ClosedResourceError
+        try:  # a cancelled read is left to end with the child's output (EOF at its exit)
+            data = await anyio.to_thread.run_sync(
+                os.read, self._fd, max_bytes, abandon_on_cancel=True, limiter=self._limiter
+            )
+        except OSError as exc:
+            if self._pipe.closed:
+                raise anyio.ClosedResourceError from exc
+            raise anyio.BrokenResourceError from exc
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
     async def aclose(self) -> None:
         if not self._pipe.closed:
-            anyio.notify_closing(self._fd)
+            if not self._threaded:
+                anyio.notify_closing(self._fd)
             self._pipe.close()
 
 
 class _Send(ByteSendStream):
-    def __init__(self, pipe: IO[bytes]) -> None:
+    def __init__(self, pipe: IO[bytes], threaded: bool) -> None:
         self._pipe = pipe
         self._fd = pipe.fileno()
-        os.set_blocking(self._fd, False)
+        self._threaded = threaded
+        # a thread of its own: blocked readers of many servers must not use up anyio's pool
+        self._limiter = anyio.CapacityLimiter(1) if threaded else None
+        if not threaded:
+            os.set_blocking(self._fd, False)
+
+    def _write_all(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            view = view[os.write(self._fd, view) :]
 
     async def send(self, item: bytes) -> None:
+        if self._threaded:
+            if self._pipe.closed:
+                raise anyio.ClosedResourceError
+            try:
+                await anyio.to_thread.run_sync(self._write_all, item, limiter=self._limiter)
+            except OSError as exc:  # BrokenPipeError: the child closed its stdin
+                raise anyio.BrokenResourceError from exc
+            return
         view = memoryview(item)
         while view:
             if self._pipe.closed:
@@ -68,21 +111,23 @@ class _Send(ByteSendStream):
 
     async def aclose(self) -> None:
         if not self._pipe.closed:
-            anyio.notify_closing(self._fd)
+            if not self._threaded:
+                anyio.notify_closing(self._fd)
             self._pipe.close()
 
 
 class PipeProcess(Process):
     """A :class:`subprocess.Popen` with pipes, as the async process the transport drives."""
 
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+    def __init__(self, popen: subprocess.Popen[bytes], threaded: bool | None = None) -> None:
+        threaded = THREADED if threaded is None else threaded
         assert popen.stdin is not None
         assert popen.stdout is not None
         assert popen.stderr is not None
         self._popen = popen
-        self._stdin = _Send(popen.stdin)
-        self._stdout = _Receive(popen.stdout)
-        self._stderr = _Receive(popen.stderr)
+        self._stdin = _Send(popen.stdin, threaded)
+        self._stdout = _Receive(popen.stdout, threaded)
+        self._stderr = _Receive(popen.stderr, threaded)
         self._pidfd: int | None = None
         self._waiting = False
         if hasattr(os, "pidfd_open"):
