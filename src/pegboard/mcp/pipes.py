@@ -25,7 +25,9 @@ _POLL = 0.05  # s between exit checks where there is no pidfd
 THREADED = os.name == "nt"  # pipes read and written in worker threads (see the docstring)
 
 
-class _Receive(ByteReceiveStream):
+class _PipeEnd:
+    """One end of a child's pipe: non-blocking, or (``threaded``) blocking in its own thread."""
+
     def __init__(self, pipe: IO[bytes], threaded: bool) -> None:
         self._pipe = pipe
         self._fd = pipe.fileno()
@@ -35,6 +37,14 @@ class _Receive(ByteReceiveStream):
         if not threaded:
             os.set_blocking(self._fd, False)
 
+    async def aclose(self) -> None:
+        if not self._pipe.closed:
+            if not self._threaded:
+                anyio.notify_closing(self._fd)
+            self._pipe.close()
+
+
+class _Receive(_PipeEnd, ByteReceiveStream):
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
         if self._threaded:
             return await self._receive_in_thread(max_bytes)
@@ -67,23 +77,8 @@ class _Receive(ByteReceiveStream):
             raise anyio.EndOfStream
         return data
 
-    async def aclose(self) -> None:
-        if not self._pipe.closed:
-            if not self._threaded:
-                anyio.notify_closing(self._fd)
-            self._pipe.close()
 
-
-class _Send(ByteSendStream):
-    def __init__(self, pipe: IO[bytes], threaded: bool) -> None:
-        self._pipe = pipe
-        self._fd = pipe.fileno()
-        self._threaded = threaded
-        # a thread of its own: blocked readers of many servers must not use up anyio's pool
-        self._limiter = anyio.CapacityLimiter(1) if threaded else None
-        if not threaded:
-            os.set_blocking(self._fd, False)
-
+class _Send(_PipeEnd, ByteSendStream):
     def _write_all(self, item: bytes) -> None:
         view = memoryview(item)
         while view:
@@ -108,12 +103,6 @@ class _Send(ByteSendStream):
                 await anyio.wait_writable(self._fd)
             except OSError as exc:  # BrokenPipeError: the child closed its stdin
                 raise anyio.BrokenResourceError from exc
-
-    async def aclose(self) -> None:
-        if not self._pipe.closed:
-            if not self._threaded:
-                anyio.notify_closing(self._fd)
-            self._pipe.close()
 
 
 class PipeProcess(Process):
