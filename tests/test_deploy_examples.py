@@ -7,19 +7,18 @@ A renamed setting or option fails this test rather than drifting silently."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from pegboard.config import load as config_load
 from pegboard.config.model import GatewayConfig, PegboardConfig
 from pegboard.postgres.connect import REPLICA_ENV
 from tests.gateway.harness import PEGBOARD
+from tests.pg.balancer import require_haproxy
 
 DEPLOY = Path(__file__).resolve().parents[1] / "examples" / "deploy"
 PORT = GatewayConfig().port
@@ -96,9 +95,7 @@ def test_compose_runs_three_named_replicas_on_one_store_behind_haproxy() -> None
 
 
 def test_the_haproxy_config_is_valid_for_haproxy() -> None:
-    binary = shutil.which("haproxy") or "/usr/sbin/haproxy"
-    if not Path(binary).exists():
-        pytest.skip("HAProxy is not installed: install the Debian package haproxy")
+    binary = require_haproxy()  # skips without it, fails under CI=true
     checked = subprocess.run(
         [binary, "-c", "-f", str(DEPLOY / "haproxy.cfg")], capture_output=True, text=True
     )
