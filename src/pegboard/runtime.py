@@ -337,10 +337,15 @@ class ToolRuntime:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     async def start(self) -> ToolRuntime:
-        """Open the stores and build the parts (off the event loop); idempotent."""
+        """Open the stores, build the parts and prepare the MCP listing a client asks for
+        first (off the event loop); idempotent."""
         if not self._built:
-            await anyio.to_thread.run_sync(self._build)
+            await anyio.to_thread.run_sync(self._build_listed)
         return self
+
+    def _build_listed(self) -> None:
+        self._build()
+        self.surface.list_tools_json()  # made on first read: here, not on the event loop
 
     def _build(self) -> None:
         with self._build_lock:

@@ -93,6 +93,30 @@ def test_listeners_hear_only_real_changes() -> None:
     assert heard == [1]
 
 
+def test_a_first_listing_hashes_no_definition() -> None:
+    # A read command (`tools list`) lists once: what a change is judged by waits for a second
+    # listing, so no definition is serialised and hashed for nothing.
+    registry = _registry()
+    _bulk(registry)
+    surface = _surface(registry, defer=False)
+
+    assert len(surface.tools.shown) == 14
+    assert not [e.name for e in surface.tools.shown if "hash" in e.definition.__dict__]
+    assert surface.refresh() is False  # the first listing's signature, made now, is the same
+
+
+def test_the_mcp_json_follows_each_listing() -> None:
+    registry = _registry()
+    surface = _surface(registry, defer=False)
+
+    first = surface.list_tools_json()
+    assert [t["name"] for t in first] == ["add", "guarded_add"]
+    assert surface.list_tools_json() is first  # made once per listing
+    registry.register(ToolEntry("plus", "math", Tool.from_function(add)))
+    assert surface.refresh() is True
+    assert [t["name"] for t in surface.list_tools_json()] == ["add", "guarded_add", "plus"]
+
+
 @pytest.mark.anyio
 async def test_calls_run_through_the_shared_execution_path() -> None:
     surface = _surface(_registry())

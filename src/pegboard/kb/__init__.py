@@ -5,12 +5,33 @@ documents (or chunks) that answer a question, fusing FTS5 BM25 with embedding ve
 imports numpy or a model until a search or an ingestion needs it.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from pegboard.kb.api import list_bases, remove, sample_sources, search_base, search_bases
-from pegboard.kb.ingest import IngestReport, check_base_name, ingest
-from pegboard.kb.search import Hit
-from pegboard.kb.store import BaseInfo, kb_path
+from pegboard._lazy import lazy_exports
+
+# public name -> submodule, loaded on first use (PEP 562): importing one submodule does not
+# import its siblings.
+_EXPORTS = {
+    "BaseInfo": "store",
+    "Hit": "search",
+    "IngestReport": "ingestion",
+    "check_base_name": "ingestion",
+    "ingest": "ingestion",
+    "kb_path": "store",
+    "list_bases": "api",
+    "remove": "api",
+    "sample_sources": "api",
+    "search_base": "api",
+    "search_bases": "api",
+}
+
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
+
+if TYPE_CHECKING:
+    from pegboard.kb.api import list_bases, remove, sample_sources, search_base, search_bases
+    from pegboard.kb.ingestion import IngestReport, check_base_name, ingest
+    from pegboard.kb.search import Hit
+    from pegboard.kb.store import BaseInfo, kb_path
 
 __all__ = [
     "BaseInfo",

@@ -79,7 +79,9 @@ class RegistrySurface:
             deferral = Deferral(context_window, index, statuses, tool_exec)
         self.tool_session = ToolSession(registry, scope, session or CallSession(), deferral)
         self._listed: list[ToolEntry] = []
-        self._wire: list[dict[str, Any]] = []
+        # The MCP JSON of a listing, made on its first read (a read command never asks for
+        # it), with the listing it was made from: a refresh meanwhile makes it anew.
+        self._wire: tuple[list[ToolEntry], list[dict[str, Any]]] = ([], [])
         self._sdk: list[mcp_types.Tool] | None = None
         self.tool_session.subscribe(self._relisted)
         self.refresh()
@@ -122,9 +124,13 @@ class RegistrySurface:
     def list_tools_json(self, access: AccessView | None = None) -> list[dict[str, Any]]:
         """The listing as MCP ``Tool`` JSON, without the MCP SDK (as the principals of
         ``access`` see it, when given: filtered from the prepared list, once per change)."""
+        listed = self._listed
+        made = self._wire
+        if made[0] is not listed:
+            made = self._wire = (listed, _FORMAT.tools(listed))
+        wire = made[1]
         if access is None:
-            return self._wire
-        listed, wire = self._listed, self._wire
+            return wire
         return access.memo(
             "wire",
             wire,
@@ -184,7 +190,6 @@ class RegistrySurface:
 
     def _relisted(self) -> None:  # the session's listener: the caches, then the bus
         self._listed = sorted(self.tools.shown, key=_name)
-        self._wire = _FORMAT.tools(self._listed)
         self._sdk = None
         self.events.publish(ToolListChanged(self))
 

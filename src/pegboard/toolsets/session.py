@@ -24,6 +24,7 @@ from pegboard.calls.request import arguments_fingerprint
 from pegboard.calls.session import Call, CallSession
 from pegboard.core.access import AccessView
 from pegboard.core.definition import canonical_json
+from pegboard.core.entry import ToolEntry
 from pegboard.core.output import ToolOutput
 from pegboard.core.principal import Principal
 from pegboard.core.registry import ToolRegistry
@@ -41,6 +42,12 @@ from pegboard.toolsets.deferral import DeferralSettings, DeferralState, StatusSo
 from pegboard.toolsets.registry import RegistryToolset
 
 logger = logging.getLogger("pegboard.toolsets")
+
+
+def _signature(shown: Sequence[ToolEntry]) -> str:
+    """What a listing's change is judged by: every name with its definition's hash."""
+    return canonical_json(sorted([e.name, e.definition_hash] for e in shown))
+
 
 Listener = Callable[[], None]
 
@@ -88,7 +95,11 @@ class ToolSession:
             )
         self.toolset: Toolset = compose(RegistryToolset(registry), settings, state=self._state)
         self.tools = ToolList((), registry.snapshot())
-        self._signature = ""
+        # The listing the last refresh compared against, and its signature once computed: a
+        # first listing always counts as a change, so its signature waits for a second
+        # refresh (a read command lists once and never pays for it).
+        self._shown: tuple[ToolEntry, ...] | None = None
+        self._signature: str | None = None
         self._listeners: list[Listener] = []
 
     # -- listing -----------------------------------------------------------------------------
@@ -110,10 +121,12 @@ class ToolSession:
         self._state.context_window = context_window
         self._statuses = statuses
         self.tools = self.toolset.list_tools(self.scope())
-        signature = canonical_json(sorted([e.name, e.definition_hash] for e in self.tools.shown))
-        if signature == self._signature:
-            return False
-        self._signature = signature
+        before, self._shown = self._shown, self.tools.shown
+        if before is not None:
+            previous = self._signature if self._signature is not None else _signature(before)
+            self._signature = _signature(self._shown)
+            if self._signature == previous:
+                return False
         for listener in list(self._listeners):
             try:
                 listener()
