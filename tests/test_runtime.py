@@ -44,6 +44,19 @@ def test_the_default_profile_exposes_every_enabled_servers_cached_tools(tmp_path
     assert _names(runtime) == ["mcp__a__read", "mcp__a__write", "mcp__b__search"]
 
 
+def test_the_listing_is_built_on_its_first_use(tmp_path: Path) -> None:
+    # `servers status` reads the catalog and the registry: no search index, no listing.
+    runtime = ToolRuntime(_loaded(tmp_path), RuntimeOptions(prewarm=False))
+
+    assert runtime.catalog.status("a").tool_count == 2
+    assert runtime.registry.get_by_name("mcp__b__search") is not None
+    assert "surface" not in vars(runtime)
+    assert "index" not in vars(runtime)
+    runtime.resync()  # a re-sync meanwhile builds nothing more
+    assert "surface" not in vars(runtime)
+    assert _names(runtime) == ["mcp__a__read", "mcp__a__write", "mcp__b__search"]
+
+
 def test_a_manual_profile_exposes_linked_servers_minus_disabled_tools(tmp_path: Path) -> None:
     profile = {"mcp_mode": "manual", "mcp_servers": ["a"], "disabled_tools": ["a/write"]}
     loaded = _loaded(tmp_path, profiles={"work": profile})

@@ -325,14 +325,20 @@ class ToolRuntime:
         self.gate_problems: tuple[str, ...] = ()
         self.plugin_tools: frozenset[str] = frozenset()
         self.collisions: tuple[McpCollision, ...] = ()
-        self._build_lock = threading.Lock()
+        self._build_lock = threading.RLock()
         self._built = False
+        self._listed = False
         self._running = False
 
     def __getattr__(self, name: str) -> Any:
-        # Only reached for a part not built yet: build them all (once), then answer.
+        # Only reached for a part not built yet: build them (once), then answer. The listing
+        # (the search index and the surface) is built on its first use: `servers status` reads
+        # the catalog and the registry only.
         if name in _PARTS and not self.__dict__.get("_built", True):
             self._build()
+            return getattr(self, name)
+        if name in _LISTING_PARTS and not self.__dict__.get("_listed", True):
+            self._build_listing()
             return getattr(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
@@ -353,6 +359,14 @@ class ToolRuntime:
                 return
             self._build_parts()
             self._built = True
+
+    def _build_listing(self) -> None:
+        with self._build_lock:
+            self._build()
+            if self._listed:
+                return
+            self._build_surface()
+            self._listed = True
 
     def _build_parts(self) -> None:
         loaded, config = self.loaded, self.loaded.config
@@ -388,17 +402,20 @@ class ToolRuntime:
         # What each principal of pegboard serve may use ([[auth.allow]]; open without rules).
         self.access = AccessViews(AccessPolicy.from_rules(config.auth.allow))
         self._register_plugins()
-        self.resync(refresh_surface=False)
+        self.resync()
         # The sandbox's workers start on the first tool_exec run, not here; stopped on exit.
         self.sandbox = None
-        tool_exec = None
         if config.meta.tool_exec:
             from pegboard.sandbox.engine import Sandbox
 
             self.sandbox = Sandbox()
-            tool_exec = ExecSettings(sandbox=self.sandbox)
+        self._search_index = parts.search_index
+
+    def _build_surface(self) -> None:
+        config = self.loaded.config
+        tool_exec = ExecSettings(sandbox=self.sandbox) if self.sandbox is not None else None
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
-        self.index = parts.search_index(self.registry)  # shared by the surface and integrations
+        self.index = self._search_index(self.registry)  # shared by the surface and integrations
         self.surface = RegistrySurface(
             self.registry,
             self.scope,
@@ -438,7 +455,7 @@ class ToolRuntime:
         return namespace_statuses(self.catalog.statuses(), self.settings)
 
     # -- sync --------------------------------------------------------------------------------
-    def resync(self, *, refresh_surface: bool = True) -> None:
+    def resync(self) -> None:
         """Register the cached tools of every allowed server and select the profile's set.
 
         Cache-only: this is the cache-read half of ``resolve_assistant_mcp_tool_ids`` (which
@@ -453,7 +470,7 @@ class ToolRuntime:
             if entry.source is not None and self.server_allowed(entry.source.server_id)
         )
         self._check_gates()
-        if refresh_surface:
+        if self._listed:  # a surface built later lists the registry as it is then
             self.surface.refresh()
 
     def _register_plugins(self) -> None:
@@ -616,14 +633,13 @@ _PARTS = frozenset(
         "audit",
         "registry",
         "calls",
-        "index",
-        "surface",
         "sandbox",
         "config_source",
         "access",
         "replicas",
     }
 )
+_LISTING_PARTS = frozenset({"index", "surface"})
 
 
 @asynccontextmanager

@@ -166,3 +166,26 @@ def test_cache_reads_load_no_heavy_module(
 def test_tools_search_loads_only_its_ranker(cached_server_env: dict[str, str]) -> None:
     loaded = _loaded_after("tools", "search", "file", heavy=HEAVY_FOR_READS, env=cached_server_env)
     assert loaded == []
+
+
+# What a cache read does not import since the packages export lazily: knowledge-base
+# ingestion and search (the kb tools' entry point needs only the store's path), and for
+# `servers list` (the config alone) no runtime at all.
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tools", "list", "--json"],
+        ["tools", "inspect", "mcp__demo__read_file"],
+        ["servers", "status"],
+    ],
+)
+def test_cache_reads_import_no_knowledge_base_code(
+    cached_server_env: dict[str, str], args: list[str]
+) -> None:
+    heavy = ("pegboard.kb.ingestion", "pegboard.kb.api", "pegboard.kb.search")
+    assert _loaded_after(*args, heavy=heavy, env=cached_server_env) == []
+
+
+def test_servers_list_reads_the_config_only(cached_server_env: dict[str, str]) -> None:
+    heavy = ("pegboard.runtime", "pegboard.mcp.catalog", "pegboard.core.registry", "sqlite3")
+    assert _loaded_after("servers", "list", heavy=heavy, env=cached_server_env) == []

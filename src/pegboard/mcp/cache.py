@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import anyio.to_thread
@@ -143,10 +143,11 @@ class CatalogCache:
     def statuses(self) -> list[ServerStatus]:
         return [e.status() for e in self._entries.values()]
 
-    def flags(self, server_id: str) -> dict[str, list[str]]:
-        """Poisoning flags of the server's cached tools, by tool name (heuristic)."""
+    def flags(self, server_id: str) -> Mapping[str, list[str]]:
+        """Poisoning flags of the server's cached tools, by tool name (heuristic; a tool is
+        checked when first asked for)."""
         entry = self._entries.get(server_id)
-        return {} if entry is None else {k: list(v) for k, v in entry.flags.items()}
+        return {} if entry is None else entry.flags
 
     def content(self, server_id: str, kind: str) -> StoredContent | None:
         """The last listing of ``kind`` (memory, else the store) made under the server's

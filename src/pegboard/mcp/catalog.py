@@ -16,7 +16,7 @@ The methods below are the façade most callers need; each is one call into a par
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -167,7 +167,7 @@ class McpCatalog:
     def stderr_tail(self, server_id: str) -> str:
         return self.cache.entry(server_id).connection.stderr.text()
 
-    def flags(self, server_id: str) -> dict[str, list[str]]:
+    def flags(self, server_id: str) -> Mapping[str, list[str]]:
         return self.cache.flags(server_id)
 
     def tool_hashes(self, server_id: str) -> dict[str, str]:

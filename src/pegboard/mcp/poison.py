@@ -15,7 +15,7 @@ sees (applied when MCP tools become registry entries).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pegboard.core.redact import shown
@@ -115,6 +115,45 @@ def poison_flags(raw: Mapping[str, Any]) -> list[str]:
         (_CALLS.search, "instructs calling other tools or hiding from the user"),
     )
     return sorted({label for found, label in checks if found(text)})
+
+
+class ToolFlags(Mapping[str, list[str]]):
+    """The flags of a server's tools (:func:`poison_flags`) by name, flagged tools only; a
+    tool is checked when it is first asked for (``tools inspect`` shows one tool's), every
+    tool when the mapping is iterated (``servers status``)."""
+
+    def __init__(self, tools: Sequence[Mapping[str, Any]]) -> None:
+        self._tools = tools  # raw definitions, one per name
+        self._by_name: dict[str, Mapping[str, Any]] | None = None
+        self._checked: dict[str, list[str]] = {}  # name -> its flags (empty: none)
+        self._flagged: dict[str, list[str]] | None = None
+
+    def _check(self, name: str) -> list[str]:
+        found = self._checked.get(name)
+        if found is None:
+            if self._by_name is None:
+                self._by_name = {raw["name"]: raw for raw in self._tools}
+            raw = self._by_name.get(name)
+            found = self._checked[name] = poison_flags(raw) if raw is not None else []
+        return found
+
+    def _every(self) -> dict[str, list[str]]:
+        if self._flagged is None:
+            names = [raw["name"] for raw in self._tools]
+            self._flagged = {name: f for name in names if (f := self._check(name))}
+        return self._flagged
+
+    def __getitem__(self, name: str) -> list[str]:
+        found = self._check(name) if isinstance(name, str) else []
+        if not found:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._every())
+
+    def __len__(self) -> int:
+        return len(self._every())
 
 
 _PROSE_KEYS = frozenset({"description", "title"})

@@ -18,7 +18,7 @@ from pegboard.mcp.cached import cached_definition
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
 from pegboard.mcp.pins import check_trust, definition_hash, launch_pending, unmatched_gate
-from pegboard.mcp.poison import poison_flags
+from pegboard.mcp.poison import ToolFlags
 from pegboard.mcp.status import ServerState, ServerStatus
 from pegboard.mcp.store import StoredServer, StoredState
 
@@ -69,7 +69,7 @@ class ServerEntry:
         self.raw: tuple[dict[str, Any], ...] | None = None
         self.tools: tuple[ToolDefinition, ...] | None = None
         self.visible: tuple[ToolDefinition, ...] = ()
-        self.tool_hashes: dict[str, str] = {}
+        self._tool_hashes: dict[str, str] | None = {}
         self.fetched_at: float | None = None
         self.state: ServerState = "cold" if config.enabled else "disabled"
         self.error: str | None = None
@@ -84,17 +84,23 @@ class ServerEntry:
         self.new_pins: dict[str, str] = {}
         self.launch_changed = False
         self._kept: list[dict[str, Any]] = []  # the listed tools that were kept
-        self._flags: dict[str, list[str]] | None = {}
+        self._flags = ToolFlags(())
         self.gate_error: str | None = None  # a force_prompt_tools entry naming no listed tool
         # Tools listed under a name pegboard refuses (see mcp_tool_name_problem): name, reason.
         self.refused: tuple[tuple[str, str], ...] = ()
 
     @property
-    def flags(self) -> dict[str, list[str]]:
-        """Poisoning flags per tool name (:func:`~pegboard.mcp.poison.poison_flags`)."""
-        if self._flags is None:
-            self._flags = {item["name"]: f for item in self._kept if (f := poison_flags(item))}
+    def flags(self) -> ToolFlags:
+        """Poisoning flags per tool name (:func:`~pegboard.mcp.poison.poison_flags`), each
+        tool checked on its first read: listing needs none."""
         return self._flags
+
+    @property
+    def tool_hashes(self) -> dict[str, str]:
+        """tool name -> :func:`tool_hash` of its raw definition (made on first read)."""
+        if self._tool_hashes is None:
+            self._tool_hashes = {item["name"]: tool_hash(item) for item in self._kept}
+        return self._tool_hashes
 
     def set_pins(self, pins: dict[str, str]) -> bool:
         """Take the store's pins; True if what is visible changed."""
@@ -159,13 +165,12 @@ class ServerEntry:
         if not trust.launch_changed:
             self.pins.update(trust.new_pins)
             self.new_pins.update(trust.new_pins)
-        self._kept, self._flags = kept, None  # flagged on first read: listing needs none
+        self._kept, self._flags, self._tool_hashes = kept, ToolFlags(kept), None
         self.visible = tuple(
             t
             for t in self.tools
             if not self.config.is_tool_disabled(t.name) and t.name not in self.pending
         )
-        self.tool_hashes = {item["name"]: tool_hash(item) for item in kept}
 
     def accept(self, raw: list[dict[str, Any]], now: float, empty_backoff: float) -> bool:
         """Store a successful listing; True when the content differs from the cached one."""
@@ -199,7 +204,7 @@ class ServerEntry:
         had_tools = bool(self.raw)
         self.raw = self.tools = None
         self.visible = ()
-        self.tool_hashes = {}
+        self._tool_hashes = {}
         self.fetched_at = self.backoff_until = None
         self.attempted = False
         self.set_state("connected" if self.connection.connected else "cold")
