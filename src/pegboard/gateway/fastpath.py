@@ -16,7 +16,8 @@ SDK's own per-version serializer, and writes the response. Everything else (a re
 ``_meta``, e.g. a progress token; a client that can elicit; anything before the handshake) goes
 to the SDK unchanged. ``notifications/cancelled`` for a fast call cancels it (no response is
 sent, as the protocol asks); the notification still reaches the SDK, which ignores the id.
-``PEGBOARD_NO_FAST_CALLS=1`` turns the fast path off (for comparison, or if it misbehaves).
+``PEGBOARD_NO_FAST_CALLS=1`` turns the fast path off (for comparison, or if it misbehaves),
+with the direct upstream requests of :mod:`pegboard.mcp.direct`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 from typing import Any
 
 import anyio
@@ -40,6 +40,7 @@ from pegboard.gateway.approval import client_can_elicit, connection_of
 from pegboard.gateway.ready import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, response
 from pegboard.gateway.server import Gateway
 from pegboard.gateway.stdio import Outgoing
+from pegboard.mcp import direct
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -48,7 +49,6 @@ _CANCELLED = b'"notifications/cancelled"'
 _LIST = b'"tools/list"'
 _PING = b'"ping"'
 _PLAIN_PARAMS = frozenset({"name", "arguments"})
-DISABLE_ENV = "PEGBOARD_NO_FAST_CALLS"  # =1: every request goes through the SDK's dispatcher
 
 
 class FastToolCalls:
@@ -57,7 +57,7 @@ class FastToolCalls:
     def __init__(self, gateway: Gateway, version: str | None = None) -> None:
         self._gateway = gateway
         self._version = version  # negotiated by the early reader, if it answered initialize
-        self.enabled = os.environ.get(DISABLE_ENV, "") not in ("1", "true", "yes")
+        self.enabled = direct.enabled()
         self._running: dict[int | str, anyio.CancelScope] = {}
 
     def __call__(

@@ -10,6 +10,7 @@ current backoff when it is shorter than the connect timeout.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from mcp.shared.exceptions import MCPError
     from pydantic import TypeAdapter
 
+    from pegboard.mcp.direct import DirectRequests
     from pegboard.mcp.listing import ListingLog
 
 logger = logging.getLogger("pegboard.mcp.connection")
@@ -308,24 +310,40 @@ class McpConnection:
 
         A plain ``tools/call`` request rather than ``ClientSession.call_tool``, which lists the
         server's tools first whenever this session has not listed the tool (see
-        :func:`~pegboard.mcp.listing.structured_content_problem`).
+        :func:`~pegboard.mcp.listing.structured_content_problem`). On a stdio server of the
+        handshake era the request is written and its answer read without the SDK's client
+        (:mod:`pegboard.mcp.direct`), the answer checked as the SDK checks it
+        (:func:`_typed_result`); with tracing on, or on a 2026-07-28 session, the SDK's
+        client sends it.
         """
         import mcp_types
         from mcp.shared.exceptions import MCPError
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
         from pydantic import ValidationError
 
+        from pegboard.core.tracing import tracing_on
         from pegboard.mcp.framing import UNREADABLE
         from pegboard.mcp.listing import structured_content_problem
 
         session = await self.session()
         state = self._state
         limit = call_timeout or self.config.call_timeout
-        request = mcp_types.CallToolRequest(
-            params=mcp_types.CallToolRequestParams(name=name, arguments=arguments)
-        )
+        version = session.protocol_version
+        direct = state.direct if state is not None else None
+        if tracing_on() or version is None or version in MODERN_PROTOCOL_VERSIONS:
+            # A traced call carries its span to the server, a 2026-07-28 request its
+            # envelope in _meta: the SDK's client writes both.
+            direct = None
         try:
             with anyio.fail_after(limit):
-                answer = await session.send_request(request, _call_results())
+                answer = None
+                if direct is not None and version is not None:
+                    answer = await _direct_call(direct, name, arguments, version)
+                if answer is None:
+                    request = mcp_types.CallToolRequest(
+                        params=mcp_types.CallToolRequestParams(name=name, arguments=arguments)
+                    )
+                    answer = await session.send_request(request, _call_results())
         except TimeoutError as exc:
             raise ServerUnavailable(
                 self.server_id, f"tool {name!r} did not answer within {limit:g}s"
@@ -403,6 +421,42 @@ async def _negotiate(session: ClientSession, protocol: str) -> None:
             await session.discover()
         except (MCPError, RuntimeError):  # RuntimeError: discover lists no version of ours
             raise refused from None
+
+
+async def _direct_call(
+    direct: DirectRequests, name: str, arguments: dict[str, Any], version: str
+) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult | None:
+    """``tools/call`` through ``direct``; None if the arguments are for the SDK to encode."""
+    import mcp_types
+    from mcp.shared.exceptions import MCPError
+
+    from pegboard.mcp.direct import NotJson
+
+    try:
+        message = await direct.request("tools/call", {"name": name, "arguments": arguments})
+    except NotJson:
+        return None
+    if isinstance(message, mcp_types.JSONRPCError):
+        error = message.error
+        raise MCPError(code=error.code, message=error.message, data=error.data)
+    return _typed_result(message.result, version)
+
+
+def _typed_result(
+    raw: dict[str, Any], version: str
+) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+    """A ``tools/call`` result read as ``ClientSession.send_request`` reads it: a negative
+    ``ttlMs`` floored, checked against ``version``'s result schema, a later revision's
+    fields dropped, then validated (raising pydantic's ``ValidationError`` as it does)."""
+    from mcp.client.session import _clamp_inbound_ttl, _later_revision_fields
+    from mcp_types.methods import validate_server_result
+
+    _clamp_inbound_ttl(raw)
+    with contextlib.suppress(KeyError):  # a version without a row for tools/call
+        validate_server_result("tools/call", version, raw)
+    if not (foreign := _later_revision_fields("tools/call", version)).isdisjoint(raw):
+        raw = {key: value for key, value in raw.items() if key not in foreign}
+    return _call_results().validate_python(raw, by_name=False)
 
 
 @functools.cache
