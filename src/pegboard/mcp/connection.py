@@ -17,7 +17,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 import anyio.abc
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import mcp_types
     from mcp import ClientSession
     from mcp.shared.exceptions import MCPError
-    from pydantic import TypeAdapter
+    from pydantic import TypeAdapter, ValidationError
 
     from pegboard.mcp.direct import DirectRequests
     from pegboard.mcp.listing import ListingLog
@@ -317,20 +317,14 @@ class McpConnection:
         client sends it.
         """
         import mcp_types
-        from mcp.shared.exceptions import MCPError
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-        from pydantic import ValidationError
 
-        from pegboard.core.tracing import tracing_on
-        from pegboard.mcp.framing import UNREADABLE
-        from pegboard.mcp.listing import structured_content_problem
-
+        sdk = _call_names()
         session = await self.session()
         state = self._state
         limit = call_timeout or self.config.call_timeout
         version = session.protocol_version
         direct = state.direct if state is not None else None
-        if tracing_on() or version is None or version in MODERN_PROTOCOL_VERSIONS:
+        if sdk.tracing_on() or version is None or version in sdk.modern_versions:
             # A traced call carries its span to the server, a 2026-07-28 request its
             # envelope in _meta: the SDK's client writes both.
             direct = None
@@ -348,15 +342,15 @@ class McpConnection:
             raise ServerUnavailable(
                 self.server_id, f"tool {name!r} did not answer within {limit:g}s"
             ) from exc
-        except MCPError as exc:
-            if exc.data == UNREADABLE:  # an answer the parser refused (see framing)
+        except sdk.mcp_error as exc:
+            if exc.data == sdk.unreadable:  # an answer the parser refused (see framing)
                 raise ToolExecutionError(
                     f"MCP server {self.server_id} answered tool {name!r} with an invalid result: "
                     f"{exc.message}",
                     tool_name=name,
                 ) from exc
             raise self._request_failed(f"tool {name!r}", exc, state) from exc
-        except (RuntimeError, ValidationError) as exc:  # wrong-shaped or schema-violating result
+        except (RuntimeError, sdk.validation_error) as exc:  # wrong-shaped or invalid result
             raise ToolExecutionError(
                 f"MCP server {self.server_id} answered tool {name!r} with an invalid result: "
                 f"{_first_line(exc)}",
@@ -376,7 +370,7 @@ class McpConnection:
             )
         result = answer
         if output_schema is not None and not result.is_error:
-            problem = structured_content_problem(output_schema, result)
+            problem = sdk.structured_content_problem(output_schema, result)
             if problem is not None:
                 raise ToolExecutionError(
                     f"MCP server {self.server_id} answered tool {name!r} with an invalid "
@@ -423,22 +417,63 @@ async def _negotiate(session: ClientSession, protocol: str) -> None:
             raise refused from None
 
 
+class _CallNames(NamedTuple):
+    """What :meth:`McpConnection.call_tool` uses of the SDK and of the modules that load it,
+    imported once (a dozen imports inside the method cost ~10 us on every call)."""
+
+    mcp_error: type[MCPError]
+    validation_error: type[ValidationError]
+    modern_versions: frozenset[str]
+    tracing_on: Callable[[], bool]
+    unreadable: str
+    structured_content_problem: Callable[[Mapping[str, Any], mcp_types.CallToolResult], str | None]
+    not_json: type[Exception]
+    clamp_ttl: Callable[[dict[str, Any]], None]
+    later_fields: Callable[[str, str], frozenset[str]]
+    validate_server_result: Callable[[str, str, Any], Any]
+
+
+@functools.cache
+def _call_names() -> _CallNames:
+    from mcp.client.session import _clamp_inbound_ttl, _later_revision_fields
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.methods import validate_server_result
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+    from pydantic import ValidationError
+
+    from pegboard.core.tracing import tracing_on
+    from pegboard.mcp.direct import NotJson
+    from pegboard.mcp.framing import UNREADABLE
+    from pegboard.mcp.listing import structured_content_problem
+
+    return _CallNames(
+        MCPError,
+        ValidationError,
+        frozenset(MODERN_PROTOCOL_VERSIONS),
+        tracing_on,
+        UNREADABLE,
+        structured_content_problem,
+        NotJson,
+        _clamp_inbound_ttl,
+        _later_revision_fields,
+        validate_server_result,
+    )
+
+
 async def _direct_call(
     direct: DirectRequests, name: str, arguments: dict[str, Any], version: str
 ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult | None:
     """``tools/call`` through ``direct``; None if the arguments are for the SDK to encode."""
     import mcp_types
-    from mcp.shared.exceptions import MCPError
 
-    from pegboard.mcp.direct import NotJson
-
+    sdk = _call_names()
     try:
         message = await direct.request("tools/call", {"name": name, "arguments": arguments})
-    except NotJson:
+    except sdk.not_json:
         return None
     if isinstance(message, mcp_types.JSONRPCError):
         error = message.error
-        raise MCPError(code=error.code, message=error.message, data=error.data)
+        raise sdk.mcp_error(code=error.code, message=error.message, data=error.data)
     return _typed_result(message.result, version)
 
 
@@ -448,13 +483,11 @@ def _typed_result(
     """A ``tools/call`` result read as ``ClientSession.send_request`` reads it: a negative
     ``ttlMs`` floored, checked against ``version``'s result schema, a later revision's
     fields dropped, then validated (raising pydantic's ``ValidationError`` as it does)."""
-    from mcp.client.session import _clamp_inbound_ttl, _later_revision_fields
-    from mcp_types.methods import validate_server_result
-
-    _clamp_inbound_ttl(raw)
+    sdk = _call_names()
+    sdk.clamp_ttl(raw)
     with contextlib.suppress(KeyError):  # a version without a row for tools/call
-        validate_server_result("tools/call", version, raw)
-    if not (foreign := _later_revision_fields("tools/call", version)).isdisjoint(raw):
+        sdk.validate_server_result("tools/call", version, raw)
+    if not (foreign := sdk.later_fields("tools/call", version)).isdisjoint(raw):
         raw = {key: value for key, value in raw.items() if key not in foreign}
     return _call_results().validate_python(raw, by_name=False)
 
