@@ -53,11 +53,7 @@ AUDIT_FILE = "audit.jsonl"
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_BACKUPS = 3
 MAX_LINE_BYTES = 16 * 1024  # a record is a few hundred bytes; a runaway field is cut
-# How long the writer waits after a batch's first record (see QueuedWriter): 20 ms puts the
-# records of several back-to-back calls in one write (at 2 ms each call woke the thread and
-# took the file lock on its own: ~0.1 ms of CPU per call); other processes see a record
-# that much later, this process never (its reads flush first).
-LINGER_S = 0.02
+LINGER_S = 0.002  # how long the writer waits after a batch's first record (see QueuedWriter)
 
 
 class AuditLog:
