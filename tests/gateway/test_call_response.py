@@ -18,7 +18,7 @@ VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 RESULTS = {
     "text": mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text="hi")]),
     "unicode": mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(type="text", text="查询天气: sunny \u2028 \"q\"")]
+        content=[mcp_types.TextContent(type="text", text='查询天气: sunny \u2028 "q"')]
     ),
     "structured error": mcp_types.CallToolResult(
         content=[mcp_types.TextContent(type="text", text="{}")],
