@@ -1,10 +1,11 @@
 """The cache-read commands print what they printed before their start-up work was cut.
 
 A real catalog cache (the SDK test server listed by ``servers refresh``, beside a server whose
-cached list has a poisoned tool, a changed tool waiting for trust and a name pegboard refuses),
+cached list has a poisoned tool, a zero-width character and a name pegboard refuses),
 every read command and format, compared byte for byte with ``tests/cli/golden/``: the output of
 the code before (cba5dcd), with only the temporary directory and the refresh times written as
-placeholders. ``PEGBOARD_WRITE_GOLDEN=1`` writes the files instead (with ``PYTHONPATH`` at an
+placeholders (and runs of spaces or rules, whose length follows the longest path).
+``PEGBOARD_WRITE_GOLDEN=1`` writes the files instead (with ``PYTHONPATH`` at an
 older ``src/`` to record that code's output).
 """
 
@@ -96,8 +97,11 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
 
 def _normalised(text: str, home: Path) -> str:
     text = text.replace(str(home), "<home>").replace(sys.executable, "<python>")
+    text = text.replace(str(SDK_SERVER), "<sdk_server>")
     text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "<time>", text)
-    return re.sub(r'("last_refresh": )\d+(\.\d+)?', r"\1<time>", text)
+    text = re.sub(r'("last_refresh": )\d+(\.\d+)?', r"\1<time>", text)
+    # a table's padding follows the longest cell, here a path of this machine's
+    return re.sub("─{2,}", "─", re.sub(" {2,}", "  ", text))
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
