@@ -51,13 +51,18 @@ _PLAIN_PARAMS = frozenset({"name", "arguments"})
 DISABLE_ENV = "PEGBOARD_NO_FAST_CALLS"  # =1: every request goes through the SDK's dispatcher
 
 
+def fast_calls_enabled() -> bool:
+    """Whether the fast paths (this one, and HTTP's :mod:`pegboard.gateway.http_fast`) are on."""
+    return os.environ.get(DISABLE_ENV, "") not in ("1", "true", "yes")
+
+
 class FastToolCalls:
     """Takes eligible ``tools/call`` lines off the stdio reader (see the module docstring)."""
 
     def __init__(self, gateway: Gateway, version: str | None = None) -> None:
         self._gateway = gateway
         self._version = version  # negotiated by the early reader, if it answered initialize
-        self.enabled = os.environ.get(DISABLE_ENV, "") not in ("1", "true", "yes")
+        self.enabled = fast_calls_enabled()
         self._running: dict[int | str, anyio.CancelScope] = {}
 
     def __call__(

@@ -141,12 +141,22 @@ class ClientHub:
 
     def __init__(self) -> None:
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self._by_session: weakref.WeakValueDictionary[str, Connection] = (
+            weakref.WeakValueDictionary()
+        )
         self.bus = _Bus()
 
     def add(self, session: ServerSession) -> None:
         connection = connection_of(session)
         connection.state.setdefault("pegboard.connected_at", time.time())
         self._connections.add(connection)
+        if connection.session_id is not None:
+            self._by_session[connection.session_id] = connection
+
+    def connection(self, session_id: str) -> Connection | None:
+        """The connection of the HTTP session ``session_id``, once a request of it reached
+        the SDK (its ``initialize``)."""
+        return self._by_session.get(session_id)
 
     def connections(self) -> list[dict[str, Any]]:
         """Each connected client: session id, client name and version, protocol version,

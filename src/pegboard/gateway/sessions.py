@@ -44,9 +44,13 @@ import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
 from pegboard.errors import CatalogError
+from pegboard.gateway.http_fast import HttpFastPath
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -157,6 +161,24 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
 
     seal: SessionSeal
     relay: Callable[[str], Awaitable[None]] | None
+    fast: HttpFastPath
+
+    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # A 2026-07-28 request (named by its header, as the SDK routes it) may take the
+        # fast path; the handshake era's is in the session's transport.
+        header = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
+        version = next((v for k, v in scope["headers"] if k == header), None)
+        if (
+            self.fast.enabled
+            and version is not None
+            and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS
+            and scope.get("method") == "POST"
+            and self._task_group is not None
+        ):
+            receive = await self.fast.modern(scope, receive, send, self)
+            if receive is None:
+                return
+        await super()._handle_request(scope, receive, send)
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = next(
@@ -213,7 +235,7 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
         return self._register(self.seal.seal(state), requestor)
 
     def _register(self, session_id: str, requestor: Any) -> StreamableHTTPServerTransport:
-        transport = StreamableHTTPServerTransport(
+        transport = self.fast.transport(
             mcp_session_id=session_id,
             is_json_response_enabled=self.json_response,
             event_store=self.event_store,
@@ -291,11 +313,19 @@ def _request(
 def revivable(
     manager: StreamableHTTPSessionManager,
     key: bytes,
-    relay: Callable[[str], Awaitable[None]] | None = None,
+    relay: Callable[[str], Awaitable[None]] | None,
+    fast: HttpFastPath,
 ) -> ReplicaSessionManager:
-    """``manager`` (an app's, not yet running) turned into a :class:`ReplicaSessionManager`."""
+    """``manager`` (an app's, not yet running) turned into a :class:`ReplicaSessionManager`;
+    ``fast``: the fast path of plain requests (:mod:`pegboard.gateway.http_fast`)."""
     manager.__class__ = ReplicaSessionManager
     assert isinstance(manager, ReplicaSessionManager)
     manager.seal = SessionSeal(key)
     manager.relay = relay
+    manager.fast = fast
+    manager.fast.lifespan_state = lambda: manager._lifespan_state
+    # The size limit in front of the subclass's request handler (the SDK bound its own).
+    manager.asgi_app = RequestBodyLimitMiddleware(
+        manager._handle_request, manager.max_request_body_size
+    )
     return manager

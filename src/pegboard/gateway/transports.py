@@ -21,7 +21,7 @@ from mcp.server.runner import serve_dual_era_loop
 
 from pegboard.errors import ConfigError
 from pegboard.gateway import early
-from pegboard.gateway.fastpath import FastToolCalls
+from pegboard.gateway.fastpath import FastToolCalls, fast_calls_enabled
 from pegboard.gateway.http_guards import HeaderShapeMiddleware, RequestIdMiddleware
 from pegboard.gateway.ready import write_snapshot
 from pegboard.gateway.server import Gateway
@@ -241,7 +241,9 @@ def _mcp_http_app(
 def _revivable_sessions(gateway: Gateway) -> None:
     """Handshake-era session ids any replica on the store can serve
     (:mod:`pegboard.gateway.sessions`); with a PostgreSQL store, answers relayed between
-    replicas."""
+    replicas; plain requests of both eras answered on the fast path
+    (:mod:`pegboard.gateway.http_fast`)."""
+    from pegboard.gateway.http_fast import HttpFastPath
     from pegboard.gateway.sessions import KEY_NAME, RELAY_CHANNEL, revivable
 
     store = gateway.rounds.store
@@ -254,7 +256,8 @@ def _revivable_sessions(gateway: Gateway) -> None:
 
     made = gateway.server._session_manager  # the SDK keeps the manager it just built there
     assert made is not None
-    manager = revivable(made, store.secret(KEY_NAME), relay)
+    fast = HttpFastPath(gateway, fast_calls_enabled())
+    manager = revivable(made, store.secret(KEY_NAME), relay, fast)
     if db is not None:
         gateway.background.append(lambda: db.listen(RELAY_CHANNEL, manager.relayed))
 
