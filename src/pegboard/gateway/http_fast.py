@@ -16,12 +16,14 @@ Host/Origin, Content-Type, Accept, session id and, on the modern era, envelope a
 string or integer ``id`` whose method is ``tools/call`` (``name`` and ``arguments`` only),
 ``tools/list`` (no cursor) or ``ping``, and
 
-- handshake era: on a known, initialized session (``Mcp-Session-Id``), no ``_meta``; a call
-  only from a client that cannot elicit (an eliciting client may need an approval round on
-  the response stream, which the SDK carries);
-- 2026-07-28: a complete envelope in ``_meta`` (version, capabilities, optional client
-  info, nothing else: no progress token), no ``inputResponses``/``requestState`` (an approval
-  round's retry), a call only from a client that declares no elicitation.
+- handshake era: on a known, initialized session (``Mcp-Session-Id``), with no ``_meta``
+  but a W3C trace context (``traceparent``, ``tracestate``: what an SDK client adds when it
+  traces itself); a call only from a client that cannot elicit (an eliciting client may need
+  an approval round on the response stream, which the SDK carries);
+- 2026-07-28: a complete envelope in ``_meta`` (version, capabilities, optional client info,
+  a trace context, nothing else: no progress token), no ``inputResponses`` or
+  ``requestState`` (an approval round's retry); a call only from a client that declares no
+  elicitation.
 
 Anything else (a check that fails, GET, DELETE, notifications, answers, batches,
 ``subscriptions/listen``, a request the SDK would refuse) goes to the SDK unchanged, which
@@ -89,6 +91,7 @@ _CALL_PARAMS = frozenset({"name", "arguments"})
 _ENVELOPE = frozenset(
     {PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY}
 )
+_TRACE = frozenset({"traceparent", "tracestate"})  # W3C trace context (the span's parent)
 _JSON = (b"content-type", b"application/json")
 _SSE = [
     (b"content-type", b"text/event-stream"),
@@ -112,9 +115,9 @@ def plain_request(message: Any, modern: bool) -> bool:
         return False
     meta = params.get("_meta")
     if modern:
-        if not isinstance(meta, dict) or set(meta) - _ENVELOPE:
+        if not isinstance(meta, dict) or set(meta) - _ENVELOPE - _TRACE:
             return False
-    elif "_meta" in params:
+    elif meta is not None and (not isinstance(meta, dict) or set(meta) - _TRACE):
         return False
     given = set(params) - {"_meta"}
     if method != "tools/call":
