@@ -31,12 +31,14 @@ from mcp.client.streamable_http import streamable_http_client
 
 from pegboard.calls.audit_log import AUDIT_FILE
 from pegboard.gateway import sessions
+from pegboard.gateway.http_fast import KEEPALIVE_S
 from pegboard.gateway.sessions import KEY_NAME
 from tests.gateway.harness import (
     PEGBOARD,
     STARTUP_BOUND,
     gateway_env,
     scripted_elicitation,
+    scripted_server,
     sdk_server,
     text_of,
     victim_server,
@@ -55,6 +57,7 @@ CONFIG = {
     "servers": {
         "toolbox": sdk_server() | {"force_prompt_tools": ["add"]},
         "victim": victim_server(),
+        "routing": scripted_server("--tools", "0", "--mode", "routed"),
     },
     "limits": {"per_tool": {LIMITED: LIMIT}},
 }
@@ -311,6 +314,31 @@ def _duplicated_method(h: dict[str, str], b: Any) -> tuple[list[tuple[str, str]]
     return [*h.items(), ("mcp-method", "tools/call")], b
 
 
+ROUTED = "mcp__routing__routed"
+
+
+@pytest.mark.parametrize("header", ["eu", "us", None])
+def test_mcp_param_headers_are_checked_against_the_callers_listing_as_by_the_sdk(
+    pair: Pair, header: str | None
+) -> None:
+    answers = []
+    for served in pair.both():
+        body, headers = _modern_call(served, ROUTED, {"region": "eu"})
+        body["id"] = 9
+        if header is not None:
+            headers = headers | {"mcp-param-region": header}
+        answer = served.post(body, headers)
+        answers.append((answer.status_code, _message(answer)))
+    assert answers[0] == answers[1]
+    status, message = answers[0]
+    if header == "eu":  # header and argument agree: answered (the scripted tool echoes)
+        assert status == 200, message
+        assert "error" not in message
+    else:
+        assert status == 400, message
+        assert "Mcp-Param-Region" in message["error"]["message"]
+
+
 MODERN_GUARDS: dict[str, tuple[Callable[[dict[str, str], Any], Any], int]] = {
     "no bearer token": (_no_token, 401),
     "a Host of another site (DNS rebinding)": (_with(host="evil.example:80"), 421),
@@ -499,3 +527,50 @@ async def test_an_eliciting_handshake_era_client_is_asked_on_the_sdk_route(pair:
     assert len(asked) == 1
     assert "mcp__toolbox__add" in asked[0]
     assert (result, echoed) == ("5", "plain")
+
+
+def _long_call(served: Served, fifo: Path, found: dict[str, Any]) -> None:
+    """A call to ``block`` read as a stream: its content type and first chunk once it is
+    past the keep-alive time, then (after a cancel) the final message."""
+    headers = served.open_session()
+    body = _request(
+        88, "tools/call", {"name": "mcp__victim__block", "arguments": {"fifo": str(fifo)}}
+    )
+    with served.http.stream(
+        "POST", served.url, content=json.dumps(body), headers=headers
+    ) as answer:
+        found["type"] = answer.headers["content-type"]
+        chunks = answer.iter_text()
+        found["first"] = next(chunks)  # sent after KEEPALIVE_S, while the call still runs
+        cancel = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 88},
+        }
+        with httpx.Client(timeout=30) as other:
+            other.post(served.url, content=json.dumps(cancel), headers=headers)
+        found["rest"] = "".join(chunks)
+
+
+def test_a_fast_call_past_the_keepalive_time_is_streamed_with_keepalive_comments(
+    pair: Pair, tmp_path: Path
+) -> None:
+    found: list[dict[str, Any]] = [{}, {}]
+    threads = []
+    for index, served in enumerate(pair.both()):
+        fifo = tmp_path / f"long-{index}"
+        os.mkfifo(fifo)
+        thread = threading.Thread(target=_long_call, args=(served, fifo, found[index]))
+        thread.start()
+        assert fifo.read_text() == "started\n"
+        threads.append(thread)
+    started = time.monotonic()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert time.monotonic() - started >= KEEPALIVE_S - 1
+    for one in found:
+        assert one["type"].startswith("text/event-stream"), one
+        assert one["first"].startswith(": ping"), one
+    fast, sdk = (json.loads(one["rest"].split("data: ")[-1]) for one in found)
+    assert fast == sdk
+    assert fast["error"]["message"] == "Request cancelled"

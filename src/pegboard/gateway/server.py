@@ -66,7 +66,7 @@ from pegboard.gateway.approval import (
 )
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.content_guard import Asking
-from pegboard.gateway.identity import STDIO, principal_of
+from pegboard.gateway.identity import HTTP_SCOPE, STDIO, principal_of, principal_of_scope
 from pegboard.gateway.pages import ApprovalPages
 from pegboard.gateway.rounds import (
     GRANT_TTL_S,
@@ -252,6 +252,8 @@ class Gateway:
         # (protocol version, access view key) -> the serialized tools/list result, until the
         # surface changes
         self._listed: dict[tuple[str, tuple[int, ...] | None], bytes] = {}
+        # access view key -> tool name -> input schema, until the surface changes
+        self._schemas: dict[tuple[int, ...] | None, dict[str, Any]] = {}
         self.snapshot_due = Pending()
         self.client_seen = anyio.Event()  # the first request of a client reached the SDK
         # Tasks the HTTP transport runs beside the gateway (the relay between replicas).
@@ -265,6 +267,7 @@ class Gateway:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.hub.bus),
             cache_hints=dict.fromkeys(_HINTED, LIST_HINT),
+            get_tool_input_schema=self.input_schema,
             **(content.handlers(self._asking, self.caller) if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
@@ -355,6 +358,19 @@ class Gateway:
             cached = json.dumps(result, separators=(",", ":")).encode()
             self._listed[key] = cached
         return cached
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema of tool ``name`` as the caller of the HTTP request being checked
+        lists it (None: not listed to them), which the SDK checks a 2026-07-28 call's
+        ``Mcp-Param`` headers against; without it the SDK would list every tool per call."""
+        scope = HTTP_SCOPE.get()
+        view = self.view_of(principal_of_scope(scope) if scope is not None else STDIO)
+        key = view.key if view is not None else None
+        schemas = self._schemas.get(key)
+        if schemas is None:
+            listed = self.surface.list_tools_json(view)
+            schemas = self._schemas[key] = {t["name"]: t.get("inputSchema") for t in listed}
+        return schemas.get(name)
 
     def _tools_list_result(self, version: str, view: AccessView | None) -> dict[str, Any]:
         # The SDK's per-version sieve drops fields the version does not know (once per change).
@@ -535,6 +551,7 @@ class Gateway:
 
     def _on_surface_changed(self) -> None:
         self._listed.clear()
+        self._schemas.clear()
         self._changed.set()
         self.snapshot_due.set()
 

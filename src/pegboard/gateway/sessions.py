@@ -51,6 +51,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from pegboard.errors import CatalogError
 from pegboard.gateway.http_fast import HttpFastPath
+from pegboard.gateway.identity import HTTP_SCOPE
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -168,17 +169,19 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
         # fast path; the handshake era's is in the session's transport.
         header = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
         version = next((v for k, v in scope["headers"] if k == header), None)
-        if (
-            self.fast.enabled
-            and version is not None
-            and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS
-            and scope.get("method") == "POST"
-            and self._task_group is not None
-        ):
-            receive = await self.fast.modern(scope, receive, send, self)
-            if receive is None:
-                return
-        await super()._handle_request(scope, receive, send)
+        if version is None or version.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS:
+            await super()._handle_request(scope, receive, send)
+            return
+        token = HTTP_SCOPE.set(scope)  # whose listing the Mcp-Param check reads
+        try:
+            if self.fast.enabled and scope.get("method") == "POST" and self._task_group:
+                answered = await self.fast.modern(scope, receive, send, self)
+                if answered is None:
+                    return
+                receive = answered
+            await super()._handle_request(scope, receive, send)
+        finally:
+            HTTP_SCOPE.reset(token)
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = next(

@@ -19,7 +19,8 @@ and outlives its stdin), ``no-tools`` (lists no tool), ``noisy`` (a garbage line
 and a notification before each answer), ``big-result`` (tools/call answers one 50 MiB line),
 ``note-flood`` (5,000 log notifications before each tools/call answer), ``typed`` (lists
 ``typed``, whose ``outputSchema`` wants an integer ``n``; calling it returns ``{"n": <argument
-n>}``).
+n>}``), ``routed`` (lists ``routed``, whose argument ``region`` is mirrored in an
+``Mcp-Param-Region`` header by 2026-07-28 clients).
 Calling ``announce`` first sends ``notifications/tools/list_changed``.
 ``--slow-start S`` sleeps S seconds before reading stdin, telling stderr (with ``$TOKEN``).
 ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
@@ -77,6 +78,10 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
     if "typed" in ns.mode:
         number = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
         out.append({"name": "typed", "inputSchema": {"type": "object"}, "outputSchema": number})
+    if "routed" in ns.mode:  # a 2026-07-28 client mirrors region in an Mcp-Param-Region header
+        region = {"type": "string", "x-mcp-header": "Region"}
+        schema = {"type": "object", "properties": {"region": region}}
+        out.append({"name": "routed", "inputSchema": schema})
     if "no-tools" in ns.mode:
         out.clear()
     if "extra" in ns.mode:
