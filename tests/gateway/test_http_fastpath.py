@@ -120,6 +120,12 @@ def _request(request_id: Any, method: str, params: dict[str, Any] | None) -> dic
     return body
 
 
+def _parser_of(pid: int) -> str:
+    """Which HTTP parser a serving process runs: httptools' C module mapped, or h11."""
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return "httptools" if "/httptools/parser/" in maps else "h11"
+
+
 def _start(tmp_path: Path, extra_env: dict[str, str]) -> Served:
     write_config(tmp_path, CONFIG)
     env = gateway_env(tmp_path) | {"PEGBOARD_TOKEN": TOKEN} | extra_env
@@ -158,6 +164,33 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
             served.http.close()
             served.process.terminate()
             served.process.wait(timeout=15)
+
+
+def test_the_http_extra_is_used_when_installed_and_h11_serves_the_fast_path_without_it(
+    pair: Pair, tmp_path: Path
+) -> None:
+    assert _parser_of(pair.fast.process.pid) == "httptools"  # `pip install 'pegboard[http]'`
+    hidden = tmp_path / "hide" / "httptools"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('not installed here')\n")
+    (tmp_path / "h11").mkdir()
+    served = _start(tmp_path / "h11", {"PYTHONPATH": str(hidden.parent)})
+    try:
+        headers = served.open_session()
+        assert _parser_of(served.process.pid) == "h11"
+        answers = [
+            served.call("mcp__toolbox__echo", {"text": "pure"}, headers),
+            served.post(_request(2, "tools/list", None), headers),
+            served.post(_request(3, "ping", None), headers),
+        ]
+        assert [a.headers["content-type"] for a in answers] == ["application/json"] * 3
+        assert answers[0].json()["result"]["content"] == [{"type": "text", "text": "pure"}]
+        assert "mcp__toolbox__echo" in [t["name"] for t in answers[1].json()["result"]["tools"]]
+        assert answers[2].json()["result"] == {}
+    finally:
+        served.http.close()
+        served.process.terminate()
+        served.process.wait(timeout=15)
 
 
 def _message(answer: httpx.Response) -> dict[str, Any]:
