@@ -136,9 +136,9 @@ def _can_elicit(capabilities: Any) -> bool:
     return capabilities is not None and capabilities.elicitation is not None
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """``receive`` with the body, already read here, given back first (then the rest:
-    a disconnect the SDK may wait for)."""
+def replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` with the body, already read, given back first (then ``receive``'s own
+    messages: a disconnect the SDK may wait for)."""
     sent = False
 
     async def replayed() -> Message:
@@ -313,7 +313,7 @@ class HttpFastPath:
         if not has_json or not (manager.json_response or has_sse):
             return receive
         body = await request.body()
-        replayed = _replay(body, receive)
+        replayed = replay(body, receive)
         try:
             message = json.loads(body)
         except (ValueError, RecursionError):

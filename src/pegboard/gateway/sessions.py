@@ -50,7 +50,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
 from pegboard.errors import CatalogError
-from pegboard.gateway.http_fast import HttpFastPath
+from pegboard.gateway.http_fast import HttpFastPath, replay
 from pegboard.gateway.identity import HTTP_SCOPE
 
 logger = logging.getLogger("pegboard.gateway")
@@ -117,18 +117,13 @@ async def _body(receive: Receive) -> bytes:
     return b"".join(chunks)
 
 
+async def _nothing_more() -> Message:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
 def _replay(body: bytes) -> Receive:
-    sent = False
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    return receive
+    return replay(body, _nothing_more)
 
 
 async def _discard(message: Message) -> None:
