@@ -68,4 +68,4 @@ HTTP_SCOPE: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.Conte
     "pegboard_http_scope", default=None
 )
 """The ASGI scope of the 2026-07-28 HTTP request being checked, for what the SDK asks before
-any handler runs (:meth:`~pegboard.gateway.server.Gateway.input_schema`)."""
+any handler runs (:class:`~pegboard.gateway.server.InputSchemas`)."""

@@ -197,6 +197,33 @@ class ClientHub:
                 await connection.send_prompt_list_changed()
 
 
+class InputSchemas:
+    """A tool's input schema as the caller of the HTTP request being checked lists it (None:
+    not listed to them): what the SDK checks a 2026-07-28 call's ``Mcp-Param`` headers
+    against, given as its ``get_tool_input_schema`` (without it the SDK lists every tool per
+    call to find the one schema). One name -> schema map per access view, until a change."""
+
+    def __init__(
+        self, surface: ToolSurface, view_of: Callable[[Principal], AccessView | None]
+    ) -> None:
+        self._surface = surface
+        self._view_of = view_of
+        self._maps: dict[tuple[int, ...] | None, dict[str, Any]] = {}
+
+    def __call__(self, name: str) -> dict[str, Any] | None:
+        scope = HTTP_SCOPE.get()
+        view = self._view_of(principal_of_scope(scope) if scope is not None else STDIO)
+        key = view.key if view is not None else None
+        schemas = self._maps.get(key)
+        if schemas is None:
+            listed = self._surface.list_tools_json(view)
+            schemas = self._maps[key] = {t["name"]: t.get("inputSchema") for t in listed}
+        return schemas.get(name)
+
+    def clear(self) -> None:
+        self._maps.clear()
+
+
 class _GatewayServer(Server[Any]):
     """A Server whose initialize result reads the surface at handshake time."""
 
@@ -252,8 +279,7 @@ class Gateway:
         # (protocol version, access view key) -> the serialized tools/list result, until the
         # surface changes
         self._listed: dict[tuple[str, tuple[int, ...] | None], bytes] = {}
-        # access view key -> tool name -> input schema, until the surface changes
-        self._schemas: dict[tuple[int, ...] | None, dict[str, Any]] = {}
+        self.input_schemas = InputSchemas(surface, self.view_of)
         self.snapshot_due = Pending()
         self.client_seen = anyio.Event()  # the first request of a client reached the SDK
         # Tasks the HTTP transport runs beside the gateway (the relay between replicas).
@@ -267,7 +293,7 @@ class Gateway:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.hub.bus),
             cache_hints=dict.fromkeys(_HINTED, LIST_HINT),
-            get_tool_input_schema=self.input_schema,
+            get_tool_input_schema=self.input_schemas,
             **(content.handlers(self._asking, self.caller) if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
@@ -358,19 +384,6 @@ class Gateway:
             cached = json.dumps(result, separators=(",", ":")).encode()
             self._listed[key] = cached
         return cached
-
-    def input_schema(self, name: str) -> dict[str, Any] | None:
-        """The input schema of tool ``name`` as the caller of the HTTP request being checked
-        lists it (None: not listed to them), which the SDK checks a 2026-07-28 call's
-        ``Mcp-Param`` headers against; without it the SDK would list every tool per call."""
-        scope = HTTP_SCOPE.get()
-        view = self.view_of(principal_of_scope(scope) if scope is not None else STDIO)
-        key = view.key if view is not None else None
-        schemas = self._schemas.get(key)
-        if schemas is None:
-            listed = self.surface.list_tools_json(view)
-            schemas = self._schemas[key] = {t["name"]: t.get("inputSchema") for t in listed}
-        return schemas.get(name)
 
     def _tools_list_result(self, version: str, view: AccessView | None) -> dict[str, Any]:
         # The SDK's per-version sieve drops fields the version does not know (once per change).
@@ -551,7 +564,7 @@ class Gateway:
 
     def _on_surface_changed(self) -> None:
         self._listed.clear()
-        self._schemas.clear()
+        self.input_schemas.clear()
         self._changed.set()
         self.snapshot_due.set()
 
