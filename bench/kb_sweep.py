@@ -54,6 +54,8 @@ class Store:
         self.size = dict(zip(counts[0].tolist(), counts[1].tolist(), strict=True))
         self.encoder = shared_encoder()
         self._vectors: dict[str, np.ndarray] = {}
+        self.question = ""  # the question being ranked, and its chunks' fused scores: for
+        self.chunk_scores: dict[int, float] = {}  # a rerank (bench/kb_candidates.py)
 
     def vector(self, q: str) -> np.ndarray:
         if q not in self._vectors:
@@ -124,6 +126,7 @@ def ranker(
         }
         ranked = [d for d, _ in sorted(final.items(), key=lambda t: -t[1])]
         if rerank is not None:
+            s.question, s.chunk_scores = q, scores
             ranked = rerank(s, v, ranked)
         return [s.name[d] for d in ranked]
 
