@@ -21,7 +21,7 @@ from mcp.server.runner import serve_dual_era_loop
 
 from pegboard.errors import ConfigError
 from pegboard.gateway import early
-from pegboard.gateway.fastpath import FastToolCalls, fast_calls_enabled
+from pegboard.gateway.fastpath import FastToolCalls
 from pegboard.gateway.http_guards import HeaderShapeMiddleware, RequestIdMiddleware
 from pegboard.gateway.ready import write_snapshot
 from pegboard.gateway.server import Gateway
@@ -244,6 +244,7 @@ def _revivable_sessions(gateway: Gateway) -> None:
     replicas; plain requests of both eras answered on the fast path
     (:mod:`pegboard.gateway.http_fast`)."""
     from pegboard.gateway.http_fast import HttpFastPath
+    from pegboard.mcp import direct
     from pegboard.gateway.sessions import KEY_NAME, RELAY_CHANNEL, revivable
 
     store = gateway.rounds.store
@@ -256,7 +257,7 @@ def _revivable_sessions(gateway: Gateway) -> None:
 
     made = gateway.server._session_manager  # the SDK keeps the manager it just built there
     assert made is not None
-    fast = HttpFastPath(gateway, fast_calls_enabled())
+    fast = HttpFastPath(gateway, direct.enabled())
     manager = revivable(made, store.secret(KEY_NAME), relay, fast)
     if db is not None:
         gateway.background.append(lambda: db.listen(RELAY_CHANNEL, manager.relayed))
