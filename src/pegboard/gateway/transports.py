@@ -244,8 +244,8 @@ def _revivable_sessions(gateway: Gateway) -> None:
     replicas; plain requests of both eras answered on the fast path
     (:mod:`pegboard.gateway.http_fast`)."""
     from pegboard.gateway.http_fast import HttpFastPath
-    from pegboard.mcp import direct
     from pegboard.gateway.sessions import KEY_NAME, RELAY_CHANNEL, revivable
+    from pegboard.mcp import direct
 
     store = gateway.rounds.store
     db = getattr(store, "db", None)  # the PostgreSQL store's Database
