@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -28,6 +28,14 @@ logger = logging.getLogger("pegboard.mcp.catalog")
 def tool_hash(raw: dict[str, Any]) -> str:
     """sha256 of a tool's canonical MCP definition (what approvals bind to)."""
     return hashlib.sha256(canonical_json(raw).encode("utf-8")).hexdigest()
+
+
+def differs(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]) -> bool:
+    """Whether two tool lists differ in content (the canonical JSON of each item, item by item:
+    the same answer as comparing the whole lists' JSON, without two copies of it at once)."""
+    return len(before) != len(after) or any(
+        canonical_json(a) != canonical_json(b) for a, b in zip(before, after, strict=True)
+    )
 
 
 class Flight:
@@ -98,14 +106,22 @@ class ServerEntry:
 
     def set_pins(self, pins: dict[str, str]) -> bool:
         """Take the store's pins; True if what is visible changed."""
-        before = self.visible
+        before, unchanged = self.visible, pins == self.pins
         self.pins = dict(pins)
-        self.launch_changed = launch_pending(self.pins, self.config.fingerprint)
-        if self.raw is not None:
+        launch_changed = launch_pending(self.pins, self.config.fingerprint)
+        unchanged = unchanged and launch_changed == self.launch_changed
+        self.launch_changed = launch_changed
+        if self.raw is not None and not unchanged:  # the same pins decide the same
             self._set_tools(self.raw)
         elif self.launch_changed:
             self.pending = {}
         return before != self.visible
+
+    def regate(self) -> None:
+        """Recompute what is visible under the config's gates (its disabled and force-prompt
+        tools changed; the listing did not)."""
+        if self.raw is not None:
+            self._set_tools(self.raw)
 
     # -- cache --------------------------------------------------------------------------------
     def load(self, record: StoredServer | None, state: StoredState | None) -> None:
@@ -168,24 +184,30 @@ class ServerEntry:
         self.tool_hashes = {item["name"]: tool_hash(item) for item in kept}
 
     def accept(self, raw: list[dict[str, Any]], now: float, empty_backoff: float) -> bool:
-        """Store a successful listing; True when the content differs from the cached one."""
+        """Store a successful listing; True when the content differs from the cached one.
+
+        A listing equal to the cached one (every start lists its servers again) keeps the
+        cached objects, which the registry's tools share, and drops the new ones: the same
+        definitions are held once, not twice.
+        """
         before = self.raw or ()
-        self._set_tools(tuple(raw))
+        changed = differs(before, raw)
+        if changed or self.raw is None:
+            self._set_tools(tuple(raw))
+            changed = differs(before, self.raw or ())
         self.fetched_at = now
         self.attempted = True
         self.error = None
         self.backoff_until = None if self.raw else now + empty_backoff
         self.set_state("connected" if self.connection.connected else self.state)
-        return canonical_json(list(before)) != canonical_json(list(self.raw or ()))
+        return changed
 
     def adopt(self, record: StoredServer) -> bool:
         """Take the tool list another process stored (a replica's refresh); True when it
         differs from the cached one. This replica's state and error stay its own."""
         if record.tools is None:
             return False
-        if self.raw is not None and canonical_json(list(self.raw)) == canonical_json(
-            list(record.tools)
-        ):
+        if self.raw is not None and not differs(self.raw, record.tools):
             return False
         self._set_tools(record.tools)
         self.new_pins = {}  # whoever stored the list wrote its first-sight pins
