@@ -328,9 +328,14 @@ async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[st
     stdio.search = True
     name = f"search{size}-{pause:g}"  # a fresh data directory for each row pair
     await stdio.prepare(name)
-    rows = _first_and_later(
-        [r for r in stdio.proxies(name, "x", floors=False) if r.label.startswith("pegboard")]
-    )
+    proxies = [r for r in stdio.proxies(name, "x", floors=False) if r.label.startswith("pegboard")]
+    if stdio.before_src:  # the code before gets a data directory of its own, and two rows
+        await stdio.prepare(f"{name}-before")
+        env = stdio.pegboard_env(f"{name}-before", {"PYTHONPATH": stdio.before_src})
+        proxies = [
+            dataclass_replace(r, env=env) if r.env and "PYTHONPATH" in r.env else r for r in proxies
+        ]
+    rows = _first_and_later(proxies, before_too=True)
     queries = ["search the web for news", "send an email", "weather forecast", "read a file"]
     found: dict[str, list[float]] = {}
     for row in rows:
@@ -350,13 +355,16 @@ async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[st
     return found
 
 
-def _first_and_later(rows: list[Proxy]) -> list[Proxy]:
+def _first_and_later(rows: list[Proxy], before_too: bool = False) -> list[Proxy]:
     """This checkout's row twice: its first start in a fresh data directory (it builds the
     search index and counts every token) and a later one (it loads both from the data
-    directory); the code before keeps nothing, so it runs once."""
+    directory); the code before runs once (it kept nothing before session 7), or twice too
+    with ``before_too`` (first-search: its own data directory, for a code before that keeps
+    its index)."""
+    twice = {"pegboard serve", "pegboard, code before"} if before_too else {"pegboard serve"}
     out: list[Proxy] = []
     for row in rows:
-        if row.label == "pegboard serve":
+        if row.label in twice:
             out.append(dataclass_replace(row, label=f"{row.label}, first start"))
             out.append(dataclass_replace(row, label=f"{row.label}, later start"))
         else:

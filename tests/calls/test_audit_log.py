@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,18 @@ def test_each_record_is_one_json_line_with_its_fields_and_a_time(tmp_path: Path)
     assert data["tool"] == "mcp__fs__read"
     assert data["via"] == "direct"
     assert data["time"] == 1.5
+
+
+def test_a_missing_data_directory_is_made_at_the_first_record_and_again_if_removed(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "data" / "nested"
+    log = AuditLog(home / "audit.jsonl")
+    log(_record(1))
+    shutil.rmtree(tmp_path / "data")  # e.g. a test or a person clearing the data directory
+    log(_record(2))
+    [line] = (home / "audit.jsonl").read_text().splitlines()
+    assert json.loads(line)["call_id"] == "c2"
 
 
 def test_the_log_rotates_and_never_grows_past_its_bound(tmp_path: Path) -> None:

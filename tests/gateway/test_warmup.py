@@ -3,12 +3,15 @@ model's first search does not pay for it; nothing is built when nothing is defer
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
 import pytest
 
-from pegboard.gateway.warmup import warm_search_index
+from pegboard.core.tokens import BpeTokenCounter, default_token_counter
+from pegboard.deferral.tool_search import search_pool
+from pegboard.gateway.warmup import count_search_lines, warm_search_index
 from tests.gateway.harness import (
     STARTUP_BOUND,
     run_cli,
@@ -17,8 +20,10 @@ from tests.gateway.harness import (
     victim_server,
     write_config,
 )
+from tests.toolsets.test_routes import config, runtime_of
 
 pytestmark = pytest.mark.anyio
+__all__ = ["config"]  # the fixture: a 30-tool SDK server, refreshed into the cache, deferred
 
 
 def _has_files(path: Path) -> bool:
@@ -122,3 +127,19 @@ async def test_the_build_waits_for_the_first_answer_and_for_a_search_to_be_offer
     await warm_search_index(idle, done, lambda: offered)
     await anyio.sleep(0.3)
     assert not idle.built.is_set()
+
+
+async def test_after_the_warm_up_a_search_loads_no_tokenizer_for_its_lines(config: Path) -> None:
+    queries = ["add two numbers", "echo a text", "查询天气", "fail with a reason", "media"]
+    with anyio.fail_after(STARTUP_BOUND):
+        async with runtime_of(config, []) as runtime:
+            pool = runtime.surface.exposition.pool  # type: ignore[union-attr]
+            assert pool is not None
+            count_search_lines(runtime.surface)
+            # A later process: only what this one counted (kept in token-counts.bin).
+            later = BpeTokenCounter()
+            later.seed(default_token_counter().counts())  # type: ignore[attr-defined]
+            texts = [search_pool(replace(pool, counter=later), [q]).as_text() for q in queries]
+
+    assert later._tokenizer is None  # every line was counted before: no encoding loaded
+    assert all("- mcp__toolbox__" in t for t in texts)

@@ -27,7 +27,7 @@ def scripted(server_id: str, *modes: str, log: Path | None = None, **kw: Any) ->
         args += ["--mode", mode]
     if log is not None:
         args += ["--log", str(log)]
-    for flag in ("tools", "page_size", "names", "mode_file", "ref_url", "call_log"):
+    for flag in ("tools", "page_size", "names", "mode_file", "ref_url", "call_log", "id_log"):
         if flag in kw:
             args += [f"--{flag.replace('_', '-')}", str(kw.pop(flag))]
     timeouts = {"connect_timeout": 5.0, "list_timeout": 5.0, "call_timeout": 5.0}

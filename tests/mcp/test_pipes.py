@@ -78,3 +78,30 @@ async def test_the_threaded_path_carries_a_large_message_both_ways_and_sees_eof(
     await process.aclose()
     with pytest.raises(anyio.ClosedResourceError):
         await process.stdout.receive()
+
+
+@pytest.mark.parametrize("threaded", [False, True], ids=["nonblocking", "threaded"])
+async def test_items_sent_at_once_by_several_tasks_arrive_whole_and_unmixed(
+    threaded: bool,
+) -> None:
+    # Each item is far over a pipe's 64 KiB: its write is cut short and waits for room, and
+    # meanwhile the other tasks must not write into the middle of it.
+    process = _child(threaded)
+    items = {letter: letter.encode() * (1 << 20) + b"\n" for letter in "abcd"}
+    received = b""
+
+    async def read_all() -> None:
+        nonlocal received
+        while received.count(b"\n") < len(items):
+            received += await process.stdout.receive()
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_all)
+            for item in items.values():
+                tg.start_soon(process.stdin.send, item)
+        await process.stdin.aclose()
+        await process.wait()
+    lines = sorted(received.split(b"\n")[:-1])
+    assert lines == [letter.upper().encode() * (1 << 20) for letter in "abcd"]
+    await process.aclose()

@@ -132,7 +132,13 @@ class AuditLog:
             line = json.dumps(data, ensure_ascii=False, sort_keys=True, default=str)
             lines.append((line if len(line) <= MAX_LINE_BYTES else _truncated(data)).encode())
         raw = b"".join(line + b"\n" for line in lines)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._append_raw(raw)
+        except FileNotFoundError:  # no data directory (yet, or any more): made on demand
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._append_raw(raw)
+
+    def _append_raw(self, raw: bytes) -> None:
         with self._locked():
             try:
                 size = self.path.stat().st_size

@@ -88,7 +88,7 @@ def serve(
         serve_http,
         serve_stdio,
     )
-    from pegboard.gateway.warmup import searching, warm_search_index
+    from pegboard.gateway.warmup import count_search_lines, searching, warm_search_index
     from pegboard.runtime import RuntimeOptions
     from pegboard.service.admin_link import approval_pages, served_admin
 
@@ -171,7 +171,8 @@ def serve(
             tg.start_soon(runtime.watch_config)
             tg.start_soon(runtime.share_replica_state)
             offered = partial(searching, runtime.surface)
-            tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered)
+            lines = partial(count_search_lines, runtime.surface)
+            tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered, lines)
             if http:
                 verifier = _verifier(auth)
                 await serve_http(

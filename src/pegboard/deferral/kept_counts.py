@@ -4,6 +4,10 @@ Deferral measures every tool definition and the prompt section it would inject; 
 ``o200k_base`` tables behind those counts take about 70 MB once loaded. The counts (16-byte
 text digest, count) are written to one file a moment after new ones are made and read back at
 the next start, so a catalog counted before costs no tokenizer at all.
+
+The same file mechanics keep any table of ``(16-byte digest, count)`` records with the
+:class:`KeptTable` methods, under a head line of its own (the digests of the tool definitions
+that passed the listing checks: :mod:`pegboard.mcp.checked`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import os
 import struct
 import tempfile
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Protocol
 
 from pegboard.core.tokens import BpeTokenCounter
 
@@ -25,13 +31,31 @@ SAVE_DELAY_S = 1.0
 _RECORD = struct.Struct("<16sI")
 
 
-def _head(counter: BpeTokenCounter) -> bytes:
-    return f"pegboard-token-counts {counter.encoding}\n".encode()
+class KeptTable(Protocol):
+    """What :func:`keep_counts` keeps: records to seed from, records to write, and the hook
+    called when a new record was made. A table other than a :class:`BpeTokenCounter` also
+    has ``kept_head`` (bytes): its file's first line."""
+
+    on_new: Callable[[], None] | None
+
+    def seed(self, counts: Iterable[tuple[bytes, int]]) -> None: ...
+
+    def counts(self) -> list[tuple[bytes, int]]: ...
 
 
-def keep_counts(counter: BpeTokenCounter, path: Path) -> None:
+def _head(counter: KeptTable) -> bytes:
+    if isinstance(counter, BpeTokenCounter):
+        return f"pegboard-token-counts {counter.encoding}\n".encode()
+    head = getattr(counter, "kept_head", None)  # another table's own file head
+    if not isinstance(head, bytes):
+        raise TypeError(f"{type(counter).__name__} has no kept_head")
+    return head
+
+
+def keep_counts(counter: KeptTable, path: Path) -> None:
     """Seed ``counter`` from ``path`` and have it write its counts back there when it makes
-    new ones. A missing, damaged or other-encoding file is ignored (and rewritten)."""
+    new ones. A missing, damaged or other-encoding file (another head line: for token counts,
+    another encoding) is ignored (and rewritten)."""
     counter.seed(read_counts(counter, path))
     lock, writing = threading.Lock(), threading.Lock()
     pending: list[threading.Timer] = []
@@ -62,7 +86,7 @@ def keep_counts(counter: BpeTokenCounter, path: Path) -> None:
     atexit.register(at_exit)
 
 
-def read_counts(counter: BpeTokenCounter, path: Path) -> list[tuple[bytes, int]]:
+def read_counts(counter: KeptTable, path: Path) -> list[tuple[bytes, int]]:
     try:
         data = path.read_bytes()
     except OSError:
@@ -70,12 +94,17 @@ def read_counts(counter: BpeTokenCounter, path: Path) -> list[tuple[bytes, int]]
     head = _head(counter)
     body = data[len(head) :]
     if not data.startswith(head) or len(body) % _RECORD.size:
-        logger.warning("ignoring the unreadable token counts %s", path)
+        logger.warning("ignoring the unreadable %s %s", _what(head), path)
         return []
     return [(key, count) for key, count in _RECORD.iter_unpack(body)]
 
 
-def write_counts(counter: BpeTokenCounter, path: Path) -> None:
+def _what(head: bytes) -> str:
+    """``token counts`` for ``pegboard-token-counts ...``: the head's words, for messages."""
+    return head.split(b" ", 1)[0].decode().removeprefix("pegboard-").replace("-", " ")
+
+
+def write_counts(counter: KeptTable, path: Path) -> None:
     """Write ``counter``'s counts to ``path`` atomically (a temporary file renamed over it)."""
     records = b"".join(_RECORD.pack(key, count) for key, count in counter.counts())
     tmp: Path | None = None
@@ -88,6 +117,6 @@ def write_counts(counter: BpeTokenCounter, path: Path) -> None:
     except FileNotFoundError:  # the data directory went away (a removed test home)
         return
     except OSError as exc:
-        logger.warning("cannot write the token counts %s: %s", path, exc)
+        logger.warning("cannot write the %s %s: %s", _what(_head(counter)), path, exc)
         if tmp is not None:
             tmp.unlink(missing_ok=True)

@@ -6,11 +6,15 @@ No query browses, a page at a time (``offset``): a namespace lists its tools by 
 namespace puts the namespace overview on top of the first page of every deferred tool, so a
 model that omits the query gets tools in one call. Every answer also carries a structured form
 (``ToolOutput.structured``: the MCP ``structuredContent``) so code can read it.
+
+A search runs in a worker thread: the first one after a start may wait for the index to be
+loaded or built (:mod:`pegboard.search.stored`), and the event loop goes on serving meanwhile.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from pegboard.core.definition import canonical_json
@@ -37,7 +41,10 @@ def make_tool_search(pool: DeferredPool) -> Tool:
     """The ``tool_search`` tool of one request."""
 
     async def execute(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        return search_pool(
+        import anyio.to_thread  # here: `pegboard tools search` never runs an event loop
+
+        search = partial(
+            search_pool,
             pool.seen_by(ctx),
             _queries(args.get("query")),
             namespace=args.get("namespace"),
@@ -45,6 +52,7 @@ def make_tool_search(pool: DeferredPool) -> Tool:
             verbose=bool(args.get("verbose", False)),
             offset=int(args.get("offset", 0)),
         )
+        return await anyio.to_thread.run_sync(search)
 
     return Tool(description=SEARCH_DESCRIPTION, input_schema=SEARCH_SCHEMA, execute=execute)
 

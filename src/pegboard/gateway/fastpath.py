@@ -11,12 +11,14 @@ middleware chain, an OpenTelemetry span, a request clock, a task per request) co
 than the call itself. For the common case, a ``tools/call`` with only ``name`` and
 ``arguments`` from an initialized client that cannot be asked for approval (no elicitation
 capability), :class:`FastToolCalls` answers the line directly: it runs the same
-:meth:`~pegboard.gateway.server.Gateway.call` as the SDK handler, shapes the result with the
-SDK's own per-version serializer, and writes the response. Everything else (a request with
+:meth:`~pegboard.gateway.server.Gateway.call` as the SDK handler, and writes the response line
+:func:`~pegboard.gateway.server.call_response` makes (the SDK's own per-version serializer,
+no message models). Everything else (a request with
 ``_meta``, e.g. a progress token; a client that can elicit; anything before the handshake) goes
 to the SDK unchanged. ``notifications/cancelled`` for a fast call cancels it (no response is
 sent, as the protocol asks); the notification still reaches the SDK, which ignores the id.
-``PEGBOARD_NO_FAST_CALLS=1`` turns the fast path off (for comparison, or if it misbehaves).
+``PEGBOARD_NO_FAST_CALLS=1`` turns the fast path off (for comparison, or if it misbehaves),
+with the direct upstream requests of :mod:`pegboard.mcp.direct`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 from typing import Any
 
 import anyio
@@ -33,13 +34,13 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pegboard.gateway.approval import client_can_elicit, connection_of
 from pegboard.gateway.ready import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, response
-from pegboard.gateway.server import Gateway
+from pegboard.gateway.server import Gateway, call_response
 from pegboard.gateway.stdio import Outgoing
+from pegboard.mcp import direct
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -48,7 +49,6 @@ _CANCELLED = b'"notifications/cancelled"'
 _LIST = b'"tools/list"'
 _PING = b'"ping"'
 _PLAIN_PARAMS = frozenset({"name", "arguments"})
-DISABLE_ENV = "PEGBOARD_NO_FAST_CALLS"  # =1: every request goes through the SDK's dispatcher
 
 
 class FastToolCalls:
@@ -57,7 +57,7 @@ class FastToolCalls:
     def __init__(self, gateway: Gateway, version: str | None = None) -> None:
         self._gateway = gateway
         self._version = version  # negotiated by the early reader, if it answered initialize
-        self.enabled = os.environ.get(DISABLE_ENV, "") not in ("1", "true", "yes")
+        self.enabled = direct.enabled()
         self._running: dict[int | str, anyio.CancelScope] = {}
 
     def __call__(
@@ -162,28 +162,26 @@ class FastToolCalls:
     ) -> None:
         session = self._gateway.stdio_session
         assert session is not None
-        message: mcp_types.JSONRPCResponse | mcp_types.JSONRPCError | None = None
+        message: Outgoing | None = None
         try:
             with self._running[request_id] as scope:
                 result = await self._gateway.call(session, request_id, name, arguments)
                 version = connection_of(session).protocol_version
-                payload = serialize_server_result(
-                    "tools/call",
-                    version,
-                    result.model_dump(by_alias=True, mode="json", exclude_none=True),
-                )
-                message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
+                message = call_response(request_id, str(version), result)
             if scope.cancelled_caught:
                 return  # cancelled by the client: no response
         except MCPError as exc:  # a protocol answer (the -32042 URL elicitation required)
-            message = mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=exc.error)
+            error = mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=exc.error)
+            message = SessionMessage(error)
         except Exception as exc:
             logger.exception("tools/call %s failed", name)
-            error = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=str(exc))
-            message = mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+            data = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=str(exc))
+            message = SessionMessage(
+                mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data)
+            )
         finally:
             self._running.pop(request_id, None)
         assert message is not None
         # The client may have gone away while the call ran.
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await reply.send(SessionMessage(message))
+            await reply.send(message)

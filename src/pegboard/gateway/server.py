@@ -559,6 +559,24 @@ class Gateway:
         self._unsubscribe()
 
 
+def call_response(
+    request_id: mcp_types.RequestId, version: str, result: mcp_types.CallToolResult
+) -> bytes:
+    """The JSON-RPC response line to a ``tools/call`` answered without the SDK's dispatcher:
+    ``result`` (what :meth:`Gateway.call` returned) shaped for ``version`` by the SDK's own
+    serializer, the envelope written directly; the same line the SDK's writer makes."""
+    payload = serialize_server_result(
+        "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    try:
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # NaN or infinity: pydantic's encoder writes them as null
+        message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    head = json.dumps(request_id, ensure_ascii=False)
+    return f'{{"jsonrpc":"2.0","id":{head},"result":{body}}}\n'.encode()
+
+
 def _error(message: str) -> mcp_types.CallToolResult:
     return mcp_types.CallToolResult(
         content=[mcp_types.TextContent(type="text", text=message)], is_error=True

@@ -234,7 +234,8 @@ class CatalogCache:
                 "approve_content": config.approve_content,
             }
         )
-        entry.regate()
+        if entry.raw is not None:
+            entry.set_pins(entry.pins)  # recomputes what is visible under the new gates
         self.tools_changed(server_id)
 
     def tools_changed(self, server_id: str) -> None:

@@ -10,13 +10,14 @@ current backoff when it is shorter than the connect timeout.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 import anyio.abc
@@ -36,8 +37,9 @@ if TYPE_CHECKING:
     import mcp_types
     from mcp import ClientSession
     from mcp.shared.exceptions import MCPError
-    from pydantic import TypeAdapter
+    from pydantic import TypeAdapter, ValidationError
 
+    from pegboard.mcp.direct import DirectRequests
     from pegboard.mcp.listing import ListingLog
 
 logger = logging.getLogger("pegboard.mcp.connection")
@@ -308,37 +310,47 @@ class McpConnection:
 
         A plain ``tools/call`` request rather than ``ClientSession.call_tool``, which lists the
         server's tools first whenever this session has not listed the tool (see
-        :func:`~pegboard.mcp.listing.structured_content_problem`).
+        :func:`~pegboard.mcp.listing.structured_content_problem`). On a stdio server of the
+        handshake era the request is written and its answer read without the SDK's client
+        (:mod:`pegboard.mcp.direct`), the answer checked as the SDK checks it
+        (:func:`_typed_result`); with tracing on, or on a 2026-07-28 session, the SDK's
+        client sends it.
         """
         import mcp_types
-        from mcp.shared.exceptions import MCPError
-        from pydantic import ValidationError
 
-        from pegboard.mcp.framing import UNREADABLE
-        from pegboard.mcp.listing import structured_content_problem
-
+        sdk = _call_names()
         session = await self.session()
         state = self._state
         limit = call_timeout or self.config.call_timeout
-        request = mcp_types.CallToolRequest(
-            params=mcp_types.CallToolRequestParams(name=name, arguments=arguments)
-        )
+        version = session.protocol_version
+        direct = state.direct if state is not None else None
+        if sdk.tracing_on() or version is None or version in sdk.modern_versions:
+            # A traced call carries its span to the server, a 2026-07-28 request its
+            # envelope in _meta: the SDK's client writes both.
+            direct = None
         try:
             with anyio.fail_after(limit):
-                answer = await session.send_request(request, _call_results())
+                answer = None
+                if direct is not None and version is not None:
+                    answer = await _direct_call(direct, name, arguments, version)
+                if answer is None:
+                    request = mcp_types.CallToolRequest(
+                        params=mcp_types.CallToolRequestParams(name=name, arguments=arguments)
+                    )
+                    answer = await session.send_request(request, _call_results())
         except TimeoutError as exc:
             raise ServerUnavailable(
                 self.server_id, f"tool {name!r} did not answer within {limit:g}s"
             ) from exc
-        except MCPError as exc:
-            if exc.data == UNREADABLE:  # an answer the parser refused (see framing)
+        except sdk.mcp_error as exc:
+            if exc.data == sdk.unreadable:  # an answer the parser refused (see framing)
                 raise ToolExecutionError(
                     f"MCP server {self.server_id} answered tool {name!r} with an invalid result: "
                     f"{exc.message}",
                     tool_name=name,
                 ) from exc
             raise self._request_failed(f"tool {name!r}", exc, state) from exc
-        except (RuntimeError, ValidationError) as exc:  # wrong-shaped or schema-violating result
+        except (RuntimeError, sdk.validation_error) as exc:  # wrong-shaped or invalid result
             raise ToolExecutionError(
                 f"MCP server {self.server_id} answered tool {name!r} with an invalid result: "
                 f"{_first_line(exc)}",
@@ -358,7 +370,7 @@ class McpConnection:
             )
         result = answer
         if output_schema is not None and not result.is_error:
-            problem = structured_content_problem(output_schema, result)
+            problem = sdk.structured_content_problem(output_schema, result)
             if problem is not None:
                 raise ToolExecutionError(
                     f"MCP server {self.server_id} answered tool {name!r} with an invalid "
@@ -403,6 +415,81 @@ async def _negotiate(session: ClientSession, protocol: str) -> None:
             await session.discover()
         except (MCPError, RuntimeError):  # RuntimeError: discover lists no version of ours
             raise refused from None
+
+
+class _CallNames(NamedTuple):
+    """What :meth:`McpConnection.call_tool` uses of the SDK and of the modules that load it,
+    imported once (a dozen imports inside the method cost ~10 us on every call)."""
+
+    mcp_error: type[MCPError]
+    validation_error: type[ValidationError]
+    modern_versions: frozenset[str]
+    tracing_on: Callable[[], bool]
+    unreadable: str
+    structured_content_problem: Callable[[Mapping[str, Any], mcp_types.CallToolResult], str | None]
+    not_json: type[Exception]
+    clamp_ttl: Callable[[dict[str, Any]], None]
+    later_fields: Callable[[str, str], frozenset[str]]
+    validate_server_result: Callable[[str, str, Any], Any]
+
+
+@functools.cache
+def _call_names() -> _CallNames:
+    from mcp.client.session import _clamp_inbound_ttl, _later_revision_fields
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.methods import validate_server_result
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+    from pydantic import ValidationError
+
+    from pegboard.core.tracing import tracing_on
+    from pegboard.mcp.direct import NotJson
+    from pegboard.mcp.framing import UNREADABLE
+    from pegboard.mcp.listing import structured_content_problem
+
+    return _CallNames(
+        MCPError,
+        ValidationError,
+        frozenset(MODERN_PROTOCOL_VERSIONS),
+        tracing_on,
+        UNREADABLE,
+        structured_content_problem,
+        NotJson,
+        _clamp_inbound_ttl,
+        _later_revision_fields,
+        validate_server_result,
+    )
+
+
+async def _direct_call(
+    direct: DirectRequests, name: str, arguments: dict[str, Any], version: str
+) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult | None:
+    """``tools/call`` through ``direct``; None if the arguments are for the SDK to encode."""
+    import mcp_types
+
+    sdk = _call_names()
+    try:
+        message = await direct.request("tools/call", {"name": name, "arguments": arguments})
+    except sdk.not_json:
+        return None
+    if isinstance(message, mcp_types.JSONRPCError):
+        error = message.error
+        raise sdk.mcp_error(code=error.code, message=error.message, data=error.data)
+    return _typed_result(message.result, version)
+
+
+def _typed_result(
+    raw: dict[str, Any], version: str
+) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+    """A ``tools/call`` result read as ``ClientSession.send_request`` reads it: a negative
+    ``ttlMs`` floored, checked against ``version``'s result schema, a later revision's
+    fields dropped, then validated (raising pydantic's ``ValidationError`` as it does)."""
+    sdk = _call_names()
+    sdk.clamp_ttl(raw)
+    with contextlib.suppress(KeyError):  # a version without a row for tools/call
+        sdk.validate_server_result("tools/call", version, raw)
+    if not (foreign := sdk.later_fields("tools/call", version)).isdisjoint(raw):
+        raw = {key: value for key, value in raw.items() if key not in foreign}
+    return _call_results().validate_python(raw, by_name=False)
 
 
 @functools.cache

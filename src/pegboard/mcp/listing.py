@@ -6,6 +6,11 @@ stream pair: it notes the ids of outgoing ``tools/list`` requests and, in their 
 drops each tool that would not validate (recording why) so its siblings reach the session.
 Schemas are checked against their draft's metaschema only; ``$ref`` is never resolved here,
 and argument validation elsewhere uses an empty ``referencing.Registry`` so nothing is fetched.
+
+A definition that passed before (its digest in :mod:`pegboard.mcp.checked`, kept across
+starts) is not checked again, and the checks run in a worker thread: a 5,000-tool listing
+neither costs seconds at every start nor holds the event loop (a ``tool_search`` sent meanwhile
+is answered).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from functools import lru_cache
 from types import TracebackType
 from typing import Any
 
+import anyio.to_thread
 import mcp_types
 import referencing
 from anyio import ClosedResourceError, EndOfStream
@@ -31,6 +37,7 @@ from pydantic import ValidationError
 from referencing.exceptions import Unresolvable
 
 from pegboard.core.tool import canonical_json
+from pegboard.mcp.checked import CheckedDefinitions, default_checked, definition_digest
 
 DEFAULT_PROTOCOL_VERSION = "2025-11-25"
 _LOCAL_ONLY: referencing.Registry[Any] = referencing.Registry()
@@ -42,6 +49,7 @@ class ListingLog:
 
     skipped: list[tuple[str, str]] = field(default_factory=list)
     protocol_version: str = DEFAULT_PROTOCOL_VERSION
+    checked: CheckedDefinitions = field(default_factory=default_checked)
     _pending: dict[str | int, str] = field(default_factory=dict)
 
 
@@ -173,22 +181,8 @@ class _Read:
                 if isinstance(version, str):
                     self._log.protocol_version = version
             elif method == "tools/list":
-                self._filter(item.message.result)
+                await anyio.to_thread.run_sync(filter_tools, item.message.result, self._log)
         return item
-
-    def _filter(self, result: dict[str, Any]) -> None:
-        tools = result.get("tools")
-        if not isinstance(tools, list):
-            return
-        kept = []
-        for raw in tools:
-            problem = tool_problem(raw, self._log.protocol_version)
-            if problem is None:
-                kept.append(raw)
-            else:
-                name = raw.get("name") if isinstance(raw, Mapping) else None
-                self._log.skipped.append((str(name or "<unnamed>"), problem))
-        result["tools"] = kept
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -210,6 +204,30 @@ class _Read:
     ) -> bool | None:
         await self.aclose()
         return None
+
+
+def filter_tools(result: dict[str, Any], log: ListingLog) -> None:
+    """Drop from a ``tools/list`` result each tool :func:`tool_problem` refuses (noted in
+    ``log.skipped``); definitions ``log.checked`` has seen pass are kept unchecked."""
+    tools = result.get("tools")
+    if not isinstance(tools, list):
+        return
+    kept = []
+    version, checked = log.protocol_version, log.checked
+    for raw in tools:
+        digest = definition_digest(raw, version)
+        if digest is not None and checked.passed(digest):
+            kept.append(raw)
+            continue
+        problem = tool_problem(raw, version)
+        if problem is None:
+            kept.append(raw)
+            if digest is not None:
+                checked.add(digest)
+        else:
+            name = raw.get("name") if isinstance(raw, Mapping) else None
+            log.skipped.append((str(name or "<unnamed>"), problem))
+    result["tools"] = kept
 
 
 def filter_tool_listings(streams: TransportStreams, log: ListingLog) -> TransportStreams:

@@ -79,30 +79,60 @@ class _Receive(_PipeEnd, ByteReceiveStream):
 
 
 class _Send(_PipeEnd, ByteSendStream):
-    def _write_all(self, item: bytes) -> None:
-        view = memoryview(item)
-        while view:
-            view = view[os.write(self._fd, view) :]
+    """A child's stdin. Several tasks may send at once (the SDK's writer, and the requests
+    pegboard writes itself, :mod:`pegboard.mcp.direct`): each item goes out whole, never
+    interleaved with another; an item that fits in the pipe is written without a wait."""
+
+    def __init__(self, pipe: IO[bytes], threaded: bool) -> None:
+        super().__init__(pipe, threaded)
+        self._turn = anyio.Lock()  # held by a sender whose item is part-way out
 
     async def send(self, item: bytes) -> None:
-        if self._threaded:
-            if self._pipe.closed:
-                raise anyio.ClosedResourceError
-            try:
-                await anyio.to_thread.run_sync(self._write_all, item, limiter=self._limiter)
-            except OSError as exc:  # BrokenPipeError: the child closed its stdin
-                raise anyio.BrokenResourceError from exc
-            return
         view = memoryview(item)
+        if self._turn.locked():  # another item is part-way out: wait for its end
+            await self._turn.acquire()
+        elif self._threaded:
+            self._turn.acquire_nowait()
+        else:
+            view = self._write_some(view)
+            if not view:
+                return
+            self._turn.acquire_nowait()  # no await since the check: the turn is ours
+        try:
+            if self._threaded:
+                await self._write_in_thread(view)
+                return
+            view = self._write_some(view)
+            while view:
+                await anyio.wait_writable(self._fd)
+                view = self._write_some(view)
+        finally:
+            self._turn.release()
+
+    def _write_some(self, view: memoryview) -> memoryview:
+        """Write what the pipe takes now; the rest (empty when all went out)."""
         while view:
             if self._pipe.closed:
                 raise anyio.ClosedResourceError
             try:
                 view = view[os.write(self._fd, view) :]
             except BlockingIOError:
-                await anyio.wait_writable(self._fd)
+                return view
             except OSError as exc:  # BrokenPipeError: the child closed its stdin
                 raise anyio.BrokenResourceError from exc
+        return view
+
+    async def _write_in_thread(self, view: memoryview) -> None:
+        if self._pipe.closed:
+            raise anyio.ClosedResourceError
+        try:
+            await anyio.to_thread.run_sync(self._write_all, view, limiter=self._limiter)
+        except OSError as exc:  # BrokenPipeError: the child closed its stdin
+            raise anyio.BrokenResourceError from exc
+
+    def _write_all(self, view: memoryview) -> None:
+        while view:
+            view = view[os.write(self._fd, view) :]
 
 
 class PipeProcess(Process):

@@ -61,6 +61,48 @@ class Flight:
         return list(self._tools)
 
 
+class _Derived:
+    """The input of one :meth:`ServerEntry._set_tools` run and what it added to the pins."""
+
+    def __init__(
+        self,
+        raw: tuple[dict[str, Any], ...],
+        listed: tuple[dict[str, Any], ...] | None,
+        raw_json: str | None,
+        pins: dict[str, str],
+        config: McpServerConfig,
+        new_pins: dict[str, str],
+        launch_changed: bool,
+    ) -> None:
+        # A digest, not the JSON itself: a whole listing's JSON is 8 MB at 5,000 tools.
+        self.raw, self.listed, self._raw_digest = raw, listed, _json_digest(raw_json)
+        self.pins, self.config = pins, config
+        self.new_pins, self.launch_changed = dict(new_pins), launch_changed
+
+    def same_input(
+        self,
+        raw: tuple[dict[str, Any], ...],
+        raw_json: str | None,
+        pins: dict[str, str],
+        config: McpServerConfig,
+    ) -> bool:
+        if config is not self.config or pins != self.pins:
+            return False
+        if raw is self.raw or raw is self.listed:  # the listed tools give what they came from
+            return True
+        if raw_json is None:
+            return False
+        if self._raw_digest is None:
+            self._raw_digest = _json_digest(canonical_json(list(self.raw)))
+        return _json_digest(raw_json) == self._raw_digest
+
+
+def _json_digest(text: str | None) -> bytes | None:
+    if text is None:
+        return None
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 class ServerEntry:
     def __init__(
         self,
@@ -96,6 +138,10 @@ class ServerEntry:
         self.gate_error: str | None = None  # a force_prompt_tools entry naming no listed tool
         # Tools listed under a name pegboard refuses (see mcp_tool_name_problem): name, reason.
         self.refused: tuple[tuple[str, str], ...] = ()
+        # What the last _set_tools was given and made, so that the same input again (a
+        # re-list of an unchanged server, pins read back unchanged) costs no work: at 5,000
+        # tools that work (names, definitions, two hashes a tool) is about a second.
+        self._derived: _Derived | None = None
 
     @property
     def flags(self) -> dict[str, list[str]]:
@@ -106,22 +152,14 @@ class ServerEntry:
 
     def set_pins(self, pins: dict[str, str]) -> bool:
         """Take the store's pins; True if what is visible changed."""
-        before, unchanged = self.visible, pins == self.pins
+        before = self.visible
         self.pins = dict(pins)
-        launch_changed = launch_pending(self.pins, self.config.fingerprint)
-        unchanged = unchanged and launch_changed == self.launch_changed
-        self.launch_changed = launch_changed
-        if self.raw is not None and not unchanged:  # the same pins decide the same
+        self.launch_changed = launch_pending(self.pins, self.config.fingerprint)
+        if self.raw is not None:
             self._set_tools(self.raw)
         elif self.launch_changed:
             self.pending = {}
         return before != self.visible
-
-    def regate(self) -> None:
-        """Recompute what is visible under the config's gates (its disabled and force-prompt
-        tools changed; the listing did not)."""
-        if self.raw is not None:
-            self._set_tools(self.raw)
 
     # -- cache --------------------------------------------------------------------------------
     def load(self, record: StoredServer | None, state: StoredState | None) -> None:
@@ -139,7 +177,18 @@ class ServerEntry:
             self._set_tools(record.tools)
             self.fetched_at = record.fetched_at
 
-    def _set_tools(self, raw: tuple[dict[str, Any], ...]) -> None:
+    def _set_tools(self, raw: tuple[dict[str, Any], ...], raw_json: str | None = None) -> None:
+        """Derive the tools, trust and visibility of ``raw`` under the current pins and
+        config; ``raw_json``: ``canonical_json(list(raw))`` if the caller has it."""
+        derived = self._derived
+        if derived is not None and derived.same_input(raw, raw_json, self.pins, self.config):
+            # Deterministic in (raw, pins, config): the attributes it set still hold, but
+            # for the pins and first-sight pins it adds (set_pins replaced, persist took them).
+            self.pins.update(derived.new_pins)
+            self.new_pins.update(derived.new_pins)
+            self.launch_changed = derived.launch_changed
+            return
+        pins_in = dict(self.pins)
         parsed: dict[str, ToolDefinition] = {}
         kept: list[dict[str, Any]] = []
         listed: list[dict[str, Any]] = []  # kept and refused: what the cache keeps
@@ -182,6 +231,9 @@ class ServerEntry:
             if not self.config.is_tool_disabled(t.name) and t.name not in self.pending
         )
         self.tool_hashes = {item["name"]: tool_hash(item) for item in kept}
+        self._derived = _Derived(
+            raw, self.raw, raw_json, pins_in, self.config, trust.new_pins, self.launch_changed
+        )
 
     def accept(self, raw: list[dict[str, Any]], now: float, empty_backoff: float) -> bool:
         """Store a successful listing; True when the content differs from the cached one.
@@ -191,16 +243,16 @@ class ServerEntry:
         definitions are held once, not twice.
         """
         before = self.raw or ()
-        changed = differs(before, raw)
-        if changed or self.raw is None:
-            self._set_tools(tuple(raw))
-            changed = differs(before, self.raw or ())
+        raw_json = canonical_json(raw)
+        self._set_tools(tuple(raw), raw_json)
         self.fetched_at = now
         self.attempted = True
         self.error = None
         self.backoff_until = None if self.raw else now + empty_backoff
         self.set_state("connected" if self.connection.connected else self.state)
-        return changed
+        if before is self.raw:  # the same input as before: the same listed tools
+            return False
+        return differs(before, self.raw or ())
 
     def adopt(self, record: StoredServer) -> bool:
         """Take the tool list another process stored (a replica's refresh); True when it
@@ -220,6 +272,7 @@ class ServerEntry:
         list was non-empty."""
         had_tools = bool(self.raw)
         self.raw = self.tools = None
+        self._derived = None
         self.visible = ()
         self.tool_hashes = {}
         self.fetched_at = self.backoff_until = None

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
+from pegboard.mcp import direct as direct_requests
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.pipes import PipeProcess
 from pegboard.mcp.spawn import Launch, claim
@@ -107,11 +108,13 @@ class StderrLog:
 
 
 class TransportState:
-    """Why a transport closed, when it closed on its own."""
+    """Why a transport closed, when it closed on its own; on stdio, its direct requests."""
 
     def __init__(self) -> None:
         self.closed = anyio.Event()
         self.reason: str | None = None
+        # stdio: the requests pegboard writes itself (pegboard.mcp.direct); None elsewhere
+        self.direct: direct_requests.DirectRequests | None = None
 
     def close(self, reason: str) -> None:
         if self.reason is None:
@@ -165,6 +168,10 @@ async def _stdio(
     launch = launch_of(config)
     # A process ``pegboard serve`` started before its imports (pegboard.mcp.spawn), if any.
     process = PipeProcess(claim(launch) or launch.start())
+    assert process.stdin is not None
+    direct = direct_requests.DirectRequests(process.stdin.send)
+    if direct_requests.enabled():
+        state.direct = direct  # else nothing is sent through it, and it takes no line
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
@@ -175,7 +182,8 @@ async def _stdio(
             with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async for chunk in process.stdout:
                     for line in lines.feed(chunk):
-                        await read_writer.send(_parse(line))
+                        if not direct.take(line):  # an answer to a direct request: taken
+                            await read_writer.send(_parse(line))
                     if lines.dropped:
                         state.close(f"server sent a message larger than {cap} bytes")
                         return
@@ -186,6 +194,7 @@ async def _stdio(
             exited = "server process exited" + (f" with code {code}" if code is not None else "")
             state.close(exited)
         finally:
+            direct.close()
             await read_writer.aclose()
 
     async def read_stderr() -> None:
@@ -202,6 +211,7 @@ async def _stdio(
                     await process.stdin.send(encode_message(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             state.close("server closed its stdin")
+            direct.close()
             await read_writer.aclose()
 
     async with anyio.create_task_group() as tg:

@@ -19,15 +19,19 @@ and outlives its stdin), ``no-tools`` (lists no tool), ``noisy`` (a garbage line
 and a notification before each answer), ``big-result`` (tools/call answers one 50 MiB line),
 ``note-flood`` (5,000 log notifications before each tools/call answer), ``typed`` (lists
 ``typed``, whose ``outputSchema`` wants an integer ``n``; calling it returns ``{"n": <argument
-n>}``).
+n>}``), ``reverse`` (holds tools/call requests until three are in, then answers them last
+first), ``ping-first`` (before answering a tools/call, asks the client ``ping`` and waits for
+its answer), ``large-result`` (tools/call answers a 2 MiB text: under the default cap).
 Calling ``announce`` first sends ``notifications/tools/list_changed``.
 ``--slow-start S`` sleeps S seconds before reading stdin, telling stderr (with ``$TOKEN``).
 ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
 so a test can change a server's behaviour without changing its command line (fingerprint).
 ``--ref-url`` lists a tool ``remote_ref`` whose input and output schemas ``$ref`` that URL.
 Every message's method (requests and notifications) and the process id are appended to
-``--log``; the name of each tool called is appended to ``--call-log``. Calling ``env``
-returns the named environment variable of this process; any other call echoes its arguments.
+``--log``; the name of each tool called is appended to ``--call-log``; ``--id-log`` gets
+``<method> <id as JSON>`` for each request, and ``notifications/cancelled <requestId as JSON>``
+for each cancellation. Calling ``env`` returns the named environment variable of this
+process; any other call echoes its arguments.
 """
 
 from __future__ import annotations
@@ -100,6 +104,8 @@ def send(message: dict[str, object], noise: bool = False) -> None:
     if noise:  # a garbage line, an answer to an id never sent and a notification first
         sys.stdout.write("this is not json\n")
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": 987654, "result": {}}) + "\n")
+        stray = {"jsonrpc": "2.0", "id": "pegboard-0", "result": {"content": []}}  # never sent
+        sys.stdout.write(json.dumps(stray) + "\n")
         note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}}
         sys.stdout.write(json.dumps(note) + "\n")
     sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
@@ -114,6 +120,7 @@ def main() -> None:
     parser.add_argument("--ref-url", default="", help="list a tool whose schema $refs this URL")
     parser.add_argument("--log", default="")
     parser.add_argument("--call-log", default="", help="append each called tool's name here")
+    parser.add_argument("--id-log", default="", help="append each request's method and id here")
     parser.add_argument("--mode", action="append", default=[])
     parser.add_argument("--mode-file", default="", help="extra modes, one a line, if it exists")
     parser.add_argument(
@@ -133,6 +140,7 @@ def main() -> None:
     if "stubborn" in ns.mode:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     listing = tools(ns)
+    held: list[dict[str, object]] = []  # the reverse mode's calls, not answered yet
     if ns.slow_start:  # like `npx -y` installing a package on a first start
         token = os.environ.get("TOKEN", "")
         print(f"installing the package (token {token})...", file=sys.stderr, flush=True)
@@ -154,6 +162,12 @@ def main() -> None:
         if ns.log:
             with open(ns.log, "a", encoding="utf-8") as fh:
                 fh.write(f"{method}\n")
+        if ns.id_log:
+            with open(ns.id_log, "a", encoding="utf-8") as fh:
+                if method == "notifications/cancelled":
+                    fh.write(f"{method} {json.dumps(msg['params'].get('requestId'))}\n")
+                elif rid is not None and method is not None:
+                    fh.write(f"{method} {json.dumps(rid)}\n")
         if rid is None:
             continue
         if method == "initialize":
@@ -232,6 +246,26 @@ def main() -> None:
                 continue
             if "bad-result" in ns.mode:
                 send({"jsonrpc": "2.0", "id": rid, "result": {"content": "not-a-list"}})
+                continue
+            if "reverse" in ns.mode:
+                held.append(msg)
+                if len(held) < 3:
+                    continue
+                for early in reversed(held):
+                    params = early["params"]
+                    text = json.dumps(params, ensure_ascii=False, sort_keys=True)
+                    answer = {"content": [{"type": "text", "text": text}]}
+                    send({"jsonrpc": "2.0", "id": early["id"], "result": answer})
+                held.clear()
+                continue
+            if "ping-first" in ns.mode:  # the server's own request, answered before the call
+                send({"jsonrpc": "2.0", "id": "srv-ping", "method": "ping"})
+                for reply in sys.stdin:
+                    if reply.strip() and json.loads(reply).get("id") == "srv-ping":
+                        break
+            if "large-result" in ns.mode:
+                big = [{"type": "text", "text": "z" * (2 << 20)}]
+                send({"jsonrpc": "2.0", "id": rid, "result": {"content": big}})
                 continue
             args = msg["params"].get("arguments") or {}
             text = json.dumps(args, ensure_ascii=False, sort_keys=True)

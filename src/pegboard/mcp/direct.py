@@ -1,0 +1,165 @@
+"""Requests pegboard writes itself on a stdio transport, answered off the reader by id.
+
+The SDK's client costs more CPU per ``tools/call`` than the relay of the call itself: a
+request model, a dispatcher with a memory stream each way and a task hop per message, the
+answer parsed into a message model and routed through the session. :class:`DirectRequests`
+is how :meth:`McpConnection.call_tool <pegboard.mcp.connection.McpConnection.call_tool>`
+sends a call on a stdio upstream instead: it writes the request line to the server's stdin
+itself, with an id of its own (``"pegboard-<n>"``, never one the SDK's integer ids can take),
+and the transport's reader offers every line to :meth:`DirectRequests.take` before anything
+else sees it; the answer to one of these ids goes straight to the waiting call. Every other
+line (notifications, the server's own requests, answers to the SDK's requests, an answer to an
+id nobody waits for) goes on to the SDK's session as before.
+
+What stays the same as the SDK's path: the answer is read with the same parser
+(:func:`~pegboard.mcp.framing.parse_line`), so a malformed answer gets the same error; a
+connection that closes fails every waiting call with the SDK's ``CONNECTION_CLOSED`` error; a
+call cancelled after its request went out (a timeout, the client's ``notifications/cancelled``)
+sends the server ``notifications/cancelled`` for it, as the SDK does.
+``PEGBOARD_NO_FAST_CALLS=1`` (:func:`enabled`) sends every call through the SDK's client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+if TYPE_CHECKING:
+    import mcp_types
+
+# =1: tools/call goes through the SDK's client (here) and its server dispatcher (the gateway's
+# stdio fast path, pegboard.gateway.fastpath): the comparison switch, or if this misbehaves
+DISABLE_ENV = "PEGBOARD_NO_FAST_CALLS"
+ID_PREFIX = "pegboard-"
+_MARKER = b'"' + ID_PREFIX.encode()
+logger = logging.getLogger("pegboard.mcp.transport")  # the reader's own, as for SDK lines
+CANCEL_WRITE_TIMEOUT = 5.0  # s for the courtesy cancel of an abandoned call (the SDK's bound)
+
+
+def enabled() -> bool:
+    """Whether direct requests are on (``PEGBOARD_NO_FAST_CALLS`` unset or not 1/true/yes)."""
+    return os.environ.get(DISABLE_ENV, "") not in ("1", "true", "yes")
+
+
+class _Waiter:
+    __slots__ = ("answer", "event")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.answer: mcp_types.JSONRPCResponse | mcp_types.JSONRPCError | None = None
+
+
+class DirectRequests:
+    """The requests in flight on one stdio transport (see the module docstring); ``send``
+    writes one line to the server (the transport's stdin, safe beside the SDK's writer)."""
+
+    def __init__(self, send: Callable[[bytes], Awaitable[None]]) -> None:
+        self._send = send
+        self._ids = itertools.count(1)
+        self._waiting: dict[str, _Waiter] = {}
+        self._closed = False
+
+    async def request(
+        self, method: str, params: dict[str, Any]
+    ) -> mcp_types.JSONRPCResponse | mcp_types.JSONRPCError:
+        """Send ``method`` with ``params`` and wait for the server's answer (a response or
+        an error message). Raises the SDK's ``MCPError`` (``CONNECTION_CLOSED``) when the
+        connection is or becomes closed; :class:`NotJson` (before anything is written) when
+        ``params`` holds what JSON cannot carry (``NaN``, say)."""
+        request_id = f"{ID_PREFIX}{next(self._ids)}"
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        line = _dumps(message)
+        if self._closed:
+            raise _connection_closed()
+        waiter = self._waiting[request_id] = _Waiter()
+        try:
+            try:
+                await self._send(line)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                raise _connection_closed() from None
+            await waiter.event.wait()
+        except anyio.get_cancelled_exc_class():
+            if not self._closed:  # a write cut short by the cancel may still have gone out
+                await self._cancel(request_id)
+            raise
+        finally:
+            self._waiting.pop(request_id, None)
+        if waiter.answer is None:  # woken by close()
+            raise _connection_closed()
+        return waiter.answer
+
+    async def _cancel(self, request_id: str) -> None:
+        """Tell the server a call it was sent is abandoned (best effort, bounded)."""
+        note = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": "caller cancelled"},
+        }
+        gone = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(CANCEL_WRITE_TIMEOUT),
+            contextlib.suppress(*gone),  # the server is gone: nothing to cancel
+        ):
+            await self._send(_dumps(note))
+
+    def take(self, line: bytes) -> bool:
+        """True if ``line`` answers a request of ours (it is handed to its waiter); False:
+        the line is for the SDK's session."""
+        if not self._waiting or _MARKER not in line:
+            return False
+        from pegboard.mcp.framing import parse_line, unreadable_answer
+
+        parsed = parse_line(line)
+        unreadable = isinstance(parsed, Exception)
+        answer = unreadable_answer(line, parsed) if isinstance(parsed, Exception) else parsed
+        if answer is None:
+            return False
+        import mcp_types
+
+        message = answer.message
+        if not isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+            return False
+        waiter = self._waiting.get(message.id) if isinstance(message.id, str) else None
+        if waiter is None or waiter.event.is_set():
+            return False  # an id nobody waits for: the SDK logs and drops it, as before
+        if unreadable:
+            logger.warning(
+                "an MCP server sent an answer that could not be read (%s)", type(parsed).__name__
+            )
+        waiter.answer = message
+        waiter.event.set()
+        return True
+
+    def close(self) -> None:
+        """The connection closed: every waiting call fails with ``CONNECTION_CLOSED``."""
+        self._closed = True
+        for waiter in self._waiting.values():
+            waiter.event.set()
+
+
+class NotJson(Exception):
+    """Parameters JSON cannot carry as they are (the SDK's serializer turns ``NaN`` into
+    ``null``; the caller sends such a request through it)."""
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    try:
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise NotJson(str(exc)) from None
+    return text.encode() + b"\n"
+
+
+def _connection_closed() -> Exception:
+    import mcp_types
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(code=mcp_types.CONNECTION_CLOSED, message="Connection closed")

@@ -1,0 +1,55 @@
+"""The tools/call response line the stdio fast path writes (call_response) is the line the
+SDK's writer makes from the same result, for every era's serializer."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import mcp_types
+import pytest
+from mcp.shared.message import SessionMessage
+from mcp_types.methods import serialize_server_result
+
+from pegboard.gateway.server import call_response
+from pegboard.mcp.framing import encode_message
+
+VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+RESULTS = {
+    "text": mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text="hi")]),
+    "unicode": mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(type="text", text='查询天气: sunny \u2028 "q"')]
+    ),
+    "structured error": mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(type="text", text="{}")],
+        structured_content={"n": 1, "nested": [1.5, None, True]},
+        is_error=True,
+    ),
+    "media": mcp_types.CallToolResult(
+        content=[
+            mcp_types.ImageContent(type="image", data="aGk=", mime_type="image/png"),
+            mcp_types.ResourceLink(type="resource_link", uri="file:///a", name="a"),
+        ]
+    ),
+    "not finite": mcp_types.CallToolResult(content=[], structured_content={"x": math.inf}),
+}
+
+
+def sdk_line(request_id: int | str, version: str, result: mcp_types.CallToolResult) -> bytes:
+    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    payload = serialize_server_result("tools/call", version, dumped)
+    message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
+    return encode_message(SessionMessage(message))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("kind", list(RESULTS))
+@pytest.mark.parametrize("request_id", [7, "call-é"])
+def test_the_line_is_the_one_the_sdks_writer_makes(
+    version: str, kind: str, request_id: int | str
+) -> None:
+    ours = call_response(request_id, version, RESULTS[kind])
+    assert ours == sdk_line(request_id, version, RESULTS[kind])
+    assert ours.endswith(b"\n")
+    assert ours.count(b"\n") == 1
+    assert json.loads(ours)["id"] == request_id
