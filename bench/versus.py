@@ -31,7 +31,8 @@ shared machine hits all alike; ratios are against the floor of the same run):
   status``/``list``) as whole processes beside ``python -c "import mcp.types"``: CPU, wall,
   peak RSS (``--starts`` runs each; ``bench/versus_cli.py``).
 * ``memory``: RSS of each serving process after tools/list, a search (deferred rows) and a
-  call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled).
+  call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled);
+  each row read again 2 s later (``..., 2 s later``), the process idle by then.
 """
 
 from __future__ import annotations
