@@ -78,6 +78,7 @@ class _Derived:
         self.raw, self.listed, self._raw_digest = raw, listed, _json_digest(raw_json)
         self.pins, self.config = pins, config
         self.new_pins, self.launch_changed = dict(new_pins), launch_changed
+        self.pins_after = pins | new_pins
 
     def same_input(
         self,
@@ -86,7 +87,9 @@ class _Derived:
         pins: dict[str, str],
         config: McpServerConfig,
     ) -> bool:
-        if config is not self.config or pins != self.pins:
+        # The pins it was given, or those plus its own first-sight pins (read back from the
+        # store after the listing was persisted): both decide the same.
+        if config is not self.config or (pins != self.pins and pins != self.pins_after):
             return False
         if raw is self.raw or raw is self.listed:  # the listed tools give what they came from
             return True
