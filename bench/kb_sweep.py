@@ -54,6 +54,8 @@ class Store:
         self.size = dict(zip(counts[0].tolist(), counts[1].tolist(), strict=True))
         self.encoder = shared_encoder()
         self._vectors: dict[str, np.ndarray] = {}
+        self.question = ""  # the question being ranked, and its chunks' fused scores: for
+        self.chunk_scores: dict[int, float] = {}  # a rerank (bench/kb_candidates.py)
 
     def vector(self, q: str) -> np.ndarray:
         if q not in self._vectors:
@@ -87,6 +89,7 @@ def ranker(
     title_weight: float = 2.0,
     extras: tuple[tuple[float, np.ndarray], ...] = (),
     size_penalty: float = 0.0,
+    added: Callable[[Store, str], dict[int, float]] | None = None,
     pieces: tuple[np.ndarray, np.ndarray] | None = None,
     rerank: Callable[[Store, np.ndarray, list[int]], list[int]] | None = None,
 ) -> Callable[[Store, str], list[str]]:
@@ -94,7 +97,8 @@ def ranker(
     z-score (negatives as 0) is added to the document's score. ``pieces``: (chunk row of each,
     vectors) of smaller pieces of the chunks (their sentences, or their text past the encoder's
     128 tokens); a chunk's cosine is then the best of its own and its pieces'. ``rerank``
-    reorders the final document ids."""
+    reorders the final document ids; ``added`` gives a score to add per document id for a
+    question."""
 
     def rank(s: Store, q: str) -> list[str]:
         v = s.vector(q)
@@ -115,15 +119,18 @@ def ranker(
         for weight, vectors in extras:
             for d, dz in zip(s.docs, _z(vectors @ v), strict=True):
                 bonus[int(d)] = bonus.get(int(d), 0.0) + weight * max(float(dz), 0.0)
+        more = added(s, q) if added else {}
         final = {
             d: m[0]
             + support * sum(m[1 : 1 + nsup])
             + bonus.get(d, 0.0)
             - size_penalty * float(np.log(s.size[d]))
+            + more.get(d, 0.0)
             for d, m in groups.items()
         }
         ranked = [d for d, _ in sorted(final.items(), key=lambda t: -t[1])]
         if rerank is not None:
+            s.question, s.chunk_scores = q, scores
             ranked = rerank(s, v, ranked)
         return [s.name[d] for d in ranked]
 

@@ -14,7 +14,9 @@ shared machine hits all alike; ratios are against the floor of the same run):
 * ``latency``: sequential ``tools/call echo`` on one kept-alive HTTP connection, p50/p95 per
   call for three clients: the Python SDK client (httpx2), ``httpx.Client`` speaking raw
   JSON-RPC, and Node's ``fetch`` (``bench/clients/fetch_calls.mjs``, what the TypeScript SDK
-  uses). Added = proxy p50 - direct p50. Server CPU per call from /proc.
+  uses). Added = proxy p50 - direct p50. Server CPU per call from /proc. The HTTP rows include
+  pegboard with ``PEGBOARD_NO_FAST_CALLS=1`` (the SDK's route for every request, as before the
+  HTTP fast path) beside pegboard as shipped.
 * ``throughput``: calls/s with 1, 8, 32 and 64 concurrent sessions (``--clients``), each on
   its own kept-alive connection, raw JSON-RPC from this process; server CPU per call.
 * ``cpu``: stdio, sequential calls: the upstream itself and a standard-library JSON-RPC relay
@@ -29,7 +31,8 @@ shared machine hits all alike; ratios are against the floor of the same run):
   status``/``list``) as whole processes beside ``python -c "import mcp.types"``: CPU, wall,
   peak RSS (``--starts`` runs each; ``bench/versus_cli.py``).
 * ``memory``: RSS of each serving process after tools/list, a search (deferred rows) and a
-  call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled).
+  call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled);
+  each row read again 2 s later (``..., 2 s later``), the process idle by then.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ PEGBOARD = str(Path(sys.executable).parent / "pegboard")
 FASTMCP_PROXY = HERE / "fastmcp_proxy.py"
 FETCH_CALLS = HERE / "clients" / "fetch_calls.mjs"
 ECHO = {"text": "hello"}
+SDK_ROUTE = "pegboard, PEGBOARD_NO_FAST_CALLS=1 (every request through the SDK)"
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INIT = {
     "protocolVersion": "2025-11-25",
@@ -157,6 +161,15 @@ async def http_targets(setup: Setup) -> AsyncIterator[list[Target]]:
         gateway, gateway_pid = await stack.enter_async_context(
             http_server(gateway_args, "pegboard serving MCP on ", setup.pegboard_env(), True)
         )
+        sdk_route, sdk_route_pid = await stack.enter_async_context(
+            http_server(
+                gateway_args,
+                "pegboard serving MCP on ",
+                setup.pegboard_env()
+                | {"PEGBOARD_NO_FAST_CALLS": "1", "PEGBOARD_DATA_DIR": str(setup.tmp / "data-sdk")},
+                True,
+            )
+        )
         before: list[Target] = []
         if setup.before_src:
             env = setup.pegboard_env() | {
@@ -175,6 +188,7 @@ async def http_targets(setup: Setup) -> AsyncIterator[list[Target]]:
         yield [
             Target("direct (upstream's own HTTP, floor)", direct, "echo", direct_pid),
             Target("pegboard serve --http", gateway, "mcp__up__echo", gateway_pid),
+            Target(SDK_ROUTE, sdk_route, "mcp__up__echo", sdk_route_pid),
             *before,
             Target("FastMCP proxy", fastmcp, "echo", fastmcp_pid),
         ]

@@ -388,9 +388,14 @@ def print_searches(found: dict[tuple[str, float], dict[str, list[float]]]) -> No
             )
 
 
+# The second reading of each memory row: the same process this long after its call, idle.
+SETTLE_S = 2.0
+
+
 async def memory(stdio: Stdio, size: str) -> dict[str, float]:
     """label -> RSS (MB) of the proxy process after tools/list, one tool_search (deferred
-    rows) and one tools/call."""
+    rows) and one tools/call; and again (``<label>, 2 s later``) after :data:`SETTLE_S` idle,
+    when a listing still running at the call (an upstream of 5,000 tools) has ended."""
     stdio.upstream = [sys.executable, str(CATALOG_SERVER), *catalog_files(size)]
     name = f"mem{size}"
     await stdio.prepare(name)
@@ -422,6 +427,8 @@ async def memory(stdio: Stdio, size: str) -> dict[str, float]:
                 await peer.wait_listed(row.tool)
                 await peer.request("tools/call", {"name": row.tool, "arguments": {"query": "x"}})
             found[row.label] = rss_mb(peer.process.pid)
+            await anyio.sleep(SETTLE_S)
+            found[f"{row.label}, {SETTLE_S:g} s later"] = rss_mb(peer.process.pid)
     return found
 
 

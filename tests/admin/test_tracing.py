@@ -24,8 +24,9 @@ HERE = Path(__file__).resolve().parent
 TRACED = {"command": sys.executable, "args": [str(HERE / "servers" / "traced.py")]}
 
 
+@pytest.mark.parametrize("route", ["in-process", "http legacy", "http 2026-07-28"])
 def test_a_traced_call_has_request_call_resolve_approval_and_upstream_spans(
-    tmp_path: Path,
+    tmp_path: Path, route: str
 ) -> None:
     if importlib.util.find_spec("opentelemetry.sdk") is None:
         reason = "needs opentelemetry-sdk: pip install -e '.[dev]'"
@@ -37,7 +38,7 @@ def test_a_traced_call_has_request_call_resolve_approval_and_upstream_spans(
     env = gateway_env(tmp_path)
     subprocess.run([PEGBOARD, "servers", "refresh"], env=env, check=True, capture_output=True)
     run = subprocess.run(
-        [sys.executable, str(HERE / "traced_run.py"), str(tmp_path / "config.toml")],
+        [sys.executable, str(HERE / "traced_run.py"), str(tmp_path / "config.toml"), route],
         env=env | {"PYTHONPATH": str(HERE.parents[1])},
         capture_output=True,
         text=True,

@@ -247,3 +247,34 @@ async def test_a_chat_models_window_leaves_serve_at_the_default_window(tmp_path:
     assert len(inline) == 32
     assert "tool_search" not in inline
     assert deferred == ["tool_inspect", "tool_invoke", "tool_search"]
+
+
+async def test_serve_gives_the_heap_freed_by_its_start_and_listings_back(tmp_path: Path) -> None:
+    """The trim runs in the serving process (``--log-level debug`` says so); without it the
+    heap freed by the start and each listing stays resident (bench/versus.py --only memory)."""
+    write_config(tmp_path, {"servers": {"victim": victim_server("--tools", "30")}})
+    await run_cli(tmp_path, "servers", "refresh")
+    seen: list[str] = []
+
+    with anyio.fail_after(STARTUP_BOUND):
+        async with await anyio.open_process(
+            [PEGBOARD, "serve", "--log-level", "debug"], env=gateway_env(tmp_path)
+        ) as process:
+            assert process.stderr is not None
+            stderr = process.stderr
+
+            async def read_stderr() -> None:
+                async for chunk in stderr:
+                    seen.append(chunk.decode(errors="replace"))
+                    if "gave the free heap back" in "".join(seen):
+                        return
+
+            rpc = RawRpc(process)
+            await rpc.initialize()
+            answer = await rpc.request("tools/call", {"name": "mcp__victim__pid", "arguments": {}})
+            assert "result" in answer, answer
+            await read_stderr()
+            assert process.stdin is not None
+            await process.stdin.aclose()
+            await process.wait()
+    assert "pegboard DEBUG pegboard.memory: gave the free heap back" in "".join(seen)

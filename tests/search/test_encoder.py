@@ -43,6 +43,20 @@ def test_a_batch_gives_each_text_the_vector_it_gets_alone(encoder: SentenceEncod
     assert encoder.embed_query(texts[1], lambda w: 0.0) == pytest.approx(together[1], abs=1e-6)
 
 
+def test_token_states_are_one_vector_per_token_whose_mean_is_the_sentence_vector(
+    encoder: SentenceEncoder,
+) -> None:
+    text = "A man is eating a piece of bread."
+
+    states = encoder.token_states(text)
+
+    assert states.shape == (len(encoder.token_ids(text)), 384)
+    mean = states.mean(0)
+    assert np.allclose(mean / np.linalg.norm(mean), encoder.embed([text])[0], atol=1e-6)
+    # Each token has a vector of its own, not the sentence's repeated.
+    assert float(np.linalg.norm(states[1] - states[2])) > 1.0
+
+
 def test_texts_become_cls_word_pieces_sep_with_unknown_words_as_unk_and_a_length_cap() -> None:
     encoder = shared_encoder()
     capped = SentenceEncoder(max_tokens=6)

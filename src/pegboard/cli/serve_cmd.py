@@ -78,6 +78,7 @@ def serve(
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
+    from pegboard.core.memory import HeapTrimmer
     from pegboard.gateway.compose import gateway_for, stdio_launches
     from pegboard.gateway.tracing import configure_from_env
     from pegboard.gateway.transports import (
@@ -153,6 +154,12 @@ def serve(
             flush=True,
         )
 
+    # The start's freed heap goes back to the system, and so does each later burst's (a
+    # listing of an upstream, the search index loaded): RSS is what serve holds.
+    trimmer = HeapTrimmer()
+    trimmer.install()
+    trimmer.soon()
+
     async def body() -> None:
         configure_from_env()  # OTEL_* (off without them); before the gateway reads it
         gateway, content = gateway_for(runtime)
@@ -180,7 +187,10 @@ def serve(
                 await serve_stdio(gateway, stdio_launches(runtime))
             tg.cancel_scope.cancel()
 
-    run(body)
+    try:
+        run(body)
+    finally:
+        trimmer.close()
 
 
 def _admin(

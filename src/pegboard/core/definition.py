@@ -56,11 +56,12 @@ class ToolDefinition:
 
         return render_stub(self)
 
-    @cached_property
+    @property
     def token_text(self) -> str:
         """The text this definition is counted as (see :mod:`pegboard.core.tokens`): name,
         description and schema JSON; name and description alone if the schema cannot be
-        serialised."""
+        serialised. Made when asked, not kept: the counter remembers each entry's count, and
+        a kept copy of every schema's JSON would be 0.5 KB per tool for the process's life."""
         try:
             schema_json = canonical_json(self.input_schema)
         except (TypeError, ValueError, RecursionError):

@@ -14,7 +14,9 @@ all key on it.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pegboard.core.principal import ANONYMOUS, Principal
@@ -42,15 +44,28 @@ def principal_of(ctx: ServerRequestContext[Any, Any]) -> Principal:
     request = ctx.request
     if request is None:
         return STDIO
-    user = request.scope.get("user")
-    verified = token_principal(getattr(user, "access_token", None))
+    return principal_of_scope(request.scope)
+
+
+def principal_of_scope(scope: Mapping[str, Any]) -> Principal:
+    """The principal of the HTTP request of ASGI ``scope``."""
+    verified = token_principal(getattr(scope.get("user"), "access_token", None))
     if verified is None:
         from mcp.server.auth.middleware.auth_context import get_access_token
 
         verified = token_principal(get_access_token())
     if verified is not None:
         return verified
-    given = request.headers.get("authorization")
+    given = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), b"")
     if not given:
         return ANONYMOUS
-    return Principal("bearer:" + hashlib.sha256(given.encode()).hexdigest()[:16])
+    # digested as the str Starlette decodes it (latin-1), encoded UTF-8, as it always was
+    digest = hashlib.sha256(given.decode("latin-1").encode()).hexdigest()
+    return Principal("bearer:" + digest[:16])
+
+
+HTTP_SCOPE: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
+    "pegboard_http_scope", default=None
+)
+"""The ASGI scope of the 2026-07-28 HTTP request being checked, for what the SDK asks before
+any handler runs (:class:`~pegboard.gateway.server.InputSchemas`)."""

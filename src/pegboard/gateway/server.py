@@ -66,7 +66,7 @@ from pegboard.gateway.approval import (
 )
 from pegboard.gateway.content import UpstreamContent
 from pegboard.gateway.content_guard import Asking
-from pegboard.gateway.identity import STDIO, principal_of
+from pegboard.gateway.identity import HTTP_SCOPE, STDIO, principal_of, principal_of_scope
 from pegboard.gateway.pages import ApprovalPages
 from pegboard.gateway.rounds import (
     GRANT_TTL_S,
@@ -141,12 +141,22 @@ class ClientHub:
 
     def __init__(self) -> None:
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self._by_session: weakref.WeakValueDictionary[str, Connection] = (
+            weakref.WeakValueDictionary()
+        )
         self.bus = _Bus()
 
     def add(self, session: ServerSession) -> None:
         connection = connection_of(session)
         connection.state.setdefault("pegboard.connected_at", time.time())
         self._connections.add(connection)
+        if connection.session_id is not None:
+            self._by_session[connection.session_id] = connection
+
+    def connection(self, session_id: str) -> Connection | None:
+        """The connection of the HTTP session ``session_id``, once a request of it reached
+        the SDK (its ``initialize``)."""
+        return self._by_session.get(session_id)
 
     def connections(self) -> list[dict[str, Any]]:
         """Each connected client: session id, client name and version, protocol version,
@@ -185,6 +195,33 @@ class ClientHub:
             if connection.initialized.is_set():
                 await connection.send_resource_list_changed()
                 await connection.send_prompt_list_changed()
+
+
+class InputSchemas:
+    """A tool's input schema as the caller of the HTTP request being checked lists it (None:
+    not listed to them): what the SDK checks a 2026-07-28 call's ``Mcp-Param`` headers
+    against, given as its ``get_tool_input_schema`` (without it the SDK lists every tool per
+    call to find the one schema). One name -> schema map per access view, until a change."""
+
+    def __init__(
+        self, surface: ToolSurface, view_of: Callable[[Principal], AccessView | None]
+    ) -> None:
+        self._surface = surface
+        self._view_of = view_of
+        self._maps: dict[tuple[int, ...] | None, dict[str, Any]] = {}
+
+    def __call__(self, name: str) -> dict[str, Any] | None:
+        scope = HTTP_SCOPE.get()
+        view = self._view_of(principal_of_scope(scope) if scope is not None else STDIO)
+        key = view.key if view is not None else None
+        schemas = self._maps.get(key)
+        if schemas is None:
+            listed = self._surface.list_tools_json(view)
+            schemas = self._maps[key] = {t["name"]: t.get("inputSchema") for t in listed}
+        return schemas.get(name)
+
+    def clear(self) -> None:
+        self._maps.clear()
 
 
 class _GatewayServer(Server[Any]):
@@ -242,6 +279,7 @@ class Gateway:
         # (protocol version, access view key) -> the serialized tools/list result, until the
         # surface changes
         self._listed: dict[tuple[str, tuple[int, ...] | None], bytes] = {}
+        self.input_schemas = InputSchemas(surface, self.view_of)
         self.snapshot_due = Pending()
         self.client_seen = anyio.Event()  # the first request of a client reached the SDK
         # Tasks the HTTP transport runs beside the gateway (the relay between replicas).
@@ -255,6 +293,7 @@ class Gateway:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.hub.bus),
             cache_hints=dict.fromkeys(_HINTED, LIST_HINT),
+            get_tool_input_schema=self.input_schemas,
             **(content.handlers(self._asking, self.caller) if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
@@ -525,6 +564,7 @@ class Gateway:
 
     def _on_surface_changed(self) -> None:
         self._listed.clear()
+        self.input_schemas.clear()
         self._changed.set()
         self.snapshot_due.set()
 

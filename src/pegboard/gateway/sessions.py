@@ -44,9 +44,14 @@ import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
 from pegboard.errors import CatalogError
+from pegboard.gateway.http_fast import HttpFastPath, replay
+from pegboard.gateway.identity import HTTP_SCOPE
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -112,18 +117,13 @@ async def _body(receive: Receive) -> bytes:
     return b"".join(chunks)
 
 
+async def _nothing_more() -> Message:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
 def _replay(body: bytes) -> Receive:
-    sent = False
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    return receive
+    return replay(body, _nothing_more)
 
 
 async def _discard(message: Message) -> None:
@@ -157,6 +157,26 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
 
     seal: SessionSeal
     relay: Callable[[str], Awaitable[None]] | None
+    fast: HttpFastPath
+
+    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # A 2026-07-28 request (named by its header, as the SDK routes it) may take the
+        # fast path; the handshake era's is in the session's transport.
+        header = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
+        version = next((v for k, v in scope["headers"] if k == header), None)
+        if version is None or version.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS:
+            await super()._handle_request(scope, receive, send)
+            return
+        token = HTTP_SCOPE.set(scope)  # whose listing the Mcp-Param check reads
+        try:
+            if self.fast.enabled and scope.get("method") == "POST" and self._task_group:
+                answered = await self.fast.modern(scope, receive, send, self)
+                if answered is None:
+                    return
+                receive = answered
+            await super()._handle_request(scope, receive, send)
+        finally:
+            HTTP_SCOPE.reset(token)
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = next(
@@ -213,7 +233,7 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
         return self._register(self.seal.seal(state), requestor)
 
     def _register(self, session_id: str, requestor: Any) -> StreamableHTTPServerTransport:
-        transport = StreamableHTTPServerTransport(
+        transport = self.fast.transport(
             mcp_session_id=session_id,
             is_json_response_enabled=self.json_response,
             event_store=self.event_store,
@@ -291,11 +311,19 @@ def _request(
 def revivable(
     manager: StreamableHTTPSessionManager,
     key: bytes,
-    relay: Callable[[str], Awaitable[None]] | None = None,
+    relay: Callable[[str], Awaitable[None]] | None,
+    fast: HttpFastPath,
 ) -> ReplicaSessionManager:
-    """``manager`` (an app's, not yet running) turned into a :class:`ReplicaSessionManager`."""
+    """``manager`` (an app's, not yet running) turned into a :class:`ReplicaSessionManager`;
+    ``fast``: the fast path of plain requests (:mod:`pegboard.gateway.http_fast`)."""
     manager.__class__ = ReplicaSessionManager
     assert isinstance(manager, ReplicaSessionManager)
     manager.seal = SessionSeal(key)
     manager.relay = relay
+    manager.fast = fast
+    manager.fast.lifespan_state = lambda: manager._lifespan_state
+    # The size limit in front of the subclass's request handler (the SDK bound its own).
+    manager.asgi_app = RequestBodyLimitMiddleware(
+        manager._handle_request, manager.max_request_body_size
+    )
     return manager

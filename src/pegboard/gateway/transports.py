@@ -241,8 +241,11 @@ def _mcp_http_app(
 def _revivable_sessions(gateway: Gateway) -> None:
     """Handshake-era session ids any replica on the store can serve
     (:mod:`pegboard.gateway.sessions`); with a PostgreSQL store, answers relayed between
-    replicas."""
+    replicas; plain requests of both eras answered on the fast path
+    (:mod:`pegboard.gateway.http_fast`)."""
+    from pegboard.gateway.http_fast import HttpFastPath
     from pegboard.gateway.sessions import KEY_NAME, RELAY_CHANNEL, revivable
+    from pegboard.mcp import direct
 
     store = gateway.rounds.store
     db = getattr(store, "db", None)  # the PostgreSQL store's Database
@@ -254,7 +257,8 @@ def _revivable_sessions(gateway: Gateway) -> None:
 
     made = gateway.server._session_manager  # the SDK keeps the manager it just built there
     assert made is not None
-    manager = revivable(made, store.secret(KEY_NAME), relay)
+    fast = HttpFastPath(gateway, direct.enabled())
+    manager = revivable(made, store.secret(KEY_NAME), relay, fast)
     if db is not None:
         gateway.background.append(lambda: db.listen(RELAY_CHANNEL, manager.relayed))
 

@@ -163,15 +163,20 @@ def strip_invisible(value: Any) -> Any:
     """``value`` without tag, zero-width and bidi characters in its prose.
 
     A string is stripped; in a JSON schema only ``description`` and ``title`` texts are
-    (property names, enums and defaults must still match what the server expects).
+    (property names, enums and defaults must still match what the server expects). What has
+    nothing to strip is ``value`` itself, not a copy: the registry's tools share the catalog's
+    definitions (one copy of every schema in the process) unless a server hid something.
     """
     if isinstance(value, str):
         return _INVISIBLE.sub("", value)
     if isinstance(value, Mapping):
-        return {
+        stripped = {
             k: strip_invisible(v) if k in _PROSE_KEYS and isinstance(v, str) else _strip_nested(v)
             for k, v in value.items()
         }
+        if all(stripped[k] is v for k, v in value.items()):
+            return value
+        return stripped
     return _strip_nested(value)
 
 
@@ -179,7 +184,8 @@ def _strip_nested(value: Any) -> Any:
     if isinstance(value, Mapping):
         return strip_invisible(value)
     if isinstance(value, list):
-        return [_strip_nested(v) for v in value]
+        items = [_strip_nested(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     return value
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -28,6 +28,14 @@ logger = logging.getLogger("pegboard.mcp.catalog")
 def tool_hash(raw: dict[str, Any]) -> str:
     """sha256 of a tool's canonical MCP definition (what approvals bind to)."""
     return hashlib.sha256(canonical_json(raw).encode("utf-8")).hexdigest()
+
+
+def differs(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]) -> bool:
+    """Whether two tool lists differ in content (the canonical JSON of each item, item by item:
+    the same answer as comparing the whole lists' JSON, without two copies of it at once)."""
+    return len(before) != len(after) or any(
+        canonical_json(a) != canonical_json(b) for a, b in zip(before, after, strict=True)
+    )
 
 
 class Flight:
@@ -66,9 +74,11 @@ class _Derived:
         new_pins: dict[str, str],
         launch_changed: bool,
     ) -> None:
-        self.raw, self.listed, self._raw_json = raw, listed, raw_json
+        # A digest, not the JSON itself: a whole listing's JSON is 8 MB at 5,000 tools.
+        self.raw, self.listed, self._raw_digest = raw, listed, _json_digest(raw_json)
         self.pins, self.config = pins, config
         self.new_pins, self.launch_changed = dict(new_pins), launch_changed
+        self.pins_after = pins | new_pins
 
     def same_input(
         self,
@@ -77,15 +87,23 @@ class _Derived:
         pins: dict[str, str],
         config: McpServerConfig,
     ) -> bool:
-        if config is not self.config or pins != self.pins:
+        # The pins it was given, or those plus its own first-sight pins (read back from the
+        # store after the listing was persisted): both decide the same.
+        if config is not self.config or (pins != self.pins and pins != self.pins_after):
             return False
         if raw is self.raw or raw is self.listed:  # the listed tools give what they came from
             return True
         if raw_json is None:
             return False
-        if self._raw_json is None:
-            self._raw_json = canonical_json(list(self.raw))
-        return raw_json == self._raw_json
+        if self._raw_digest is None:
+            self._raw_digest = _json_digest(canonical_json(list(self.raw)))
+        return _json_digest(raw_json) == self._raw_digest
+
+
+def _json_digest(text: str | None) -> bytes | None:
+    if text is None:
+        return None
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class ServerEntry:
@@ -226,7 +244,12 @@ class ServerEntry:
         )
 
     def accept(self, raw: list[dict[str, Any]], now: float, empty_backoff: float) -> bool:
-        """Store a successful listing; True when the content differs from the cached one."""
+        """Store a successful listing; True when the content differs from the cached one.
+
+        A listing equal to the cached one (every start lists its servers again) keeps the
+        cached objects, which the registry's tools share, and drops the new ones: the same
+        definitions are held once, not twice.
+        """
         before = self.raw or ()
         raw_json = canonical_json(raw)
         self._set_tools(tuple(raw), raw_json)
@@ -237,16 +260,14 @@ class ServerEntry:
         self.set_state("connected" if self.connection.connected else self.state)
         if before is self.raw:  # the same input as before: the same listed tools
             return False
-        return canonical_json(list(before)) != canonical_json(list(self.raw or ()))
+        return differs(before, self.raw or ())
 
     def adopt(self, record: StoredServer) -> bool:
         """Take the tool list another process stored (a replica's refresh); True when it
         differs from the cached one. This replica's state and error stay its own."""
         if record.tools is None:
             return False
-        if self.raw is not None and canonical_json(list(self.raw)) == canonical_json(
-            list(record.tools)
-        ):
+        if self.raw is not None and not differs(self.raw, record.tools):
             return False
         self._set_tools(record.tools)
         self.new_pins = {}  # whoever stored the list wrote its first-sight pins

@@ -24,6 +24,7 @@ import anyio.to_thread
 
 from pegboard.core.definition import ToolDefinition
 from pegboard.core.events import ContentChanged
+from pegboard.core.memory import after_burst
 from pegboard.core.output import ToolOutput
 from pegboard.core.tracing import span
 from pegboard.errors import (
@@ -254,6 +255,7 @@ class ServerSupervisor:
         await self.cache.persist(entry)
         if changed or entry.visible != shown_before:
             self.cache.tools_changed(server_id)
+        after_burst()  # the listing's JSON, models and the registry sync were short-lived
         return list(entry.visible)
 
     async def _record_failure(self, entry: ServerEntry, exc: Exception) -> None:

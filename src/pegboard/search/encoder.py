@@ -161,7 +161,22 @@ class SentenceEncoder:
             self._onnx = OnnxLayers(graph)
         return self._onnx
 
+    def token_states(self, text: str) -> Matrix:
+        """The last layer's vector of each of ``text``'s tokens (numpy, float32): what a
+        model with another head over these layers reads (bench/kb_candidates.py)."""
+        states: Matrix = self._states([self.token_ids(text)])[0][0]
+        return states
+
     def _forward(self, batch: list[list[int]], layers: OnnxLayers | None = None) -> Matrix:
+        if layers is not None:
+            x, mask = self._embedded(batch)
+            return layers(x, mask)
+        hidden, mask = self._states(batch)
+        pooled: Matrix = hidden.sum(1) / mask.sum(1, keepdims=True)
+        return pooled
+
+    def _embedded(self, batch: list[list[int]]) -> tuple[Matrix, Matrix]:
+        """The token embeddings of ``batch`` (n, length, dims), padded, and its mask."""
         w = self._w
         n, length = len(batch), max(len(ids) for ids in batch)
         ids = np.zeros((n, length), dtype=np.int64)
@@ -178,8 +193,14 @@ class SentenceEncoder:
             w["embeddings.LayerNorm.bias"],
             self._eps,
         )
-        if layers is not None:
-            return layers(x.reshape(n, length, self.dims), mask)
+        return x.reshape(n, length, self.dims), mask
+
+    def _states(self, batch: list[list[int]]) -> tuple[Matrix, Matrix]:
+        """The last layer's token vectors of ``batch`` in numpy (padding zeroed), and its mask."""
+        w = self._w
+        embedded, mask = self._embedded(batch)
+        n, length = mask.shape
+        x = embedded.reshape(n * length, self.dims)
         heads, head = self._heads, self.dims // self._heads
         scale = 1.0 / float(head) ** 0.5
         pad_bias = ((mask - 1.0) * 1e4)[:, None, None, :]
@@ -218,9 +239,8 @@ class SentenceEncoder:
                 w[p + "output.LayerNorm.bias"],
                 self._eps,
             )
-        hidden = x.reshape(n, length, self.dims) * mask[:, :, None]
-        pooled: Matrix = hidden.sum(1) / mask.sum(1, keepdims=True)
-        return pooled
+        hidden: Matrix = x.reshape(n, length, self.dims) * mask[:, :, None]
+        return hidden, mask
 
 
 @cache

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from pegboard.core.entry import ToolEntry
+from pegboard.core.memory import after_burst
 from pegboard.search.dense import Vectors
 from pegboard.search.document import ToolDocument, document_for
 from pegboard.search.index import IndexState, RankedState, ToolIndex, rank
@@ -408,6 +409,7 @@ class StoredIndex:
         else:
             _touch(path)
         self._state, self._built = state, changes
+        after_burst()  # the header's texts and the documents were many short-lived objects
 
     def _build(self, path: Path, key: str, documents: Sequence[ToolDocument]) -> RankedState:
         if self._child is not None:

@@ -21,7 +21,9 @@ and a notification before each answer), ``big-result`` (tools/call answers one 5
 ``typed``, whose ``outputSchema`` wants an integer ``n``; calling it returns ``{"n": <argument
 n>}``), ``reverse`` (holds tools/call requests until three are in, then answers them last
 first), ``ping-first`` (before answering a tools/call, asks the client ``ping`` and waits for
-its answer), ``large-result`` (tools/call answers a 2 MiB text: under the default cap).
+its answer), ``large-result`` (tools/call answers a 2 MiB text: under the default cap),
+``routed`` (lists ``routed``, whose argument ``region`` is mirrored in an ``Mcp-Param-Region``
+header by 2026-07-28 clients).
 Calling ``announce`` first sends ``notifications/tools/list_changed``.
 ``--slow-start S`` sleeps S seconds before reading stdin, telling stderr (with ``$TOKEN``).
 ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
@@ -81,6 +83,10 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
     if "typed" in ns.mode:
         number = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
         out.append({"name": "typed", "inputSchema": {"type": "object"}, "outputSchema": number})
+    if "routed" in ns.mode:  # a 2026-07-28 client mirrors region in an Mcp-Param-Region header
+        region = {"type": "string", "x-mcp-header": "Region"}
+        schema = {"type": "object", "properties": {"region": region}}
+        out.append({"name": "routed", "inputSchema": schema})
     if "no-tools" in ns.mode:
         out.clear()
     if "extra" in ns.mode:

@@ -1,0 +1,367 @@
+"""A fast path for plain ``tools/call``, ``tools/list`` and ``ping`` POSTs over streamable HTTP.
+
+The SDK answers every POSTed request through a JSON-RPC dispatcher (model validation, a task
+and memory streams per request, a message router) and an SSE response (its own task group,
+a data sender, a ping task), which costs more CPU than the call it carries. For the plain
+case this module answers the request in the request's own task: it runs the same
+:class:`~mcp.server.runner.ServerRunner` kernel the dispatcher runs (the server's middleware:
+the tracing span, the gateway's request counter and client tracking, the request-state
+boundary; then the handler, :meth:`Gateway.call` / :meth:`Gateway.call_modern`, and the
+per-version result shaping) and writes one JSON response.
+
+Taken, after every check the SDK route makes (the bearer token, OAuth identity, header shape,
+request id and body size checks in front of the SDK app all run first; then the SDK's own
+Host/Origin, Content-Type, Accept, session id and, on the modern era, envelope and
+``Mcp-Param`` checks, called here as predicates): a POST of one JSON object (no batch) with a
+string or integer ``id`` whose method is ``tools/call`` (``name`` and ``arguments`` only),
+``tools/list`` (no cursor) or ``ping``, and
+
+- handshake era: on a known, initialized session (``Mcp-Session-Id``), with no ``_meta``
+  but a W3C trace context (``traceparent``, ``tracestate``: what an SDK client adds when it
+  traces itself); a call only from a client that cannot elicit (an eliciting client may need
+  an approval round on the response stream, which the SDK carries);
+- 2026-07-28: a complete envelope in ``_meta`` (version, capabilities, optional client info,
+  a trace context, nothing else: no progress token), no ``inputResponses`` or
+  ``requestState`` (an approval round's retry); a call only from a client that declares no
+  elicitation.
+
+Anything else (a check that fails, GET, DELETE, notifications, answers, batches,
+``subscriptions/listen``, a request the SDK would refuse) goes to the SDK unchanged, which
+refuses or answers it as before. A reply that is not ready within
+:data:`KEEPALIVE_S` is sent as an event stream with keep-alive comments, as the SDK's
+responses are, so a proxy's idle timeout does not cut a long call. A handshake-era client's
+``notifications/cancelled`` for a fast request cancels it (answered ``Request cancelled``,
+as the SDK's transport answers); a 2026-07-28 client cancels by closing the connection.
+``PEGBOARD_NO_FAST_CALLS=1`` turns this off with the stdio fast path.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from mcp.server._streamable_http_modern import (
+    _mcp_param_rejection,
+    _SingleExchangeDispatchContext,
+    _to_jsonrpc_response,
+)
+from mcp.server.connection import Connection
+from mcp.server.runner import ServerRunner, serve_one
+from mcp.server.streamable_http import (
+    MCP_SESSION_ID_HEADER,
+    REQUEST_CANCELLED,
+    StreamableHTTPServerTransport,
+    check_accept_headers,
+)
+from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+)
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
+from starlette.requests import Request
+
+if TYPE_CHECKING:
+    from starlette.types import Message, Receive, Scope, Send
+
+    from pegboard.gateway.server import Gateway
+
+logger = logging.getLogger("pegboard.gateway")
+
+KEEPALIVE_S = 15.0
+"""A reply not ready by then goes out as an event stream, with a comment line this often."""
+_METHODS = frozenset({"tools/call", "tools/list", "ping"})
+_CALL_PARAMS = frozenset({"name", "arguments"})
+_ENVELOPE = frozenset(
+    {PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY}
+)
+_TRACE = frozenset({"traceparent", "tracestate"})  # W3C trace context (the span's parent)
+_JSON = (b"content-type", b"application/json")
+_SSE = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def plain_request(message: Any, modern: bool) -> bool:
+    """Whether a decoded body is a request this path takes (see the module docstring)."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return False
+    request_id, method, params = message.get("id"), message.get("method"), message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return False
+    if method not in _METHODS or set(message) - {"jsonrpc", "id", "method", "params"}:
+        return False
+    if params is None:
+        return not modern  # a modern request carries its envelope in params
+    if not isinstance(params, dict):
+        return False
+    meta = params.get("_meta")
+    if modern:
+        if not isinstance(meta, dict) or set(meta) - _ENVELOPE - _TRACE:
+            return False
+    elif meta is not None and (not isinstance(meta, dict) or set(meta) - _TRACE):
+        return False
+    given = set(params) - {"_meta"}
+    if method != "tools/call":
+        return not given
+    arguments = params.get("arguments")
+    return (
+        given <= _CALL_PARAMS
+        and isinstance(params.get("name"), str)
+        and (arguments is None or isinstance(arguments, dict))
+    )
+
+
+def _can_elicit(capabilities: Any) -> bool:
+    if isinstance(capabilities, dict):
+        return capabilities.get("elicitation") is not None
+    return capabilities is not None and capabilities.elicitation is not None
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` with the body, already read, given back first (then ``receive``'s own
+    messages: a disconnect the SDK may wait for)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def _dispatch_context(request: Request, request_id: Any) -> _SingleExchangeDispatchContext:
+    # No back channel (a JSON reply has no room for a server request) and no sink: a
+    # request-scoped notification has no wire here, as in the SDK's JSON response mode.
+    return _SingleExchangeDispatchContext(
+        transport=TransportContext(
+            kind="streamable-http", can_send_request=False, headers=request.headers
+        ),
+        request_id=request_id,
+        message_metadata=ServerMessageMetadata(request_context=request),
+    )
+
+
+def _event(body: bytes) -> bytes:
+    return b"event: message\r\ndata: " + body + b"\r\n\r\n"
+
+
+async def _reply(
+    send: Send,
+    answer: Callable[[], Awaitable[tuple[int, bytes]]],
+    headers: list[tuple[bytes, bytes]],
+    receive: Receive | None = None,
+) -> None:
+    """Send ``answer()``'s (status, JSON body): as JSON when ready within :data:`KEEPALIVE_S`,
+    else as an event stream with keep-alive comments. With ``receive``, the client closing
+    the connection cancels the answer (the 2026-07-28 way to cancel a request)."""
+    done = anyio.Event()
+    found: list[tuple[int, bytes]] = []
+
+    async def run() -> None:
+        try:
+            found.append(await answer())
+        finally:
+            done.set()
+
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            assert receive is not None
+            while (await receive()).get("type") != "http.disconnect":
+                pass
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(run)
+        if receive is not None:
+            tg.start_soon(watch)
+        streaming = False
+        while not done.is_set():
+            with anyio.move_on_after(KEEPALIVE_S):
+                await done.wait()
+            if done.is_set():
+                break
+            if not streaming:
+                streaming = True
+                start = {"type": "http.response.start", "status": 200, "headers": headers + _SSE}
+                await send(start)
+            await send({"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True})
+        if found:
+            status, body = found[0]
+            if streaming:
+                await send({"type": "http.response.body", "body": _event(body)})
+            else:
+                headers = [*headers, _JSON, (b"content-length", str(len(body)).encode())]
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+        tg.cancel_scope.cancel()
+
+
+class FastTransport(StreamableHTTPServerTransport):
+    """The SDK's session transport, answering plain requests of its handshake-era session
+    directly (:meth:`HttpFastPath.legacy`)."""
+
+    fast: HttpFastPath
+    running: dict[int | str, anyio.CancelScope]
+
+    async def _handle_post_request(
+        self, scope: Scope, request: Request, receive: Receive, send: Send
+    ) -> None:
+        if not await self.fast.legacy(self, request, send):
+            await super()._handle_post_request(scope, request, receive, send)
+
+
+class HttpFastPath:
+    """Both eras' fast path of one HTTP app (see the module docstring)."""
+
+    def __init__(self, gateway: Gateway, enabled: bool) -> None:
+        self._gateway = gateway
+        self.enabled = enabled
+        self.lifespan_state: Callable[[], Any] = lambda: None
+
+    def transport(self, **kwargs: Any) -> StreamableHTTPServerTransport:
+        """A session transport (the SDK's own when this path is off)."""
+        if not self.enabled:
+            return StreamableHTTPServerTransport(**kwargs)
+        transport = FastTransport(**kwargs)
+        transport.fast = self
+        transport.running = {}
+        return transport
+
+    async def legacy(self, transport: FastTransport, request: Request, send: Send) -> bool:
+        """Answer a handshake-era POST that reached the session's transport (the Host/Origin
+        and Content-Type checks passed, the session is live); False: the SDK's to answer."""
+        has_json, has_sse = check_accept_headers(request)
+        if not (has_json and has_sse) or not transport._check_content_type(request):
+            return False
+        session_id = transport.mcp_session_id
+        if session_id is None or request.headers.get(MCP_SESSION_ID_HEADER) != session_id:
+            return False
+        body = await request.body()  # kept by the request: the SDK reads it again
+        try:
+            message = json.loads(body)
+        except (ValueError, RecursionError):
+            return False
+        if not plain_request(message, modern=False):
+            _cancel_if_asked(transport.running, message)
+            return False
+        connection = self._gateway.hub.connection(session_id)
+        method, request_id = message["method"], message["id"]
+        if (
+            connection is None
+            or not connection.initialize_accepted
+            or (method == "tools/call" and _can_elicit(connection.client_capabilities))
+            or request_id in transport.running
+        ):
+            return False
+        scope = transport.running[request_id] = anyio.CancelScope()
+        runner = ServerRunner(self._gateway.server, connection, self.lifespan_state())
+        dctx = _dispatch_context(request, request_id)
+
+        async def answer() -> tuple[int, bytes]:
+            try:
+                with scope:
+                    result = await runner.on_request(dctx, method, message.get("params"))
+                    return 200, _result(request_id, result)
+                error = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
+            except Exception as exc:
+                found = handler_exception_to_error_data(exc)
+                if found is None:  # as the SDK's dispatcher answers it
+                    logger.exception("handler for %r raised", method)
+                    found = ErrorData(code=0, message=str(exc))
+                error = found
+            finally:
+                transport.running.pop(request_id, None)
+            reply = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+            return 200, reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+        headers = [(MCP_SESSION_ID_HEADER.lower().encode(), session_id.encode())]
+        await _reply(send, answer, headers)
+        return True
+
+    async def modern(
+        self, scope: Scope, receive: Receive, send: Send, manager: Any
+    ) -> Receive | None:
+        """Answer a 2026-07-28 POST (None) if this path takes it; else the ``receive`` the
+        SDK is to read it from (the body given back)."""
+        request = Request(scope, receive)
+        security = TransportSecurityMiddleware(manager.security_settings)
+        if await security.validate_request(request, is_post=True) is not None:
+            return receive
+        has_json, has_sse = check_accept_headers(request)
+        if not has_json or not (manager.json_response or has_sse):
+            return receive
+        body = await request.body()
+        replayed = replay(body, receive)
+        try:
+            message = json.loads(body)
+        except (ValueError, RecursionError):
+            return replayed
+        if not plain_request(message, modern=True):
+            return replayed
+        if find_duplicated_routing_header(request.headers.items()) is not None:
+            return replayed
+        verdict = classify_inbound_request(message, headers=dict(request.headers))
+        if isinstance(verdict, InboundLadderRejection):
+            return replayed
+        method = message["method"]
+        if method == "tools/call" and _can_elicit(verdict.client_capabilities):
+            return replayed
+        server, state = self._gateway.server, manager._lifespan_state
+        req = JSONRPCRequest.model_validate(message)
+        if await _mcp_param_rejection(server, request, req, verdict, state) is not None:
+            return replayed
+        connection = Connection.from_envelope(
+            verdict.protocol_version, verdict.client_info, verdict.client_capabilities
+        )
+        dctx = _dispatch_context(request, req.id)
+
+        async def answer() -> tuple[int, bytes]:
+            served = serve_one(
+                server, dctx, method, req.params, connection=connection, lifespan_state=state
+            )
+            reply = await _to_jsonrpc_response(req.id, served)
+            if isinstance(reply, JSONRPCResponse):
+                return 200, _result(req.id, reply.result)
+            status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200)
+            dumped = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return status, json.dumps(dumped, separators=(",", ":")).encode()
+
+        await _reply(send, answer, [], receive)
+        return None
+
+
+def _cancel_if_asked(running: dict[int | str, anyio.CancelScope], message: Any) -> None:
+    if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+        params = message.get("params")
+        cancelled = params.get("requestId") if isinstance(params, dict) else None
+        if isinstance(cancelled, int | str) and cancelled in running:
+            running[cancelled].cancel()
+
+
+def _result(request_id: int | str, result: dict[str, Any]) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (
+        json.dumps(request_id).encode(),
+        json.dumps(result, separators=(",", ":")).encode(),
+    )
