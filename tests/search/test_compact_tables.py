@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from pegboard.search.dense import MODEL_DIR, StaticEmbedder, unit_rows
-from pegboard.search.wordllama import WEIGHTS, semantic_available, shared_wordllama, wordllama_dir
+from pegboard.search.wordllama import (
+    TOKENIZER,
+    WEIGHTS,
+    semantic_available,
+    shared_wordllama,
+    wordllama_dir,
+)
 
 TEXTS = ["send an email to bob", "weather forecast in Paris", "查询天气", "", "xyzzy plugh"]
 
@@ -49,7 +55,12 @@ def test_the_wordllama_table_is_kept_float16_and_embeds_as_a_float32_table() -> 
     full = load_file(str(root / WEIGHTS))["embedding.weight"].astype(np.float32)
     embedder = shared_wordllama()
 
-    encoded = embedder._tokenizer.encode_batch(TEXTS, add_special_tokens=False)
+    # The ids of the reference tokenizer (tokenizers, installed with the dev extra).
+    from tokenizers import Tokenizer
+
+    encoded = Tokenizer.from_file(str(root / TOKENIZER)).encode_batch(
+        TEXTS, add_special_tokens=False
+    )
     assert np.array_equal(embedder.embed(TEXTS), _reference(full, [e.ids for e in encoded]))
     digest = hashlib.sha256(full.tobytes()).hexdigest()[:12]
     assert embedder.model_id == f"wordllama-l2-supercat-256-{digest}"

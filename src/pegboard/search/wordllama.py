@@ -6,10 +6,11 @@ LLaMA-2's embedding table (16 MB) and the LLaMA-2 tokenizer. A text's vector is 
 mean of its tokens' rows, exactly as WordLlama embeds, so the model runs on numpy in microseconds
 and nothing is downloaded at run time.
 
-The two files are read straight from the installed package (``safetensors`` and ``tokenizers``
-come with it) without importing ``wordllama`` itself: importing it configures the root logger,
-and its loader looks for the tokenizer in a folder its wheel does not have, then tries to
-download it from Hugging Face.
+The two files are read straight from the installed package without importing ``wordllama``
+itself: importing it configures the root logger, and its loader looks for the tokenizer in a
+folder its wheel does not have, then tries to download it from Hugging Face. The tokenizer file
+is read by :mod:`pegboard.search.llama_bpe` (the same ids as ``tokenizers``, a quarter of its
+memory).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pegboard.search.dense import (
     table_digest,
     unit_rows,
 )
+from pegboard.search.llama_bpe import LlamaBPE
 from pegboard.search.wordpiece import basic_words
 
 WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
@@ -63,20 +65,14 @@ class WordLlamaEmbedder:
             if not path.is_file():
                 raise SearchModelError(f"the WordLlama model file {path} is missing; {REINSTALL}")
         try:
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise OptionalDependencyMissing("semantic tool search", "semantic") from exc
-        try:
             table = mapped_tensor(weights, "embedding.weight")
-            self._tokenizer = Tokenizer.from_file(str(tokenizer))
-        except Exception as exc:  # tokenizers raises its own error types
+            self._tokenizer = LlamaBPE.from_file(tokenizer)
+        except (OSError, ValueError, KeyError) as exc:
             raise SearchModelError(f"cannot read the WordLlama model: {exc}; {REINSTALL}") from exc
         # Kept as stored (float16, 16 MB) and mapped, not read: only the rows texts use become
         # resident, as float32 when a text is embedded; float16 -> float32 is exact, so the
         # vectors are those of a float32 table.
         self._table = table
-        self._tokenizer.no_padding()
-        self._tokenizer.no_truncation()
         self.dims = int(self._table.shape[1])
         digest = remembered_digest([weights], lambda: table_digest(self._rows, len(self._table)))
         self.model_id = f"wordllama-l2-supercat-{self.dims}-{digest}"
@@ -87,10 +83,10 @@ class WordLlamaEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
-        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        for row, encoding in enumerate(encodings):
-            if encoding.ids:
-                out[row] = self._rows(encoding.ids).mean(0)
+        for row, text in enumerate(texts):
+            ids = self._tokenizer.encode(text)
+            if ids:
+                out[row] = self._rows(ids).mean(0)
         return unit_rows(out)
 
     def embed_query(self, text: str, weight: WordWeight) -> Vectors:
@@ -116,7 +112,10 @@ def mapped_tensor(path: Path, name: str) -> npt.NDArray[Any]:
     ``safetensors.numpy.load_file`` would copy every tensor into memory.
     """
     with path.open("rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
+        head = f.read(8)
+        (length,) = struct.unpack("<Q", head) if len(head) == 8 else (-1,)
+        if not 0 < length <= path.stat().st_size - 8:
+            raise ValueError(f"{path} is not a safetensors file")
         header = json.loads(f.read(length))
     spec = header.get(name)
     if not isinstance(spec, dict):

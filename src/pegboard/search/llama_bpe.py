@@ -1,0 +1,157 @@
+"""WordLlama's LLaMA-2 tokenizer in plain Python, from the vocabulary alone.
+
+WordLlama ships the tokenizer as a Hugging Face ``tokenizer.json``: a SentencePiece BPE of
+32,000 pieces converted to ``tokenizers``' BPE, whose 61,249 merges are exactly the pairs of
+pieces that concatenate to a piece, ranked by (the merged piece is all ``▁``, the merged
+piece's id, the left piece's id): the conversion's order, derivable from the vocabulary, so
+only the vocabulary is kept (a dict, ~3 MB). ``tokenizers`` holds 11 MB of Rust tables for the
+same file, and its library 4 MB more, in every ``pegboard serve`` at rest (bench/RESULTS.md,
+issue 29 item 5). ``tests/search/test_llama_bpe.py`` checks the ids against ``tokenizers``.
+
+The steps are the file's: the special pieces (``<unk> <s> </s>``) are split off the raw text
+first, each remaining part gets ``▁`` prepended and its spaces replaced by ``▁``, then BPE runs
+with byte fallback (a character outside the vocabulary becomes its UTF-8 bytes' pieces). No
+piece has a ``▁`` after another character, so merges never cross the start of a ``▁`` run and
+each run of ``▁`` with the characters up to the next one is merged on its own (cached).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+SPACE = "\u2581"  # ▁, SentencePiece's word-start mark
+_SPECIAL = ("<unk>", "<s>", "</s>")
+_SPLIT_SPECIAL = re.compile("(" + "|".join(re.escape(s) for s in _SPECIAL) + ")")
+_SEGMENT = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
+# A merged id is below 2**15 (32,000 pieces); merges into an all-▁ piece rank after the rest.
+_ID_BITS = 15
+_SPACE_RUN_RANK = 1 << _ID_BITS
+_NO_MERGE = 1 << (3 * _ID_BITS)
+
+# The tokenizer.json settings this reimplementation follows; another file is refused.
+_NORMALIZER = {
+    "type": "Sequence",
+    "normalizers": [
+        {"type": "Prepend", "prepend": SPACE},
+        {"type": "Replace", "pattern": {"String": " "}, "content": SPACE},
+    ],
+}
+_MODEL = {
+    "type": "BPE",
+    "dropout": None,
+    "continuing_subword_prefix": None,
+    "end_of_word_suffix": None,
+    "byte_fallback": True,
+    "ignore_merges": False,
+}
+CACHED_SEGMENTS = 16384
+
+
+class LlamaBPE:
+    """Text -> LLaMA-2 piece ids, as ``tokenizers`` encodes it without special tokens added."""
+
+    def __init__(self, vocab: dict[str, int]) -> None:
+        self._vocab = vocab
+        self._special = {s: vocab[s] for s in _SPECIAL}
+        self._bytes = [vocab[f"<0x{b:02X}>"] for b in range(256)]
+        # A merge's rank is (order of the merged piece, id of the left piece); the list holds
+        # the vocabulary's own int objects.
+        self._order = [0] * (max(vocab.values()) + 1)
+        for piece, i in vocab.items():
+            self._order[i] = i + _SPACE_RUN_RANK if piece.strip(SPACE) == "" else i
+        self.segment = lru_cache(maxsize=CACHED_SEGMENTS)(self._segment)
+
+    @classmethod
+    def from_file(cls, path: Path) -> LlamaBPE:
+        """The tokenizer of a ``tokenizer.json``; ValueError when it is not LLaMA-2's kind."""
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        model: dict[str, Any] = spec.get("model") or {}
+        added = sorted(t.get("content") for t in spec.get("added_tokens") or [])
+        if (
+            spec.get("normalizer") != _NORMALIZER
+            or spec.get("pre_tokenizer") is not None
+            or any(model.get(k) != v for k, v in _MODEL.items())
+            or added != sorted(_SPECIAL)
+            or not isinstance(model.get("vocab"), dict)
+        ):
+            raise ValueError(f"{path} is not a LLaMA-2 SentencePiece BPE tokenizer")
+        vocab: dict[str, int] = model["vocab"]
+        if max(vocab.values()) >= 1 << _ID_BITS:
+            raise ValueError(f"{path} has more than {1 << _ID_BITS} pieces")
+        return cls(vocab)
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = []
+        for i, part in enumerate(_SPLIT_SPECIAL.split(text)):
+            if i % 2:
+                ids.append(self._special[part])
+            elif part:
+                for segment in _SEGMENT.findall(SPACE + part.replace(" ", SPACE)):
+                    ids.extend(self.segment(segment))
+        return ids
+
+    def _segment(self, segment: str) -> tuple[int, ...]:
+        # Every piece of the file merges back into itself (tests/search/test_llama_bpe.py).
+        whole = self._vocab.get(segment)
+        return (whole,) if whole is not None else self.merges(segment)
+
+    def merges(self, segment: str) -> tuple[int, ...]:
+        """BPE over one segment: the lowest-ranked adjacent pair merges first, the leftmost of
+        equal ones, until no pair is a merge (``tokenizers``' ``Word::merge_all``). A character
+        outside the vocabulary is in no merge: the runs on either side merge on their own."""
+        vocab, order = self._vocab, self._order
+        get = vocab.get
+        ids: list[int] = []
+        for run in _runs(segment, vocab):
+            if run[0] not in vocab:
+                ids.extend(self._bytes[b] for b in run.encode("utf-8"))
+                continue
+            symbols = list(run)
+            # rank of the pair (i, i + 1): (order of the merged piece, id of the left piece)
+            ranks = []
+            for a, b in pairwise(symbols):
+                merged = get(a + b)
+                ranks.append(_NO_MERGE if merged is None else order[merged] << _ID_BITS | vocab[a])
+            while ranks:
+                best = min(ranks)
+                if best == _NO_MERGE:
+                    break
+                i = ranks.index(best)
+                symbol = symbols[i] = symbols[i] + symbols.pop(i + 1)
+                del ranks[i]
+                if i > 0:
+                    merged = get(symbols[i - 1] + symbol)
+                    ranks[i - 1] = (
+                        _NO_MERGE
+                        if merged is None
+                        else order[merged] << _ID_BITS | vocab[symbols[i - 1]]
+                    )
+                if i < len(ranks):
+                    merged = get(symbol + symbols[i + 1])
+                    ranks[i] = (
+                        _NO_MERGE if merged is None else order[merged] << _ID_BITS | vocab[symbol]
+                    )
+            ids.extend(vocab[symbol] for symbol in symbols)
+        return tuple(ids)
+
+
+def _runs(segment: str, vocab: dict[str, int]) -> list[str]:
+    """``segment`` cut before and after each character outside ``vocab`` (each alone)."""
+    if all(c in vocab for c in segment):
+        return [segment]
+    runs: list[str] = []
+    start = 0
+    for i, c in enumerate(segment):
+        if c not in vocab:
+            if start < i:
+                runs.append(segment[start:i])
+            runs.append(c)
+            start = i + 1
+    if start < len(segment):
+        runs.append(segment[start:])
+    return runs
