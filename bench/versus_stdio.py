@@ -41,10 +41,18 @@ def cpu_seconds(pid: int) -> float:
 
 
 def rss_mb(pid: int) -> float:
+    return rss_parts_mb(pid)["VmRSS"]
+
+
+def rss_parts_mb(pid: int) -> dict[str, float]:
+    """VmRSS and its parts (RssAnon: private heap; RssFile: pages of mapped files, i.e. shared
+    libraries, model tables, the stored search index: clean, evictable) of ``pid``, in MB."""
+    parts = {"VmRSS": float("nan"), "RssAnon": float("nan"), "RssFile": float("nan")}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+        key = line.split(":", 1)[0]
+        if key in parts:
+            parts[key] = int(line.split()[1]) / 1024
+    return parts
 
 
 class Peer:
@@ -392,15 +400,16 @@ def print_searches(found: dict[tuple[str, float], dict[str, list[float]]]) -> No
 SETTLE_S = 2.0
 
 
-async def memory(stdio: Stdio, size: str) -> dict[str, float]:
-    """label -> RSS (MB) of the proxy process after tools/list, one tool_search (deferred
-    rows) and one tools/call; and again (``<label>, 2 s later``) after :data:`SETTLE_S` idle,
-    when a listing still running at the call (an upstream of 5,000 tools) has ended."""
+async def memory(stdio: Stdio, size: str) -> dict[str, dict[str, float]]:
+    """label -> RSS and its parts (MB, :func:`rss_parts_mb`) of the proxy process after
+    tools/list, one tool_search (deferred rows) and one tools/call; and again (``<label>, 2 s
+    later``) after :data:`SETTLE_S` idle, when a listing still running at the call (an upstream
+    of 5,000 tools) has ended."""
     stdio.upstream = [sys.executable, str(CATALOG_SERVER), *catalog_files(size)]
     name = f"mem{size}"
     await stdio.prepare(name)
     tool = "bing_search"
-    found: dict[str, float] = {}
+    found: dict[str, dict[str, float]] = {}
     rows: list[tuple[Proxy, bool]] = [(r, False) for r in stdio.proxies(name, tool)]
     stdio.search = True
     deferred = _first_and_later(
@@ -426,9 +435,9 @@ async def memory(stdio: Stdio, size: str) -> dict[str, float]:
             else:
                 await peer.wait_listed(row.tool)
                 await peer.request("tools/call", {"name": row.tool, "arguments": {"query": "x"}})
-            found[row.label] = rss_mb(peer.process.pid)
+            found[row.label] = rss_parts_mb(peer.process.pid)
             await anyio.sleep(SETTLE_S)
-            found[f"{row.label}, {SETTLE_S:g} s later"] = rss_mb(peer.process.pid)
+            found[f"{row.label}, {SETTLE_S:g} s later"] = rss_parts_mb(peer.process.pid)
     return found
 
 
@@ -438,14 +447,19 @@ def dataclass_replace(row: Proxy, **changes: Any) -> Proxy:
     return replace(row, **changes)
 
 
-def print_memory(found: dict[str, dict[str, float]]) -> None:
+def print_memory(found: dict[str, dict[str, dict[str, float]]]) -> None:
     sizes = list(found)
-    print("\nRSS of the serving process (MB) after tools/list, a search (deferred rows), a call\n")
-    print("| process | " + " | ".join(f"{s} tools" for s in sizes) + " |")
-    print("| --- | " + " | ".join("---:" for _ in sizes) + " |")
-    for label in found[sizes[0]]:
-        print(
-            f"| {label} | "
-            + " | ".join(f"{found[s].get(label, float('nan')):.0f}" for s in sizes)
-            + " |"
-        )
+    titles = {
+        "VmRSS": "RSS of the serving process (MB) after tools/list, a search (deferred rows), "
+        "a call",
+        "RssAnon": "of which anonymous (RssAnon: the process's own heap, MB)",
+        "RssFile": "of which file-backed (RssFile: shared libraries, mapped model tables and "
+        "search index; clean pages the kernel can drop, MB)",
+    }
+    for part, title in titles.items():
+        print(f"\n{title}\n")
+        print("| process | " + " | ".join(f"{s} tools" for s in sizes) + " |")
+        print("| --- | " + " | ".join("---:" for _ in sizes) + " |")
+        for label in found[sizes[0]]:
+            cells = [found[s].get(label, {}).get(part, float("nan")) for s in sizes]
+            print(f"| {label} | " + " | ".join(f"{c:.0f}" for c in cells) + " |")
