@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from pegboard.errors import ServerUnavailable, ToolNotAllowed
-from pegboard.mcp import McpCatalog, SqliteCatalogStore
-from pegboard.mcp import poison
+from pegboard.mcp import McpCatalog, SqliteCatalogStore, poison
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.status import namespace_statuses
 from pegboard.mcp.trust import trust_server, trust_tool
@@ -101,7 +100,8 @@ async def test_a_status_read_for_its_state_checks_no_definition_until_its_flags_
         await catalog.refresh_tools("s")
         status = catalog.status("s")
     assert list(namespace_statuses([status])) == ["mcp:s"]
-    assert status.state == "connected" and status.tool_count == 2
+    assert status.state == "connected"
+    assert status.tool_count == 2
     assert checked == []
     assert [name for name, _ in status.flags] == ["tool_0"]
     assert sorted(checked) == ["tool_0", "tool_1", "tool_2"]
