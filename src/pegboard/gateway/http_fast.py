@@ -215,7 +215,8 @@ async def _reply(
                 headers = [*headers, _JSON, (b"content-length", str(len(body)).encode())]
                 await send({"type": "http.response.start", "status": status, "headers": headers})
                 await send({"type": "http.response.body", "body": body})
-        tg.cancel_scope.cancel()
+        if receive is not None:  # the watcher waits for a disconnect; nothing else is left
+            tg.cancel_scope.cancel()
 
 
 class FastTransport(StreamableHTTPServerTransport):
