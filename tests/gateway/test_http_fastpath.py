@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -612,3 +613,33 @@ def test_a_fast_call_past_the_keepalive_time_is_streamed_with_keepalive_comments
     fast, sdk = (json.loads(one["rest"].split("data: ")[-1]) for one in found)
     assert fast == sdk
     assert fast["error"]["message"] == "Request cancelled"
+
+
+def _closed_mid_call(served: Served, fifo: Path) -> None:
+    """A 2026-07-28 call to ``block`` on a raw connection, closed once the call is upstream."""
+    body, headers = _modern_call(served, "mcp__victim__block", {"fifo": str(fifo)})
+    content = json.dumps(body).encode()
+    url = httpx.URL(served.url)
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    request = (
+        f"POST {url.path} HTTP/1.1\r\nhost: {url.host}:{url.port}\r\n{head}"
+        f"content-length: {len(content)}\r\n\r\n"
+    ).encode() + content
+    with socket.create_connection((url.host, url.port), timeout=30) as connection:
+        connection.sendall(request)
+        assert fifo.read_text() == "started\n"  # the call is in flight upstream
+
+
+def test_a_modern_client_closing_the_connection_cancels_its_fast_call(
+    pair: Pair, tmp_path: Path
+) -> None:
+    records = []
+    for index, served in enumerate(pair.both()):
+        before = len(served.audit(0))
+        fifo = tmp_path / f"closed-{index}"
+        os.mkfifo(fifo)
+        _closed_mid_call(served, fifo)
+        found = [r for r in served.audit(before + 1)[before:] if r["tool"] == "mcp__victim__block"]
+        assert len(found) == 1, found
+        records.append((found[0]["outcome"], found[0]["error_class"]))
+    assert records[0] == records[1] == ("error", "CancelledError")
