@@ -17,12 +17,8 @@ import httpx2
 import pytest
 
 from pegboard.gateway.coalesce import CoalescedWrites
-from pegboard.gateway.transports import (
-    _quiet_server_class,
-    _serve_until_cancelled,
-    bind_listening_socket,
-    uvicorn_config,
-)
+from pegboard.gateway.transports import uvicorn_config
+from tests.gateway.test_http_socket import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -88,22 +84,10 @@ async def _head_then_body(scope: Any, receive: Any, send: Any) -> None:
 
 
 async def test_uvicorn_serves_each_connection_through_coalesced_writes() -> None:
-    listening = bind_listening_socket("127.0.0.1", 0)
-    port = listening.getsockname()[1]
     config = uvicorn_config(_head_then_body, log_level="error", lifespan="off")
-    server = _quiet_server_class()(config)
-    with anyio.fail_after(20):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_serve_until_cancelled, server, listening)
-            for _ in range(1000):  # bounded by fail_after
-                if server.started:
-                    break
-                await anyio.sleep(0.01)
-            async with httpx2.AsyncClient() as client:
-                for _ in range(2):
-                    answer = await client.get(f"http://127.0.0.1:{port}/")
-                    assert (answer.status_code, answer.text) == (200, "ok")
-                connections = list(server.server_state.connections)
-                assert [type(c.transport) for c in connections] == [CoalescedWrites]
-            tg.cancel_scope.cancel()
-    listening.close()
+    async with serving(config) as (server, url), httpx2.AsyncClient() as client:
+        for _ in range(2):
+            answer = await client.get(url)
+            assert (answer.status_code, answer.text) == (200, "ok")
+        connections = list(server.server_state.connections)
+        assert [type(c.transport) for c in connections] == [CoalescedWrites]

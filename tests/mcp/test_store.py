@@ -108,11 +108,13 @@ def test_future_schema_version_is_moved_aside_as_newer_not_corrupt(
         store = SqliteCatalogStore(path)
     assert store.persistent is True
     moved = [p.name for p in tmp_path.iterdir() if p.name.startswith("c.db.newer-")]
-    assert len(moved) == 1 and (tmp_path / moved[0]).read_bytes() == content
+    assert len(moved) == 1
+    assert (tmp_path / moved[0]).read_bytes() == content
     assert not [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
     (message,) = [r.getMessage() for r in caplog.records]
     assert "written by a newer pegboard (catalog schema version 99;" in message
-    assert "unreadable" not in message and "corrupt" not in message
+    assert "unreadable" not in message
+    assert "corrupt" not in message
 
 
 def test_unwritable_location_turns_persistence_off_and_still_works() -> None:
