@@ -37,6 +37,7 @@ from tests.gateway.harness import (
     PEGBOARD,
     STARTUP_BOUND,
     gateway_env,
+    read_audit,
     scripted_elicitation,
     scripted_server,
     sdk_server,
@@ -102,15 +103,7 @@ class Served:
         return self.post(body, headers)
 
     def audit(self, count: int) -> list[dict[str, Any]]:
-        path = self.data / AUDIT_FILE
-        deadline = time.monotonic() + 10
-        lines: list[str] = []
-        while time.monotonic() < deadline:  # the sink writes in batches, off the loop
-            lines = path.read_text().splitlines() if path.exists() else []
-            if len(lines) >= count:
-                break
-            time.sleep(0.05)
-        return [json.loads(line) for line in lines]
+        return read_audit(self.data / AUDIT_FILE, lambda records: len(records) >= count)
 
 
 def _request(request_id: Any, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
