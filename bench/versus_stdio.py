@@ -4,6 +4,7 @@ way); each proxy's own process is measured, never its upstream."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -36,6 +37,18 @@ INIT = {
 
 
 def cpu_seconds(pid: int) -> float:
+    """CPU time of a process's live threads so far, to the nanosecond (the scheduler's
+    ``/proc/PID/task/*/schedstat``; ``/proc/PID/stat`` counts in 10 ms clock ticks, which at
+    ~0.3 s of CPU per row left +-15% of sampling noise); the clock ticks where it is absent."""
+    total, tasks = 0, Path(f"/proc/{pid}/task")
+    try:
+        for task in tasks.iterdir():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # ended meanwhile
+                total += int((task / "schedstat").read_text().split()[0])
+    except (FileNotFoundError, ValueError, IndexError):
+        total = 0
+    if total:
+        return total / 1e9
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
