@@ -14,11 +14,14 @@ shared machine hits all alike; ratios are against the floor of the same run):
 * ``latency``: sequential ``tools/call echo`` on one kept-alive HTTP connection, p50/p95 per
   call for three clients: the Python SDK client (httpx2), ``httpx.Client`` speaking raw
   JSON-RPC, and Node's ``fetch`` (``bench/clients/fetch_calls.mjs``, what the TypeScript SDK
-  uses). Added = proxy p50 - direct p50. Server CPU per call from /proc. The HTTP rows include
-  pegboard with ``PEGBOARD_NO_FAST_CALLS=1`` (the SDK's route for every request, as before the
-  HTTP fast path) beside pegboard as shipped.
+  uses; one process per server, its session opened and warmed up before the timed rounds).
+  Added = proxy p50 - direct p50. Server CPU per call from /proc, read around the timed
+  calls. The HTTP rows include pegboard with ``PEGBOARD_NO_FAST_CALLS=1`` (the SDK's route for
+  every request, as before the HTTP fast path) beside pegboard as shipped.
 * ``throughput``: calls/s with 1, 8, 32 and 64 concurrent sessions (``--clients``), each on
-  its own kept-alive connection, raw JSON-RPC from this process; server CPU per call.
+  its own kept-alive connection, raw JSON-RPC from this process; server CPU per call. Each row
+  is ``--rounds`` windows, the servers taking turns window by window; the table gives the
+  windows' spread beside the whole row's rate.
 * ``cpu``: stdio, sequential calls: the upstream itself and a standard-library JSON-RPC relay
   (``bench/relay.py``) as floors, ``pegboard serve --no-defer``, FastMCP's stdio proxy; CPU
   per call of the proxy process alone.
@@ -46,7 +49,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -274,10 +277,36 @@ async def sdk_calls(client: Client, tool: str, count: int) -> list[float]:
     return times
 
 
-async def node_calls(target: Target, count: int) -> list[float]:
-    done = await anyio.run_process(["node", str(FETCH_CALLS), target.url, target.tool, str(count)])
-    times: list[float] = json.loads(done.stdout)
-    return times
+class NodeClient:
+    """One ``node bench/clients/fetch_calls.mjs`` process: its session opened and warmed up
+    once, then ``calls(n)`` asks it for n timed calls (so the server CPU read around them
+    holds no handshake)."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        self.buffered = ""
+
+    @classmethod
+    async def start(cls, stack: AsyncExitStack, target: Target) -> NodeClient:
+        args = ["node", str(FETCH_CALLS), target.url, target.tool]
+        client = cls(await stack.enter_async_context(await anyio.open_process(args)))
+        if await client.line() != "ready":
+            raise RuntimeError(f"Node fetch client on {target.url} did not start")
+        return client
+
+    async def line(self) -> str:
+        assert self.process.stdout is not None
+        with anyio.fail_after(120):
+            while "\n" not in self.buffered:
+                self.buffered += (await self.process.stdout.receive()).decode()
+        line, self.buffered = self.buffered.split("\n", 1)
+        return line
+
+    async def calls(self, count: int) -> list[float]:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(f"{count}\n".encode())
+        times: list[float] = json.loads(await self.line())
+        return times
 
 
 @dataclass
@@ -299,6 +328,7 @@ async def latency(setup: Setup, calls: int, rounds: int) -> dict[str, dict[str, 
     async with http_targets(setup) as targets, AsyncExitStack() as stack:
         sdk: dict[str, Client] = {}
         raw: dict[str, RawSession] = {}
+        node: dict[str, NodeClient] = {}
         for target in targets:
             client = await _sdk_client(stack, target.url)
             await wait_listed(client, target.tool)
@@ -306,19 +336,20 @@ async def latency(setup: Setup, calls: int, rounds: int) -> dict[str, dict[str, 
             raw[target.label] = RawSession(target.url)
             stack.callback(raw[target.label].http.close)
             await anyio.to_thread.run_sync(raw[target.label].open, target.tool)
+            node[target.label] = await NodeClient.start(stack, target)
         runners: dict[str, Callable[[Target, int], Any]] = {
             "Python SDK client (httpx2)": lambda t, n: sdk_calls(sdk[t.label], t.tool, n),
             "httpx.Client, raw JSON-RPC": lambda t, n: anyio.to_thread.run_sync(
                 raw[t.label].calls, t.tool, n
             ),
-            "Node fetch": node_calls,
+            "Node fetch": lambda t, n: node[t.label].calls(n),
         }
         for client_label, run in runners.items():
             rows = found[client_label] = {t.label: Timed([]) for t in targets}
             for target in targets:  # warm-up
                 await run(target, 20)
-            for _ in range(rounds):
-                for target in targets:
+            for turn in range(rounds):
+                for target in targets if turn % 2 == 0 else targets[::-1]:
                     cpu_before = cpu_seconds(target.pid)
                     rows[target.label].times += await run(target, per_round)
                     rows[target.label].cpu_s += cpu_seconds(target.pid) - cpu_before
@@ -383,29 +414,71 @@ class AsyncRawSession:
         raise RuntimeError(f"{tool} never listed at {self.url}")
 
 
+@dataclass
+class Driven:
+    """A throughput row: calls, seconds and server CPU seconds summed over its windows, and
+    each window's calls/s."""
+
+    calls: int = 0
+    seconds: float = 0.0
+    cpu_s: float = 0.0
+    rates: list[float] = field(default_factory=list)
+
+    def add(self, calls: int, seconds: float, cpu_s: float) -> None:
+        self.calls, self.seconds, self.cpu_s = (
+            self.calls + calls,
+            self.seconds + seconds,
+            self.cpu_s + cpu_s,
+        )
+        self.rates.append(calls / seconds)
+
+    @property
+    def rate(self) -> float:
+        return self.calls / max(self.seconds, 1e-9)
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.cpu_s * 1000 / max(1, self.calls)
+
+
 async def throughput(
-    setup: Setup, levels: list[int], seconds: float
-) -> dict[int, dict[str, tuple[float, float]]]:
-    """clients -> target -> (calls/s, server CPU ms per call); targets alternate per level."""
-    found: dict[int, dict[str, tuple[float, float]]] = {}
+    setup: Setup, levels: list[int], seconds: float, rounds: int
+) -> dict[int, dict[str, Driven]]:
+    """clients -> target -> its row: ``rounds`` windows of ``seconds / rounds`` each, the
+    targets taking turns window by window (in reverse every other round), so that load
+    arriving or leaving meanwhile falls on all of them alike."""
+    found: dict[int, dict[str, Driven]] = {}
     async with http_targets(setup) as targets:
         for clients in levels:
-            found[clients] = {}
-            for target in targets:
-                sessions = [AsyncRawSession(target.url) for _ in range(clients)]
-                try:
-                    for session in sessions:
-                        await session.open(target.tool)
-                    found[clients][target.label] = await _drive(target, sessions, seconds)
-                finally:
-                    for session in sessions:
-                        await session.http.aclose()
+            rows = found[clients] = {target.label: Driven() for target in targets}
+            async with AsyncExitStack() as stack:
+                await _level(targets, clients, seconds, rounds, rows, stack)
     return found
+
+
+async def _level(
+    targets: list[Target],
+    clients: int,
+    seconds: float,
+    rounds: int,
+    rows: dict[str, Driven],
+    stack: AsyncExitStack,
+) -> None:
+    sessions: dict[str, list[AsyncRawSession]] = {}
+    for target in targets:
+        sessions[target.label] = [AsyncRawSession(target.url) for _ in range(clients)]
+        for session in sessions[target.label]:
+            stack.push_async_callback(session.http.aclose)
+            await session.open(target.tool)
+    for turn in range(rounds):
+        for target in targets if turn % 2 == 0 else targets[::-1]:
+            rows[target.label].add(*await _drive(target, sessions[target.label], seconds / rounds))
 
 
 async def _drive(
     target: Target, sessions: list[AsyncRawSession], seconds: float
-) -> tuple[float, float]:
+) -> tuple[int, float, float]:
+    """Calls made, seconds taken and server CPU seconds of one window."""
     count = 0
     deadline = time.perf_counter() + seconds
 
@@ -420,17 +493,27 @@ async def _drive(
         for session in sessions:
             tg.start_soon(one, session)
     elapsed = time.perf_counter() - started
-    return count / elapsed, (cpu_seconds(target.pid) - cpu_before) * 1000 / max(1, count)
+    return count, elapsed, cpu_seconds(target.pid) - cpu_before
 
 
-def print_throughput(found: dict[int, dict[str, tuple[float, float]]], seconds: float) -> None:
-    print(f"\nHTTP throughput, tools/call echo, N concurrent sessions for {seconds:g} s each\n")
-    print("| clients | server | calls/s | x of FastMCP | server CPU per call (ms) |")
-    print("| ---: | --- | ---: | ---: | ---: |")
+def print_throughput(found: dict[int, dict[str, Driven]], seconds: float, rounds: int) -> None:
+    print(
+        f"\nHTTP throughput, tools/call echo, N concurrent sessions for {seconds:g} s each, "
+        f"in {rounds} windows taking turns with the other servers\n"
+    )
+    print(
+        "| clients | server | calls/s | windows' calls/s (min-max) | x of FastMCP "
+        "| server CPU per call (ms) |"
+    )
+    print("| ---: | --- | ---: | ---: | ---: | ---: |")
     for clients, rows in found.items():
-        fastmcp = next((v[0] for k, v in rows.items() if k.startswith("FastMCP")), float("nan"))
-        for label, (rate, cpu) in rows.items():
-            print(f"| {clients} | {label} | {rate:.0f} | x{rate / fastmcp:.2f} | {cpu:.2f} |")
+        fastmcp = next((v.rate for k, v in rows.items() if k.startswith("FastMCP")), float("nan"))
+        for label, row in rows.items():
+            spread = f"{min(row.rates):.0f}-{max(row.rates):.0f}"
+            print(
+                f"| {clients} | {label} | {row.rate:.0f} | {spread} | x{row.rate / fastmcp:.2f} "
+                f"| {row.cpu_ms:.2f} |"
+            )
     print("\nThe load comes from this process (raw JSON-RPC on httpx2), on the same 2 cores.")
 
 
@@ -447,7 +530,8 @@ async def main(ns: argparse.Namespace) -> None:
             print_latency(await latency(setup, ns.calls, ns.rounds))
         if "throughput" in only:
             levels = [int(n) for n in ns.clients.split(",")]
-            print_throughput(await throughput(setup, levels, ns.seconds), ns.seconds)
+            found_rates = await throughput(setup, levels, ns.seconds, ns.rounds)
+            print_throughput(found_rates, ns.seconds, ns.rounds)
         if "cpu" in only:
             versus_stdio.print_cpu(await versus_stdio.cpu_per_call(stdio, ns.calls), ns.calls)
         if "first-call" in only:
@@ -470,7 +554,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help=f"comma-separated sections of {', '.join(SECTIONS)}")
     parser.add_argument("--calls", type=int, default=300, help="timed calls per row")
-    parser.add_argument("--rounds", type=int, default=3, help="alternations per row")
+    parser.add_argument(
+        "--rounds", type=int, default=6, help="alternations per latency and throughput row"
+    )
     parser.add_argument("--clients", default="1,8,32,64", help="throughput levels")
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput row")
     parser.add_argument("--starts", type=int, default=5, help="spawns per first-call row")

@@ -1,8 +1,10 @@
 // Sequential MCP tools/call over streamable HTTP with Node's fetch (undici keeps the
 // connection alive), as the TypeScript SDK's client transport does.
-//   node fetch_calls.mjs URL TOOL CALLS  -> prints a JSON list of per-call milliseconds
-const [url, tool, callsArg] = process.argv.slice(2);
-const calls = Number(callsArg);
+//   node fetch_calls.mjs URL TOOL  -> opens a session, makes 20 warm-up calls, prints "ready";
+//   then each line N on stdin makes N timed calls and prints a JSON list of per-call ms.
+import { createInterface } from "node:readline";
+
+const [url, tool] = process.argv.slice(2);
 const base = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 let session = null;
 let nextId = 1;
@@ -23,6 +25,17 @@ async function rpc(method, params, notification = false) {
   return parsed.result;
 }
 
+async function calls(count) {
+  const times = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const result = await rpc("tools/call", { name: tool, arguments: { text: "hello" } });
+    if (result.isError) throw new Error(JSON.stringify(result));
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
 await rpc("initialize", {
   protocolVersion: "2025-11-25",
   capabilities: {},
@@ -34,11 +47,8 @@ while (!(await rpc("tools/list", {})).tools.some((t) => t.name === tool)) {
   if (Date.now() > deadline) throw new Error(`${tool} never listed`);
   await new Promise((r) => setTimeout(r, 100));
 }
-const times = [];
-for (let i = 0; i < calls + 20; i++) {
-  const started = performance.now();
-  const result = await rpc("tools/call", { name: tool, arguments: { text: "hello" } });
-  if (result.isError) throw new Error(JSON.stringify(result));
-  if (i >= 20) times.push(performance.now() - started);
+await calls(20);
+console.log("ready");
+for await (const line of createInterface({ input: process.stdin })) {
+  console.log(JSON.stringify(await calls(Number(line))));
 }
-console.log(JSON.stringify(times));

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,6 +29,23 @@ REFSERVERS = ROOT / ".refservers"
 # Bounds for a loaded 2-core CI machine; a gateway that waited on the hanging server (whose
 # connect timeout is set to 120 s below) could never meet them.
 STARTUP_BOUND = 45
+
+
+def read_audit(
+    path: Path, until: Callable[[list[dict[str, Any]]], bool] = bool, timeout: float = 10
+) -> list[dict[str, Any]]:
+    """A gateway's audit file as records, once ``until`` holds for them (``timeout`` s at most):
+    the file sink writes in batches off the loop, so the last answer's record may land just
+    after the answer."""
+    deadline = time.monotonic() + timeout
+    records: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        if path.exists():
+            records = [json.loads(line) for line in path.read_text().splitlines()]
+            if until(records):
+                break
+        time.sleep(0.05)
+    return records
 
 
 def process_gone(pid: int) -> bool:

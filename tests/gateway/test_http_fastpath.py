@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -37,6 +38,7 @@ from tests.gateway.harness import (
     PEGBOARD,
     STARTUP_BOUND,
     gateway_env,
+    read_audit,
     scripted_elicitation,
     scripted_server,
     sdk_server,
@@ -102,15 +104,7 @@ class Served:
         return self.post(body, headers)
 
     def audit(self, count: int) -> list[dict[str, Any]]:
-        path = self.data / AUDIT_FILE
-        deadline = time.monotonic() + 10
-        lines: list[str] = []
-        while time.monotonic() < deadline:  # the sink writes in batches, off the loop
-            lines = path.read_text().splitlines() if path.exists() else []
-            if len(lines) >= count:
-                break
-            time.sleep(0.05)
-        return [json.loads(line) for line in lines]
+        return read_audit(self.data / AUDIT_FILE, lambda records: len(records) >= count)
 
 
 def _request(request_id: Any, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -612,3 +606,33 @@ def test_a_fast_call_past_the_keepalive_time_is_streamed_with_keepalive_comments
     fast, sdk = (json.loads(one["rest"].split("data: ")[-1]) for one in found)
     assert fast == sdk
     assert fast["error"]["message"] == "Request cancelled"
+
+
+def _closed_mid_call(served: Served, fifo: Path) -> None:
+    """A 2026-07-28 call to ``block`` on a raw connection, closed once the call is upstream."""
+    body, headers = _modern_call(served, "mcp__victim__block", {"fifo": str(fifo)})
+    content = json.dumps(body).encode()
+    url = httpx.URL(served.url)
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    request = (
+        f"POST {url.path} HTTP/1.1\r\nhost: {url.host}:{url.port}\r\n{head}"
+        f"content-length: {len(content)}\r\n\r\n"
+    ).encode() + content
+    with socket.create_connection((url.host, url.port), timeout=30) as connection:
+        connection.sendall(request)
+        assert fifo.read_text() == "started\n"  # the call is in flight upstream
+
+
+def test_a_modern_client_closing_the_connection_cancels_its_fast_call(
+    pair: Pair, tmp_path: Path
+) -> None:
+    records = []
+    for index, served in enumerate(pair.both()):
+        before = len(served.audit(0))
+        fifo = tmp_path / f"closed-{index}"
+        os.mkfifo(fifo)
+        _closed_mid_call(served, fifo)
+        found = [r for r in served.audit(before + 1)[before:] if r["tool"] == "mcp__victim__block"]
+        assert len(found) == 1, found
+        records.append((found[0]["outcome"], found[0]["error_class"]))
+    assert records[0] == records[1] == ("error", "CancelledError")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -45,23 +47,32 @@ async def test_accepted_http_connections_have_tcp_nodelay(host: str) -> None:
         pytest.skip(reason)
     import uvicorn
 
+    config = uvicorn.Config(_ok, log_level="error", lifespan="off")
+    async with serving(config, host) as (server, url), httpx2.AsyncClient() as client:
+        for _ in range(2):  # the second request rides the kept-alive connection
+            answer = await client.get(url)
+            assert answer.text == "ok"
+        connections = list(server.server_state.connections)
+        assert len(connections) == 1
+        assert [_nodelay(c) for c in connections] == [1]
+
+
+@asynccontextmanager
+async def serving(config: Any, host: str = "127.0.0.1") -> AsyncIterator[tuple[Any, str]]:
+    """uvicorn serving ``config`` on a loopback port of ``host`` (as ``pegboard serve`` binds
+    it): the server and its URL, once it has started."""
     listening = bind_listening_socket(host, 0)
-    port = listening.getsockname()[1]
-    server = _quiet_server_class()(uvicorn.Config(_ok, log_level="error", lifespan="off"))
+    server = _quiet_server_class()(config)
     shown = f"[{host}]" if ":" in host else host
-    with anyio.fail_after(20):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_serve_until_cancelled, server, listening)
-            for _ in range(1000):  # bounded by fail_after
-                if server.started:
-                    break
-                await anyio.sleep(0.01)
-            async with httpx2.AsyncClient() as client:
-                for _ in range(2):  # the second request rides the kept-alive connection
-                    answer = await client.get(f"http://{shown}:{port}/")
-                    assert answer.text == "ok"
-                connections = list(server.server_state.connections)
-                assert len(connections) == 1
-                assert [_nodelay(c) for c in connections] == [1]
-            tg.cancel_scope.cancel()
-    listening.close()
+    try:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_serve_until_cancelled, server, listening)
+                for _ in range(1000):  # bounded by fail_after
+                    if server.started:
+                        break
+                    await anyio.sleep(0.01)
+                yield server, f"http://{shown}:{listening.getsockname()[1]}/"
+                tg.cancel_scope.cancel()
+    finally:
+        listening.close()

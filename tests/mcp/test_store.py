@@ -97,13 +97,24 @@ def test_corrupt_file_is_moved_aside_and_rebuilt_with_a_warning(
     assert "moved it to" in caplog.text
 
 
-def test_future_schema_version_is_moved_aside(tmp_path: Path) -> None:
+def test_future_schema_version_is_moved_aside_as_newer_not_corrupt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "c.db"
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA user_version = 99")
-    store = SqliteCatalogStore(path)
+    content = path.read_bytes()
+    with caplog.at_level(logging.WARNING, logger="pegboard.mcp.store"):
+        store = SqliteCatalogStore(path)
     assert store.persistent is True
-    assert any(".corrupt-" in p.name for p in tmp_path.iterdir())
+    moved = [p.name for p in tmp_path.iterdir() if p.name.startswith("c.db.newer-")]
+    assert len(moved) == 1
+    assert (tmp_path / moved[0]).read_bytes() == content
+    assert not [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+    (message,) = [r.getMessage() for r in caplog.records]
+    assert "written by a newer pegboard (catalog schema version 99;" in message
+    assert "unreadable" not in message
+    assert "corrupt" not in message
 
 
 def test_unwritable_location_turns_persistence_off_and_still_works() -> None:

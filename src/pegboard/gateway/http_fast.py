@@ -37,6 +37,7 @@ as the SDK's transport answers); a 2026-07-28 client cancels by closing the conn
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -175,47 +176,86 @@ async def _reply(
 ) -> None:
     """Send ``answer()``'s (status, JSON body): as JSON when ready within :data:`KEEPALIVE_S`,
     else as an event stream with keep-alive comments. With ``receive``, the client closing
-    the connection cancels the answer (the 2026-07-28 way to cancel a request)."""
-    done = anyio.Event()
-    found: list[tuple[int, bytes]] = []
+    the connection cancels the answer (the 2026-07-28 way to cancel a request).
 
-    async def run() -> None:
-        try:
-            found.append(await answer())
-        finally:
-            done.set()
+    The answer runs in the request's task; keep-alive comments come from a task started only
+    when the answer is not ready by :data:`KEEPALIVE_S` (:class:`_KeepAlive`), so a quick
+    answer costs no task, event or cancel scope of its own (with ``receive``: one watching
+    task, which ends by itself when the answer is sent: ASGI's ``receive`` then says
+    ``http.disconnect``)."""
+    keeper = _KeepAlive(send, headers)
+    try:
+        if receive is None:
+            await keeper.answer(*await answer())
+            return
+        async with anyio.create_task_group() as tg:
+            answered = False
 
-    async with anyio.create_task_group() as tg:
+            async def watch() -> None:
+                while (await receive()).get("type") != "http.disconnect":
+                    pass
+                if not answered:  # the client closed the connection: cancel the answer
+                    tg.cancel_scope.cancel()
 
-        async def watch() -> None:
-            assert receive is not None
-            while (await receive()).get("type") != "http.disconnect":
-                pass
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(run)
-        if receive is not None:
             tg.start_soon(watch)
-        streaming = False
-        while not done.is_set():
-            with anyio.move_on_after(KEEPALIVE_S):
-                await done.wait()
-            if done.is_set():
-                break
-            if not streaming:
-                streaming = True
-                start = {"type": "http.response.start", "status": 200, "headers": headers + _SSE}
-                await send(start)
-            await send({"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True})
-        if found:
-            status, body = found[0]
-            if streaming:
-                await send({"type": "http.response.body", "body": _event(body)})
-            else:
-                headers = [*headers, _JSON, (b"content-length", str(len(body)).encode())]
-                await send({"type": "http.response.start", "status": status, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
-        tg.cancel_scope.cancel()
+            found = await answer()
+            answered = True
+            await keeper.answer(*found)
+    finally:
+        keeper.stop()
+
+
+class _KeepAlive:
+    """Keep-alive comments for a reply not ready by :data:`KEEPALIVE_S`: a timer of the
+    loop then starts a task that begins an event stream (status 200, the SSE headers) and
+    sends a comment every :data:`KEEPALIVE_S` until :meth:`stop`.
+
+    The timer and the task are asyncio's own, not anyio's: anyio has no timer short of a
+    task, and a task (with its cancel scope, and the cancelling of it) per request is what
+    this path exists to save. The task only ever waits in ``send`` (uvicorn's, which waits
+    only for a paused socket, before it writes) and in its sleep, so cancelling it never
+    cuts a message short; :meth:`stop` cancels it before the request's task sends the
+    answer."""
+
+    def __init__(self, send: Send, headers: list[tuple[bytes, bytes]]) -> None:
+        self._send = send
+        self._headers = headers
+        self._loop = asyncio.get_running_loop()
+        self._timer: asyncio.TimerHandle | None = self._loop.call_later(KEEPALIVE_S, self._start)
+        self._task: asyncio.Task[None] | None = None
+        self.streaming = False  # the response has begun as an event stream
+
+    def _start(self) -> None:
+        self._timer = None
+        self._task = self._loop.create_task(self._ping())
+
+    async def _ping(self) -> None:
+        try:
+            start = {"type": "http.response.start", "status": 200, "headers": self._headers + _SSE}
+            await self._send(start)
+            self.streaming = True
+            while True:
+                ping = {"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True}
+                await self._send(ping)
+                await asyncio.sleep(KEEPALIVE_S)
+        except Exception as exc:  # the connection is gone: the answer's send will find out
+            logger.debug("keep-alive comments stopped: %s", exc)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
+
+    async def answer(self, status: int, body: bytes) -> None:
+        """Send the answer: a JSON response, or the event stream's last event."""
+        self.stop()
+        if self.streaming:
+            await self._send({"type": "http.response.body", "body": _event(body)})
+            return
+        headers = [*self._headers, _JSON, (b"content-length", str(len(body)).encode())]
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
+        await self._send({"type": "http.response.body", "body": body})
 
 
 class FastTransport(StreamableHTTPServerTransport):

@@ -13,7 +13,7 @@ import socket
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -324,12 +324,7 @@ async def serve_http(
 async def serve_asgi(app: ASGIApp, sock: socket.socket, *, log_level: str = "warning") -> None:
     """Serve ``app`` with uvicorn on the listening ``sock`` until cancelled (then a graceful
     shutdown); the socket is closed on return."""
-    import uvicorn
-
-    config = uvicorn.Config(
-        app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE_S
-    )
-    server = _quiet_server_class()(config)
+    server = _quiet_server_class()(uvicorn_config(app, log_level=log_level))
     logging.getLogger("uvicorn.error").addFilter(_ShutdownNoise(server))
     try:
         await _serve_until_cancelled(server, sock)
@@ -338,6 +333,24 @@ async def serve_asgi(app: ASGIApp, sock: socket.socket, *, log_level: str = "war
 
 
 SHUTDOWN_GRACE_S = 2
+
+
+def uvicorn_config(
+    app: ASGIApp, *, log_level: str = "warning", lifespan: Literal["on", "off"] = "on"
+) -> Any:
+    """uvicorn's config for ``app``: its HTTP protocol (httptools when installed, else h11),
+    each connection's writes coalesced (:class:`~pegboard.gateway.coalesce.CoalescedWrites`)."""
+    import uvicorn
+
+    from pegboard.gateway.coalesce import coalescing
+
+    return uvicorn.Config(
+        app,
+        log_level=log_level,
+        lifespan=lifespan,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        http=coalescing(),
+    )
 
 
 def check_port(port: int) -> None:

@@ -112,6 +112,10 @@ _COLUMNS = {
 _Statements = list[tuple[str, tuple[Any, ...]]]
 
 
+class _NewerSchema(sqlite3.DatabaseError):
+    """The file was written by a newer pegboard: moved aside as ``.newer-<ts>``, not as corrupt."""
+
+
 class SqliteCatalogStore:
     """Both store contracts in one SQLite file (rollback journal; see the module docstring)."""
 
@@ -154,17 +158,29 @@ class SqliteCatalogStore:
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and not self._looks_corrupt(exc):
                 raise
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time() * 1000)}")
+            newer = isinstance(exc, _NewerSchema)
+            kind = "newer" if newer else "corrupt"
+            aside = self.path.with_name(f"{self.path.name}.{kind}-{int(time.time() * 1000)}")
             self.path.replace(aside)
             for suffix in ("-journal", "-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-            logger.warning(
-                "MCP tool catalog %s was unreadable (%s); moved it to %s and started a new one. "
-                "Tools are re-listed from the servers.",
-                self.path,
-                exc,
-                aside,
-            )
+            if newer:
+                logger.warning(
+                    "MCP tool catalog %s was written by a newer pegboard (%s); moved it to %s "
+                    "and started a new one. Tools are re-listed from the servers; the newer "
+                    "pegboard can use the moved file again.",
+                    self.path,
+                    exc,
+                    aside,
+                )
+            else:
+                logger.warning(
+                    "MCP tool catalog %s was unreadable (%s); moved it to %s and started a new "
+                    "one. Tools are re-listed from the servers.",
+                    self.path,
+                    exc,
+                    aside,
+                )
             return self._open()
 
     @staticmethod
@@ -182,8 +198,8 @@ class SqliteCatalogStore:
             db.execute("PRAGMA synchronous = FULL")
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                raise sqlite3.DatabaseError(
-                    f"catalog schema version {version} is newer than this pegboard's"
+                raise _NewerSchema(
+                    f"catalog schema version {version}; this pegboard reads version"
                     f" {SCHEMA_VERSION}"
                 )
             if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":

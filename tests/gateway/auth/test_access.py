@@ -35,6 +35,7 @@ from tests.gateway.harness import (
     ROOT,
     STARTUP_BOUND,
     Notifications,
+    read_audit,
     sdk_server,
     text_of,
     wait_for_tools,
@@ -85,16 +86,7 @@ class Gateway:
     def audit(self, until: Callable[[list[dict[str, Any]]], bool] = bool) -> list[dict[str, Any]]:
         """The gateway's audit records, once ``until`` holds for them (10 s at most): the sink
         writes in batches off the loop, so the last answer's record may land just after it."""
-        path = self.data / AUDIT_FILE
-        deadline = time.monotonic() + 10
-        records: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
-            if path.exists():
-                records = [json.loads(line) for line in path.read_text().splitlines()]
-                if records and until(records):
-                    break
-            time.sleep(0.1)
-        return records
+        return read_audit(self.data / AUDIT_FILE, lambda records: bool(records) and until(records))
 
 
 def start(tmp_path: Path, idp: Idp, *, defer: bool) -> Gateway:
