@@ -262,9 +262,10 @@ def print_cpu(found: dict[str, tuple[float, float]], calls: int) -> None:
 # -- first call after a spawn -----------------------------------------------------------------
 
 
-async def first_call(peer: Peer, tool: str, started: float) -> tuple[float, float]:
+async def first_call(peer: Peer, tool: str, started: float) -> tuple[float, float, float]:
     """Seconds from ``started`` (the spawn) to the initialize answer and to the first
-    successful tools/call answer (retried while the proxy says the tool is not there yet)."""
+    successful tools/call answer (retried while the proxy says the tool is not there yet), and
+    the CPU seconds the proxy process had used by then (every thread; not its children)."""
     await peer.request("initialize", INIT)
     ready = time.perf_counter() - started
     await peer.notify("notifications/initialized")
@@ -272,7 +273,8 @@ async def first_call(peer: Peer, tool: str, started: float) -> tuple[float, floa
         while True:
             result = await peer.request("tools/call", {"name": tool, "arguments": {"text": "hi"}})
             if not result.get("isError"):
-                return ready, time.perf_counter() - started
+                called = time.perf_counter() - started
+                return ready, called, cpu_seconds(peer.process.pid)
             await anyio.sleep(0.01)
 
 
@@ -287,36 +289,44 @@ server.run("stdio")
 '''
 
 
-async def first_calls(stdio: Stdio, repeats: int) -> dict[str, tuple[float, float]]:
-    """label -> median (ready s, first call s) over ``repeats`` spawns, rows alternating."""
+async def first_calls(stdio: Stdio, repeats: int) -> dict[str, tuple[float, float, float]]:
+    """label -> median (ready s, first call s, proxy CPU s by then) over ``repeats`` spawns,
+    rows alternating."""
     stdio.upstream = [sys.executable, str(SDK_SERVER), "stdio"]
     await stdio.prepare("first")
     bare = Proxy("bare SDK server, one tool (floor)", [sys.executable, "-c", BARE], "echo")
     rows = [bare, *stdio.proxies("first", "echo")]
-    runs: dict[str, list[tuple[float, float]]] = {r.label: [] for r in rows}
+    runs: dict[str, list[tuple[float, float, float]]] = {r.label: [] for r in rows}
     for _ in range(repeats):
         for row in rows:
             started = time.perf_counter()
             async with spawned(row.args, row.env) as peer:
                 runs[row.label].append(await first_call(peer, row.tool, started))
-    return {
-        label: (statistics.median(r for r, _ in found), statistics.median(c for _, c in found))
-        for label, found in runs.items()
-    }
+    medians = {}
+    for label, found in runs.items():
+        ready, call, cpu = (statistics.median(run[i] for run in found) for i in range(3))
+        medians[label] = (ready, call, cpu)
+    return medians
 
 
-def print_first_calls(found: dict[str, tuple[float, float]]) -> None:
+def print_first_calls(found: dict[str, tuple[float, float, float]]) -> None:
     print("\nfirst call after a spawn, stdio (s from spawn; medians)\n")
-    print("| path | initialize answered | first tools/call answered |")
-    print("| --- | ---: | ---: |")
-    for label, (ready, call) in found.items():
-        print(f"| {label} | {ready:.3f} | {call:.3f} |")
+    print(
+        "| path | initialize answered | first tools/call answered | CPU s of the process by then |"
+    )
+    print("| --- | ---: | ---: | ---: |")
+    for label, (ready, call, cpu) in found.items():
+        print(f"| {label} | {ready:.3f} | {call:.3f} | {cpu:.2f} |")
     labels = list(found)
     bare_ready = found[labels[0]][0]
     upstream_call = found[labels[1]][1]
     print(
         f"\ntarget for a proxy's first call: bare SDK ready + the upstream's own first call = "
         f"{bare_ready:.3f} + {upstream_call:.3f} = {bare_ready + upstream_call:.3f} s"
+    )
+    print(
+        "CPU: of the process the client spawned (every thread, not its children: the upstream's "
+        "own is not in a proxy's row); the load stretches the wall clock, not this"
     )
 
 
@@ -334,9 +344,12 @@ def catalog_files(size: str) -> list[str]:
     ]
 
 
-async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[str, list[float]]:
+async def searches(
+    stdio: Stdio, size: str, later: int, pause: float
+) -> dict[str, tuple[list[float], float]]:
     """pegboard rows (deferred): ms of the first tool_search sent ``pause`` s after the
-    initialize answer, then of ``later`` more; first tools/list answer time as a reference."""
+    initialize answer, then of ``later`` more, and the CPU s the process had used (every
+    thread) when the first search was answered."""
     stdio.upstream = [sys.executable, str(CATALOG_SERVER), *catalog_files(size)]
     stdio.search = True
     name = f"search{size}-{pause:g}"  # a fresh data directory for each row pair
@@ -350,7 +363,7 @@ async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[st
         ]
     rows = _first_and_later(proxies, before_too=True)
     queries = ["search the web for news", "send an email", "weather forecast", "read a file"]
-    found: dict[str, list[float]] = {}
+    found: dict[str, tuple[list[float], float]] = {}
     for row in rows:
         async with spawned(row.args, row.env) as peer:
             await peer.handshake()
@@ -363,7 +376,9 @@ async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[st
                     "tools/call", {"name": "tool_search", "arguments": {"query": queries[i % 4]}}
                 )
                 times.append((time.perf_counter() - started) * 1000)
-            found[row.label] = times
+                if i == 0:
+                    cpu = cpu_seconds(peer.process.pid)
+            found[row.label] = (times, cpu)
     stdio.search = False
     return found
 
@@ -385,19 +400,19 @@ def _first_and_later(rows: list[Proxy], before_too: bool = False) -> list[Proxy]
     return out
 
 
-def print_searches(found: dict[tuple[str, float], dict[str, list[float]]]) -> None:
+def print_searches(found: dict[tuple[str, float], dict[str, tuple[list[float], float]]]) -> None:
     print("\nfirst tool_search after a spawn vs later ones (ms), pegboard serve deferred\n")
     print(
         "| catalog | sent after ready | server | first search | later searches p50 "
-        "| first / later |"
+        "| first / later | CPU s of the process at the first answer |"
     )
-    print("| --- | ---: | --- | ---: | ---: | ---: |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
     for (size, pause), rows in found.items():
-        for label, times in rows.items():
+        for label, (times, cpu) in rows.items():
             later = statistics.median(times[1:])
             print(
                 f"| {size} tools | {pause:g} s | {label} | {times[0]:.1f} | {later:.1f} "
-                f"| x{times[0] / later:.1f} |"
+                f"| x{times[0] / later:.1f} | {cpu:.2f} |"
             )
 
 

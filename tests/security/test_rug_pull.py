@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from pegboard.errors import ServerUnavailable, ToolNotAllowed
-from pegboard.mcp import McpCatalog, SqliteCatalogStore
+from pegboard.mcp import McpCatalog, SqliteCatalogStore, poison
 from pegboard.mcp.config import McpServerConfig
+from pegboard.mcp.status import namespace_statuses
 from pegboard.mcp.trust import trust_server, trust_tool
 from tests.mcp.conftest import requests_in, scripted
 
@@ -79,6 +80,31 @@ async def test_a_poisoned_rug_pull_is_flagged_and_a_flag_approves_nothing(tmp_pa
         "zero-width characters",
     )
     assert "tool_0" not in _visible(catalog)
+
+
+async def test_a_status_read_for_its_state_checks_no_definition_until_its_flags_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The gateway reads every server's status at each start (the deferred-tools prompt's
+    # namespaces): at 5,000 tools, checking every definition then cost ~0.7 s of its start.
+    checked: list[str] = []
+    check = poison.poison_flags
+    monkeypatch.setattr(
+        poison, "poison_flags", lambda raw: checked.append(raw["name"]) or check(raw)
+    )
+    modes = tmp_path / "modes"
+    catalog = McpCatalog([scripted("s", mode_file=modes)])
+    async with catalog.running(prewarm=False):
+        await catalog.refresh_tools("s")
+        modes.write_text("rug-pull")
+        await catalog.refresh_tools("s")
+        status = catalog.status("s")
+    assert list(namespace_statuses([status])) == ["mcp:s"]
+    assert status.state == "connected"
+    assert status.tool_count == 2
+    assert checked == []
+    assert [name for name, _ in status.flags] == ["tool_0"]
+    assert sorted(checked) == ["tool_0", "tool_1", "tool_2"]
 
 
 async def test_an_edit_of_the_cached_store_on_disk_hides_the_edited_tool(tmp_path: Path) -> None:

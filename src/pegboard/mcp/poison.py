@@ -14,6 +14,7 @@ sees (applied when MCP tools become registry entries).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -166,25 +167,32 @@ def strip_invisible(value: Any) -> Any:
     (property names, enums and defaults must still match what the server expects). What has
     nothing to strip is ``value`` itself, not a copy: the registry's tools share the catalog's
     definitions (one copy of every schema in the process) unless a server hid something.
+    A schema whose JSON text has no invisible character at all (nearly every one) is not
+    walked: one scan of that text decides.
     """
     if isinstance(value, str):
         return _INVISIBLE.sub("", value)
+    if isinstance(value, Mapping | list):
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            text = None  # not plain JSON: walked
+        if text is not None and not _INVISIBLE.search(text):
+            return value
+    return _strip(value)
+
+
+def _strip(value: Any) -> Any:
     if isinstance(value, Mapping):
         stripped = {
-            k: strip_invisible(v) if k in _PROSE_KEYS and isinstance(v, str) else _strip_nested(v)
+            k: _INVISIBLE.sub("", v) if k in _PROSE_KEYS and isinstance(v, str) else _strip(v)
             for k, v in value.items()
         }
         if all(stripped[k] is v for k, v in value.items()):
             return value
         return stripped
-    return _strip_nested(value)
-
-
-def _strip_nested(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return strip_invisible(value)
     if isinstance(value, list):
-        items = [_strip_nested(v) for v in value]
+        items = [_strip(v) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     return value
 

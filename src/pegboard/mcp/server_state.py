@@ -348,7 +348,7 @@ class ServerEntry:
             pending_trust=tuple(sorted(self.pending)),
             launch_changed=self.launch_changed,
             gate_error=self.gate_error,
-            flags=tuple((name, tuple(f)) for name, f in sorted(self.flags.items())),
+            tool_flags=self.flags,
             refused=self.refused,
             backoff_until=self.backoff_until,
         )

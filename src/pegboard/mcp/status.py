@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pegboard.core.names import mcp_namespace
@@ -23,7 +23,9 @@ class ServerStatus:
     ``pending_trust`` names tools hidden until ``pegboard tools trust`` accepts their changed
     definition; ``launch_changed`` says the whole server waits (its command, args, env, url
     or headers changed). ``gate_error`` says an approval gate (``force_prompt_tools``) names
-    no tool the server lists. ``flags`` are poisoning heuristics per tool (they gate nothing).
+    no tool the server lists. ``flags`` are poisoning heuristics per tool (they gate nothing),
+    checked when first read from ``tool_flags`` (a status read for its state, as the gateway's
+    deferred-tools prompt reads it at every start, checks no definition).
     ``refused`` names the tools listed under a name pegboard refuses, with the reason.
     ``backoff_until`` is when the next automatic attempt may start after a failure.
     """
@@ -38,9 +40,14 @@ class ServerStatus:
     pending_trust: tuple[str, ...] = ()
     launch_changed: bool = False
     gate_error: str | None = None
-    flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    tool_flags: Mapping[str, Sequence[str]] = field(default_factory=dict, hash=False)
     refused: tuple[tuple[str, str], ...] = ()
     backoff_until: float | None = None
+
+    @property
+    def flags(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """``(tool name, its flags)`` of the flagged tools, by name."""
+        return tuple((name, tuple(f)) for name, f in sorted(self.tool_flags.items()))
 
     @property
     def label(self) -> str:
