@@ -34,7 +34,6 @@ from mcp.shared.message import SessionMessage
 from pegboard.errors import McpError
 from pegboard.gateway import early
 from pegboard.mcp.framing import LineSplitter, encode_message, parse_line, rejection
-from pegboard.mcp.pipes import PipeSend
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 _CHUNK = 256 * 1024
@@ -45,57 +44,9 @@ Streams = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception],
     MemoryObjectSendStream[Outgoing],
 ]
-
-
-class Replies:
-    """The client's end of stdout. The SDK's messages come through its stream (``queue``)
-    and the writer task; an answer written without the SDK (:meth:`send`: the fast path's, a
-    refused line's) goes out at once when nothing is queued or part-way out before it (the
-    writer waits, idle), and else joins the queue behind what is there: the client reads
-    everything in the order it was sent, each message whole, and the common answer skips the
-    writer task (a stream hop and its checkpoints cost three turns of the event loop)."""
-
-    def __init__(
-        self,
-        fd: int,
-        queue: MemoryObjectSendStream[Outgoing],
-        queued: MemoryObjectReceiveStream[Outgoing],
-    ) -> None:
-        pipe = os.fdopen(fd, "wb", buffering=0, closefd=False)
-        self._wire = PipeSend(pipe, threaded=False, set_mode=False)  # set by _divert
-        self._queue = queue
-        self._queued = queued
-
-    async def send(self, item: Outgoing) -> None:
-        """Write ``item`` after everything sent before it (at once when nothing was)."""
-        if not self._queued.statistics().tasks_waiting_receive:
-            # The writer has an item (queued, just handed to it, or part-way out): after it.
-            await self._queue.send(item)
-            return
-        data = _encoded(item)
-        if data is not None:
-            await self._wire.send(data)
-
-    async def write_all(self) -> None:
-        """The writer task: the queue's items to the client, in order, until it closes."""
-        async with self._queued:
-            async for item in self._queued:
-                data = _encoded(item)
-                if data is not None:
-                    await self._wire.send(data)
-
-
-def _encoded(item: Outgoing) -> bytes | None:
-    if isinstance(item, bytes):
-        return item
-    if getattr(item.message, "id", None) == early.REPLAY_ID:
-        return None  # the SDK's answer to the initialize the early reader answered
-    return encode_message(item)
-
-
 # Offered every line before it is parsed for the SDK: returns True if it answers the line
-# itself (sending its response with the replies it is given), False to pass the line on.
-LineTaker = Callable[[bytes, Replies, anyio.abc.TaskGroup], bool]
+# itself (writing its response to the stream it is given), False to pass the line on.
+LineTaker = Callable[[bytes, MemoryObjectSendStream[Outgoing], anyio.abc.TaskGroup], bool]
 
 
 def _is_pipe(fd: int) -> bool:
@@ -115,7 +66,7 @@ async def _read_lines(
     fd: int,
     sink: MemoryObjectSendStream[SessionMessage | Exception],
     take: Callable[[bytes], bool] = lambda line: False,
-    reply: Replies | None = None,
+    reply: MemoryObjectSendStream[Outgoing] | None = None,
     handoff: early.Handoff | None = None,
     pollable: bool = True,
 ) -> None:
@@ -166,6 +117,23 @@ def _problem(exc: Exception) -> str:
     return str(exc).splitlines()[0]
 
 
+async def _write_lines(fd: int, source: MemoryObjectReceiveStream[Outgoing]) -> None:
+    async with source:
+        async for item in source:
+            if isinstance(item, bytes):
+                data = item
+            elif getattr(item.message, "id", None) == early.REPLAY_ID:
+                continue  # the SDK's answer to the initialize the early reader answered
+            else:
+                data = encode_message(item)
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[os.write(fd, view) :]
+                except BlockingIOError:
+                    await anyio.wait_writable(fd)
+
+
 def _divert(fd: int, target: int) -> tuple[int, bool]:
     """Point ``fd`` at ``target`` and return a private duplicate of the wire, and whether
     it was in blocking mode (pipes and sockets are switched to non-blocking; see above)."""
@@ -196,21 +164,20 @@ async def pipe_stdio_server(
     pollable = _pollable(wire_in)
     in_send, in_receive = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     out_send, out_receive = anyio.create_memory_object_stream[Outgoing](16)
-    replies = Replies(wire_out, out_send, out_receive)
     reading = anyio.CancelScope()
 
     try:
         async with anyio.create_task_group() as tg:
 
             def take(line: bytes) -> bool:
-                return taker is not None and taker(line, replies, tg)
+                return taker is not None and taker(line, out_send, tg)
 
             async def read() -> None:
                 with reading:
-                    await _read_lines(wire_in, in_send, take, replies, handoff, pollable)
+                    await _read_lines(wire_in, in_send, take, out_send, handoff, pollable)
 
             tg.start_soon(read)
-            tg.start_soon(replies.write_all)
+            tg.start_soon(_write_lines, wire_out, out_receive)
             try:
                 yield in_receive, out_send
             finally:

@@ -28,15 +28,13 @@ THREADED = os.name == "nt"  # pipes read and written in worker threads (see the 
 class _PipeEnd:
     """One end of a child's pipe: non-blocking, or (``threaded``) blocking in its own thread."""
 
-    def __init__(self, pipe: IO[bytes], threaded: bool, *, set_mode: bool = True) -> None:
-        """``set_mode=False``: leave the descriptor's blocking mode as it is (a terminal on
-        ``pegboard serve``'s stdout stays blocking; switching it would leak into the shell)."""
+    def __init__(self, pipe: IO[bytes], threaded: bool) -> None:
         self._pipe = pipe
         self._fd = pipe.fileno()
         self._threaded = threaded
         # a thread of its own: blocked readers of many servers must not use up anyio's pool
         self._limiter = anyio.CapacityLimiter(1) if threaded else None
-        if not threaded and set_mode:
+        if not threaded:
             os.set_blocking(self._fd, False)
 
     async def aclose(self) -> None:
@@ -80,15 +78,13 @@ class _Receive(_PipeEnd, ByteReceiveStream):
         return data
 
 
-class PipeSend(_PipeEnd, ByteSendStream):
-    """The writing end of a pipe: a child's stdin, or ``pegboard serve``'s stdout to its client
-    (:mod:`pegboard.gateway.stdio`). Several tasks may send at once (the SDK's writer, and the
-    requests or answers pegboard writes itself, :mod:`pegboard.mcp.direct`,
-    :mod:`pegboard.gateway.fastpath`): each item goes out whole, never interleaved with
-    another, in the order sent; an item that fits in the pipe is written without a wait."""
+class _Send(_PipeEnd, ByteSendStream):
+    """A child's stdin. Several tasks may send at once (the SDK's writer, and the requests
+    pegboard writes itself, :mod:`pegboard.mcp.direct`): each item goes out whole, never
+    interleaved with another; an item that fits in the pipe is written without a wait."""
 
-    def __init__(self, pipe: IO[bytes], threaded: bool, *, set_mode: bool = True) -> None:
-        super().__init__(pipe, threaded, set_mode=set_mode)
+    def __init__(self, pipe: IO[bytes], threaded: bool) -> None:
+        super().__init__(pipe, threaded)
         self._turn = anyio.Lock()  # held by a sender whose item is part-way out
 
     async def send(self, item: bytes) -> None:
@@ -148,7 +144,7 @@ class PipeProcess(Process):
         assert popen.stdout is not None
         assert popen.stderr is not None
         self._popen = popen
-        self._stdin = PipeSend(popen.stdin, threaded)
+        self._stdin = _Send(popen.stdin, threaded)
         self._stdout = _Receive(popen.stdout, threaded)
         self._stderr = _Receive(popen.stderr, threaded)
         self._pidfd: int | None = None
