@@ -35,6 +35,7 @@ from pegboard.search.dense import (
     unit_rows,
 )
 from pegboard.search.llama_bpe import LlamaBPE
+from pegboard.search.vocab import BULK_TEXTS
 from pegboard.search.wordpiece import basic_words
 
 WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
@@ -82,9 +83,10 @@ class WordLlamaEmbedder:
         return rows
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        tokenizer = self._tokenizer.bulk() if len(texts) >= BULK_TEXTS else self._tokenizer
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for row, text in enumerate(texts):
-            ids = self._tokenizer.encode(text)
+            ids = tokenizer.encode(text)
             if ids:
                 out[row] = self._rows(ids).mean(0)
         return unit_rows(out)
