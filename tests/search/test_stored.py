@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pegboard.search import default_index
+from pegboard.search import CACHE_DIR_ENV, default_index
+from pegboard.search.dense import MODEL_DIR
 from pegboard.search.document import document_for
 from pegboard.search.index import ToolIndex
+from pegboard.search.pages import release as release_pages
 from pegboard.search.stored import KEEP_FILES, LoadedState, StoredIndex, index_key, read_index
+from pegboard.search.wordllama import WEIGHTS, semantic_available, wordllama_dir
 from tests.search.test_index import CATALOG, entry
 
 QUERIES = [
@@ -106,20 +110,25 @@ def resident_kb(path: Path) -> int | None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="reads Linux's smaps")
-def test_a_search_leaves_none_of_the_index_file_resident(tmp_path: Path) -> None:
+def test_a_search_leaves_none_of_the_mapped_files_resident(tmp_path: Path) -> None:
     first, _ = stored(tmp_path)
     expected = results(first)
     again, _ = stored(tmp_path)
 
     assert results(again) == expected  # ranked from the mapped file
-    path = the_file(tmp_path)
-    assert resident_kb(path) == 0  # both processes' stand-ins map it, neither holds a page
+    tables = [the_file(tmp_path), MODEL_DIR / "embeddings.npy"]
+    tables += sorted(Path(os.environ[CACHE_DIR_ENV]).glob("vocab-*.bin"))
+    root = wordllama_dir()
+    if semantic_available() and root is not None:
+        tables.append(root / WEIGHTS)
+    assert len(tables) >= 3
+    assert all(resident_kb(path) == 0 for path in tables)  # mapped, no page held
     state = again.current()
     assert isinstance(state, LoadedState)
     float(np.asarray(state.vectors[0]).sum())  # what a search reads
-    assert (resident_kb(path) or 0) > 0
-    state.drop_pages()
-    assert resident_kb(path) == 0
+    assert (resident_kb(tables[0]) or 0) > 0
+    release_pages()
+    assert resident_kb(tables[0]) == 0
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from pegboard.search.pages import keep as keep_pages
 from pegboard.search.vocab import BULK_TEXTS, cached_vocabulary
 from pegboard.search.wordpiece import WordPiece, basic_words
 
@@ -125,6 +126,7 @@ class StaticEmbedder:
         table = model_dir / "embeddings.npy"
         # Mapped, not read: only the rows texts use become resident.
         self._int8 = np.load(table, mmap_mode="r")
+        keep_pages(self._int8.base)  # unmapped after each search
         self._scales = np.load(model_dir / "scales.npy").astype(np.float32)[:, None]
         self.dims = int(self._int8.shape[1])
         files = [table, model_dir / "scales.npy"]

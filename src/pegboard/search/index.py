@@ -29,6 +29,7 @@ from pegboard.search.lexical import (
     updated_state,
 )
 from pegboard.search.namespaces import space_slots, updated_spaces
+from pegboard.search.pages import release as release_pages
 from pegboard.search.text import term_of, tokenize
 
 
@@ -183,7 +184,23 @@ def rank(
     namespaces: Sequence[str] | None,
     allowed: frozenset[str] | None,
 ) -> list[SearchHit]:
-    """:meth:`SearchIndex.search` over ``state`` with the ranker's ``signals`` and ``fusion``."""
+    """:meth:`SearchIndex.search` over ``state`` with the ranker's ``signals`` and ``fusion``;
+    the mapped pages it read are unmapped from the process after (:mod:`pegboard.search.pages`)."""
+    try:
+        return _rank(state, signals, fusion, queries, limit, namespaces, allowed)
+    finally:
+        release_pages()
+
+
+def _rank(
+    state: RankedState,
+    signals: Sequence[DenseSignal],
+    fusion: FusionParams,
+    queries: Sequence[str],
+    limit: int,
+    namespaces: Sequence[str] | None,
+    allowed: frozenset[str] | None,
+) -> list[SearchHit]:
     names = state.lexical.names
     keep = _filter(state.lexical, namespaces, allowed)
     texts = [q for q in queries if q.strip()]

@@ -5,9 +5,9 @@ takes 0.4-1.5 s of CPU at 527-4,800 tools and holds the build's intermediates (t
 field, every document's text) in memory. :class:`StoredIndex` writes what ranking reads into
 one file of the data directory, named by a key over everything the ranking depends on (each
 tool's searchable text, the BM25F and fusion parameters, the models' ids, this format's
-version), and maps it back read-only, unmapping the pages a search read once it has ranked: the
-postings and vectors stay in the page cache, not in the process, and a start with an unchanged
-catalog never builds.
+version), and maps it back read-only (a search unmaps the pages it read once it has ranked,
+:mod:`pegboard.search.pages`): the postings and vectors stay in the page cache, not in the
+process, and a start with an unchanged catalog never builds.
 
 A change of the catalog builds the new index in a background thread (from the vector cache,
 so only new texts are embedded), writes it and swaps it in; a search that arrives meanwhile
@@ -47,6 +47,7 @@ from pegboard.search.document import ToolDocument, document_for
 from pegboard.search.index import IndexState, RankedState, ToolIndex, rank
 from pegboard.search.interface import SearchHit
 from pegboard.search.lexical import FloatArray, IntArray, LexicalState
+from pegboard.search.pages import keep as keep_pages
 
 logger = logging.getLogger("pegboard.search")
 
@@ -136,19 +137,6 @@ class LoadedState:
     space_of: IntArray
     vectors: tuple[Vectors, ...]
     pages: mmap.mmap | None = None  # the file's mapping, which the arrays view
-
-    def drop_pages(self) -> None:
-        """Unmap the pages a search made resident from this process (``MADV_DONTNEED``).
-
-        A search reads every vector and a few postings: at 5,000 tools 10 MB of the file,
-        which stayed in the process's RSS between searches. The pages stay in the page cache
-        (shared, clean), so the next search maps back those it reads without reading the disk
-        (one page fault per 64 KiB with the kernel's fault-around). Without ``madvise`` (not
-        on Windows) the pages stay.
-        """
-        if self.pages is not None and hasattr(mmap, "MADV_DONTNEED"):
-            with contextlib.suppress(OSError, ValueError):  # ValueError: a closed mapping
-                self.pages.madvise(mmap.MADV_DONTNEED)
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -263,6 +251,7 @@ def read_index(path: Path, key: str) -> LoadedState:
     if size:
         with path.open("rb") as f:
             pages = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        keep_pages(pages)  # unmapped after each search (pegboard.search.pages)
         mapped = np.frombuffer(pages, dtype=np.uint8, count=size, offset=start)
 
     def array(name: str) -> Any:
@@ -375,10 +364,7 @@ class StoredIndex:
     ) -> list[SearchHit]:
         state = self.current()
         ranker = self._ranker_index()
-        hits = rank(state, ranker.signals, ranker.fusion, queries, limit, namespaces, allowed)
-        if isinstance(state, LoadedState):
-            state.drop_pages()
-        return hits
+        return rank(state, ranker.signals, ranker.fusion, queries, limit, namespaces, allowed)
 
     def current(self) -> RankedState:
         """The state of the latest catalog: loaded, or built and stored, if it is not yet."""

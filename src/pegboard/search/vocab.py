@@ -29,6 +29,8 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from pegboard.search.pages import keep as keep_pages
+
 logger = logging.getLogger("pegboard.search")
 
 # Texts in one embedding call from which its tokenizer takes a transient dict (``bulk()``).
@@ -194,4 +196,6 @@ def _mapped(path: Path) -> Vocabulary:
             digest.update(chunk)
         if digest.digest() != expected:
             raise ValueError("digest mismatch")
-        return Vocabulary(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+        mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    keep_pages(mapping)  # a query's lookups touch pages all over it: unmapped after a search
+    return Vocabulary(mapping)

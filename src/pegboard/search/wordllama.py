@@ -35,6 +35,7 @@ from pegboard.search.dense import (
     unit_rows,
 )
 from pegboard.search.llama_bpe import LlamaBPE
+from pegboard.search.pages import keep as keep_pages
 from pegboard.search.vocab import BULK_TEXTS
 from pegboard.search.wordpiece import basic_words
 
@@ -131,6 +132,7 @@ def mapped_tensor(path: Path, name: str) -> npt.NDArray[Any]:
         raise ValueError(f"{path}: {name!r} has {end - begin} bytes for shape {shape}")
     offset = 8 + length + begin
     table: npt.NDArray[Any] = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
+    keep_pages(table.base)  # unmapped after each search
     return table
 
 
