@@ -184,27 +184,18 @@ def rank(
     namespaces: Sequence[str] | None,
     allowed: frozenset[str] | None,
 ) -> list[SearchHit]:
-    """:meth:`SearchIndex.search` over ``state`` with the ranker's ``signals`` and ``fusion``;
-    the mapped pages it read are unmapped from the process after (:mod:`pegboard.search.pages`)."""
-    try:
-        return _rank(state, signals, fusion, queries, limit, namespaces, allowed)
-    finally:
-        release_pages()
+    """:meth:`SearchIndex.search` over ``state`` with the ranker's ``signals`` and ``fusion``.
 
-
-def _rank(
-    state: RankedState,
-    signals: Sequence[DenseSignal],
-    fusion: FusionParams,
-    queries: Sequence[str],
-    limit: int,
-    namespaces: Sequence[str] | None,
-    allowed: frozenset[str] | None,
-) -> list[SearchHit]:
+    The mapped pages scoring read are unmapped from the process after it
+    (:mod:`pegboard.search.pages`).
+    """
     names = state.lexical.names
     keep = _filter(state.lexical, namespaces, allowed)
     texts = [q for q in queries if q.strip()]
-    scored = [s for s in (_scores(state, signals, fusion, q) for q in texts) if s is not None]
+    try:
+        scored = [s for s in (_scores(state, signals, fusion, q) for q in texts) if s is not None]
+    finally:
+        release_pages()
     if not scored:
         browse = sorted(n for n in state.lexical.live() if keep is None or keep(n))
         return [SearchHit(name, 0.0) for name in browse[:limit]]
