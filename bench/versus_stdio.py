@@ -36,6 +36,19 @@ INIT = {
 }
 
 
+def compile_sources(before_src: str | None) -> None:
+    """Byte-compile this checkout's ``src/`` and the code before's, as an installed pegboard
+    is (pip compiles what it installs). An environment may set ``PYTHONDONTWRITEBYTECODE=1``
+    (this one does), and a source tree then never gets its ``__pycache__``: every process would
+    compile each module it imports again (~0.15 s of CPU for a cache read, more for a serve),
+    while ``import mcp.types`` and FastMCP read the bytecode pip wrote. Existing ``.pyc``
+    files are read whatever that variable says."""
+    import compileall
+
+    for tree in (ROOT / "src", *([Path(before_src)] if before_src else [])):
+        compileall.compile_dir(tree, quiet=1)
+
+
 def cpu_seconds(pid: int) -> float:
     """CPU time of a process's live threads so far, to the nanosecond (the scheduler's
     ``/proc/PID/task/*/schedstat``; ``/proc/PID/stat`` counts in 10 ms clock ticks, which at
