@@ -21,6 +21,8 @@ import anyio
 import tomli_w
 from anyio.abc import Process
 
+from eval_data import EVAL_DIR  # bench/ is the script's directory
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
@@ -28,7 +30,7 @@ CATALOG_SERVER = HERE / "catalog_server.py"
 RELAY = HERE / "relay.py"
 FASTMCP_PROXY = HERE / "fastmcp_proxy.py"
 PEGBOARD = str(Path(sys.executable).parent / "pegboard")
-EVAL = Path(os.environ.get("PEGBOARD_EVAL_DIR", "/work/shared/eval"))
+EVAL = EVAL_DIR
 INIT = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
