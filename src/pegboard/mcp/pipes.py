@@ -20,17 +20,19 @@ lines not taken queue for :meth:`LineFeed.next`, the fd unwatched while that que
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 from collections import deque
 from collections.abc import Callable
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+
+if TYPE_CHECKING:  # imported when a feed first waits: a cache read imports this module
+    import asyncio
 
 _CHUNK = 65536
 FEED_CHUNK = 256 * 1024  # bytes a readiness callback of a LineFeed reads at most
@@ -98,7 +100,11 @@ class LineFeed:
                 await anyio.lowlevel.checkpoint()
                 self._readable()
                 continue
-            loop = self._loop = self._loop or asyncio.get_running_loop()
+            if self._loop is None:
+                import asyncio  # the event loop's own: imported once a feed waits on it
+
+                self._loop = asyncio.get_running_loop()
+            loop = self._loop
             self._watch(True)
             self._waiter = loop.create_future()
             try:
