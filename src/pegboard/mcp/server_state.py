@@ -121,6 +121,7 @@ class ServerEntry:
         self.enabled = config.enabled
         self.raw: tuple[dict[str, Any], ...] | None = None
         self.tools: tuple[ToolDefinition, ...] | None = None
+        self.by_name: dict[str, ToolDefinition] = {}  # the tools by name (a call's look-up)
         self.visible: tuple[ToolDefinition, ...] = ()
         self._tool_hashes: dict[str, str] | None = {}
         self.fetched_at: float | None = None
@@ -225,6 +226,7 @@ class ServerEntry:
         self.raw = tuple(listed)
         self.refused = tuple(refused)
         self.tools = tuple(parsed.values())
+        self.by_name = parsed
         pinned = {item["name"]: definition_hash(item) for item in kept}
         gates = self.config.force_prompt_tools - self.config.disabled_tools
         self.gate_error = unmatched_gate(gates, pinned)
@@ -280,6 +282,7 @@ class ServerEntry:
         list was non-empty."""
         had_tools = bool(self.raw)
         self.raw = self.tools = None
+        self.by_name = {}
         self._derived = None
         self.visible = ()
         self._tool_hashes = {}
