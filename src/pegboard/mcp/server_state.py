@@ -127,6 +127,7 @@ class ServerEntry:
         self.enabled = config.enabled
         self.raw: tuple[dict[str, Any], ...] | None = None
         self.tools: tuple[ToolDefinition, ...] | None = None
+        self.by_name: dict[str, ToolDefinition] = {}  # the tools by name (a call's look-up)
         self.visible: tuple[ToolDefinition, ...] = ()
         self._tool_hashes: dict[str, str] | None = {}
         self.fetched_at: float | None = None
@@ -234,6 +235,7 @@ class ServerEntry:
         self.raw = tuple(listed)
         self.refused = tuple(refused)
         self.tools = tuple(parsed.values())
+        self.by_name = parsed
         # One canonical text a tool: its pin hash, and whether it hides characters.
         texts = {item["name"]: definition_text(item) for item in kept}
         pinned = {name: text_hash(text) for name, text in texts.items()}
@@ -292,6 +294,7 @@ class ServerEntry:
         list was non-empty."""
         had_tools = bool(self.raw)
         self.raw = self.tools = None
+        self.by_name = {}
         self._derived = None
         self.visible = ()
         self.invisible = frozenset()
