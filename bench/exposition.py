@@ -19,11 +19,11 @@ import argparse
 import json
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import anyio
 
+from eval_data import EVAL_DIR  # bench/ is the script's directory
 from pegboard.agent.params import build_agent_params
 from pegboard.core.entry import ToolEntry, ToolSource
 from pegboard.core.names import mcp_tool_name
@@ -37,7 +37,7 @@ from pegboard.formats import ToolCall, to_chat_tools
 from pegboard.search import default_index
 from pegboard.search.synced import registry_index
 
-EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "livemcpbench"
+EVAL = EVAL_DIR / "livemcpbench"
 
 
 def load_rows() -> list[dict[str, Any]]:

@@ -22,11 +22,12 @@ from typing import Any
 # (and contend with everything else on a shared machine). Must be set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from eval_data import EVAL_DIR  # bench/ is the script's directory
 from pegboard.cli.app import app
 
 DATASETS = ("livemcpbench", "metatool", "sealtools")
 SAMPLE = 2000
-DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
+DEFAULT_EVAL = EVAL_DIR
 
 
 def bench(eval_dir: Path, names: tuple[str, ...], methods: list[str]) -> dict[str, Any]:

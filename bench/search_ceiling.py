@@ -24,6 +24,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
+from eval_data import EVAL_DIR  # bench/ is the script's directory
 from pegboard.bench.baselines import BM25Baseline, IndexMethod, Method
 from pegboard.bench.data import Catalog, QueryRecord, build_catalog, load_dataset, load_tools
 from pegboard.search import DENSE_FUSION, DenseSignal, ToolIndex, default_index
@@ -33,7 +34,7 @@ from pegboard.search.wordllama import shared_wordllama
 
 DATASETS = ("livemcpbench", "metatool", "sealtools")
 SAMPLE = 2000
-DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
+DEFAULT_EVAL = EVAL_DIR
 E5_CHARS = 1500  # multilingual-e5-small reads 512 tokens; longer texts are cut
 
 

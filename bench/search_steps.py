@@ -26,6 +26,7 @@ from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from eval_data import EVAL_DIR  # bench/ is the script's directory
 from pegboard.bench.baselines import BM25Baseline
 from pegboard.bench.data import Catalog, QueryRecord, build_catalog, load_tools
 from pegboard.bench.runner import Tally
@@ -33,7 +34,7 @@ from pegboard.search import default_index
 from pegboard.search.interface import SearchIndex
 
 DATASETS = ("livemcpbench", "metatool", "sealtools")
-DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
+DEFAULT_EVAL = EVAL_DIR
 KS = (5, 10)
 RRF_K, RRF_DEPTH = 60.0, 50
 _NUMBER = re.compile(r"^\s*\d+[.)]\s*")

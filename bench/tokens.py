@@ -17,14 +17,14 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from eval_data import EVAL_DIR  # bench/ is the script's directory
 from pegboard.core.entry import ToolEntry
 from pegboard.core.tokens import BpeTokenCounter, _tokenizer_for, count_entries
 from pegboard.core.tool import Tool
 
-EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
+EVAL = EVAL_DIR
 
 
 def load_entries(dataset: str) -> list[ToolEntry]:

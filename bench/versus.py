@@ -36,6 +36,9 @@ shared machine hits all alike; ratios are against the floor of the same run):
 * ``memory``: RSS of each serving process after tools/list, a search (deferred rows) and a
   call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled);
   each row read again 2 s later (``..., 2 s later``), the process idle by then.
+
+Before any section, this checkout's ``src/`` and ``--before-src`` are byte-compiled
+(``versus_stdio.compile_sources``): every pegboard row reads bytecode, as an installed one does.
 """
 
 from __future__ import annotations
@@ -522,6 +525,7 @@ SECTIONS = ("latency", "throughput", "cpu", "first-call", "first-search", "memor
 
 async def main(ns: argparse.Namespace) -> None:
     only = set(ns.only.split(",")) if ns.only else set(SECTIONS)
+    versus_stdio.compile_sources(ns.before_src)
     with tempfile.TemporaryDirectory() as name:
         setup = Setup(Path(name), ns.fastmcp_python, ns.before_src)
         setup.write_configs()

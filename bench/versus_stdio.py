@@ -21,6 +21,8 @@ import anyio
 import tomli_w
 from anyio.abc import Process
 
+from eval_data import EVAL_DIR  # bench/ is the script's directory
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
@@ -28,12 +30,25 @@ CATALOG_SERVER = HERE / "catalog_server.py"
 RELAY = HERE / "relay.py"
 FASTMCP_PROXY = HERE / "fastmcp_proxy.py"
 PEGBOARD = str(Path(sys.executable).parent / "pegboard")
-EVAL = Path(os.environ.get("PEGBOARD_EVAL_DIR", "/work/shared/eval"))
+EVAL = EVAL_DIR
 INIT = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
     "clientInfo": {"name": "bench", "version": "0"},
 }
+
+
+def compile_sources(before_src: str | None) -> None:
+    """Byte-compile this checkout's ``src/`` and the code before's, as an installed pegboard
+    is (pip compiles what it installs). An environment may set ``PYTHONDONTWRITEBYTECODE=1``
+    (this one does), and a source tree then never gets its ``__pycache__``: every process would
+    compile each module it imports again (~0.15 s of CPU for a cache read, more for a serve),
+    while ``import mcp.types`` and FastMCP read the bytecode pip wrote. Existing ``.pyc``
+    files are read whatever that variable says."""
+    import compileall
+
+    for tree in (ROOT / "src", *([Path(before_src)] if before_src else [])):
+        compileall.compile_dir(tree, quiet=1)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -160,6 +175,9 @@ class Stdio:
     before_src: str | None
     upstream: list[str] = field(default_factory=list)
     search: bool = False  # pegboard rows deferred (tool_search offered) instead of --no-defer
+    # seconds an upstream may take to answer initialize (None: pegboard's default); a server
+    # generating thousands of tools at start needs more on a loaded machine
+    connect_timeout: float | None = None
 
     def pegboard_env(self, name: str, extra: dict[str, str] | None = None) -> dict[str, str]:
         home = self.tmp / name
@@ -178,7 +196,9 @@ class Stdio:
         home = self.tmp / name
         home.mkdir(parents=True, exist_ok=True)
         upstream = {"command": self.upstream[0], "args": self.upstream[1:], "list_timeout": 60}
-        config = {"data_dir": str(home / "data"), "servers": {"up": upstream}}
+        config: dict[str, Any] = {"data_dir": str(home / "data"), "servers": {"up": upstream}}
+        if self.connect_timeout is not None:
+            config["servers"]["up"] = upstream | {"connect_timeout": self.connect_timeout}
         (home / "config.toml").write_text(tomli_w.dumps(config))
         (home / "fastmcp.json").write_text(json.dumps({"mcpServers": {"up": upstream}}))
         done = await anyio.run_process(

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -189,3 +190,77 @@ def test_cache_reads_import_no_knowledge_base_code(
 def test_servers_list_reads_the_config_only(cached_server_env: dict[str, str]) -> None:
     heavy = ("pegboard.runtime", "pegboard.mcp.catalog", "pegboard.core.registry", "sqlite3")
     assert _loaded_after("servers", "list", heavy=heavy, env=cached_server_env) == []
+
+
+def _probe(code: str, env: dict[str, str] | None = None) -> Any:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_an_import_burst_runs_without_collections_then_freezes_and_restores() -> None:
+    code = """
+import gc, json
+from pegboard._lazy import import_burst
+with import_burst():
+    inside = gc.isenabled()
+    with import_burst():
+        import pydantic.main
+    after_nested = gc.isenabled()
+imported = __import__("sys").modules["pydantic.main"].__dict__
+frozen = id(imported) not in {id(o) for o in gc.get_objects()}
+gc.disable()
+with import_burst():
+    import csv
+frozen_after_nothing = gc.get_freeze_count()
+young = [[] for _ in range(100)]  # tracked objects a freeze would take
+with import_burst():
+    import csv
+print(json.dumps([inside, after_nested, gc.isenabled(), frozen,
+                  gc.get_freeze_count() == frozen_after_nothing]))
+"""
+    # Off inside (a nested burst ends with the outermost), then what was imported is frozen
+    # (no collection walks it again) and the collector is as it was: on, then left off. A
+    # burst that imports nothing new freezes nothing.
+    assert _probe(code) == [False, False, False, True, True]
+
+
+def test_a_command_runs_with_the_collector_on() -> None:
+    # The start-up burst ends before the command: a long-running one (serve, chat) collects
+    # its garbage as usual; the imports it did are frozen.
+    code = """
+import gc, json, sys
+import pegboard.cli.app as cli_app
+seen = []
+cli_app.app = lambda: seen.append([gc.isenabled(), gc.get_freeze_count() > 0])
+sys.argv = ["pegboard", "tools", "list"]
+from pegboard.cli import main
+main()
+print(json.dumps(seen))
+"""
+    assert _probe(code) == [[True, True]]
+
+
+def test_serve_imports_the_sdk_as_a_burst(cached_server_env: dict[str, str]) -> None:
+    # serve imports the gateway and the MCP SDK after the command line is read: as a burst of
+    # its own, so the SDK's objects are frozen by the time it serves, the collector on.
+    code = """
+import gc, json, sys
+import pegboard.cli.serve_cmd as serve_cmd
+def load(ctx, **kwargs):
+    sdk = sys.modules["mcp_types"].__dict__
+    frozen = id(sdk) not in {id(o) for o in gc.get_objects()}
+    print(json.dumps([gc.isenabled(), frozen]))
+    raise SystemExit(0)
+serve_cmd.load = load
+sys.argv = ["pegboard", "serve"]
+from pegboard.cli import main
+main()
+"""
+    assert _probe(code, cached_server_env) == [True, True]

@@ -9,9 +9,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from pegboard.core import schema
 from pegboard.core.tokens import BpeTokenCounter, default_token_counter
+from pegboard.deferral.definitions import DEFINITIONS
 from pegboard.deferral.tool_search import search_pool
-from pegboard.gateway.warmup import count_search_lines, warm_search_index
+from pegboard.gateway.warmup import compile_meta_tool_checks, count_search_lines, warm_search_index
 from tests.gateway.harness import (
     STARTUP_BOUND,
     run_cli,
@@ -143,3 +145,14 @@ async def test_after_the_warm_up_a_search_loads_no_tokenizer_for_its_lines(confi
 
     assert later._tokenizer is None  # every line was counted before: no encoding loaded
     assert all("- mcp__toolbox__" in t for t in texts)
+
+
+def test_after_the_warm_up_a_meta_tool_call_compiles_no_schema() -> None:
+    # The first check of a schema compiles it (the metaschema check, milliseconds): readied in
+    # the warm-up thread, the client's first tool_search finds its validator compiled.
+    schema._compile.cache_clear()
+    compile_meta_tool_checks()
+    compiled = schema._compile.cache_info().misses
+    schema.validate_arguments(DEFINITIONS["tool_search"].input_schema, {"query": "weather"})
+    schema.validate_arguments(DEFINITIONS["tool_inspect"].input_schema, {"name": "x"})
+    assert schema._compile.cache_info().misses == compiled

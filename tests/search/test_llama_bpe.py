@@ -73,6 +73,8 @@ def test_ids_are_those_of_tokenizers_for_the_same_file(
     mine = LlamaBPE.from_file(tokenizer_file)
     expected = [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)]
     assert [mine.encode(t) for t in texts] == expected
+    bulk = mine.bulk()  # over the dict an index build takes
+    assert [bulk.encode(t) for t in texts] == expected
     assert sum(map(len, expected)) > 20_000  # the texts are not trivially short
 
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pegboard.search import default_index
+from pegboard.search import CACHE_DIR_ENV, default_index
+from pegboard.search.dense import MODEL_DIR
 from pegboard.search.document import document_for
 from pegboard.search.index import ToolIndex
-from pegboard.search.stored import KEEP_FILES, StoredIndex, index_key, read_index
+from pegboard.search.pages import release as release_pages
+from pegboard.search.stored import KEEP_FILES, LoadedState, StoredIndex, index_key, read_index
+from pegboard.search.wordllama import WEIGHTS, semantic_available, wordllama_dir
 from tests.search.test_index import CATALOG, entry
 
 QUERIES = [
@@ -89,7 +93,42 @@ def test_a_second_process_loads_the_stored_index_and_builds_nothing(tmp_path: Pa
     assert results(again) == expected
     assert factory.filled == 0
     state = again.current()
-    assert isinstance(state.vectors[0], np.memmap) or isinstance(state.vectors[0].base, np.memmap)
+    assert isinstance(state, LoadedState)
+    assert np.shares_memory(state.vectors[0], np.frombuffer(state.pages, dtype=np.uint8))
+
+
+def resident_kb(path: Path) -> int | None:
+    """kB of ``path``'s mappings resident in this process (None when it is not mapped)."""
+    found, current = None, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and "-" in parts[0] and ":" in parts[3]:  # a mapping's first line
+            current = len(parts) > 5 and parts[5] == str(path)
+        elif current and parts[0] == "Rss:":
+            found = (found or 0) + int(parts[1])
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="reads Linux's smaps")
+def test_a_search_leaves_none_of_the_mapped_files_resident(tmp_path: Path) -> None:
+    first, _ = stored(tmp_path)
+    expected = results(first)
+    again, _ = stored(tmp_path)
+
+    assert results(again) == expected  # ranked from the mapped file
+    tables = [the_file(tmp_path), MODEL_DIR / "embeddings.npy"]
+    tables += sorted(Path(os.environ[CACHE_DIR_ENV]).glob("vocab-*.bin"))
+    root = wordllama_dir()
+    if semantic_available() and root is not None:
+        tables.append(root / WEIGHTS)
+    assert len(tables) >= 3
+    assert all(resident_kb(path) == 0 for path in tables)  # mapped, no page held
+    state = again.current()
+    assert isinstance(state, LoadedState)
+    float(np.asarray(state.vectors[0]).sum())  # what a search reads
+    assert (resident_kb(tables[0]) or 0) > 0
+    release_pages()
+    assert resident_kb(tables[0]) == 0
 
 
 @pytest.mark.parametrize(

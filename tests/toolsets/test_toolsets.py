@@ -10,6 +10,7 @@ from pegboard import (
     AssistantSettings,
     CallRecord,
     CallSession,
+    InvalidToolArguments,
     Tool,
     ToolApplyScope,
     ToolContext,
@@ -100,3 +101,43 @@ async def test_a_new_wrapper_composes_with_the_rest() -> None:
     out = await toolset.call_tool(call("shout", CallSession(), text="hi"), tools)
 
     assert out.as_text() == "[HI]"
+
+
+async def test_arguments_are_checked_once_and_a_run_alone_still_checks_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The approval step checks a call's arguments against its tool's schema; running that
+    tool with those very arguments does not check them again. A run the approval step did
+    not check (the source toolset alone; arguments swapped after the check) checks them."""
+    import pegboard.calls.execute as execute
+
+    checks: list[object] = []
+    validate = execute.validate_arguments
+
+    def counted(*args: object, **kwargs: object) -> None:
+        checks.append(args[1])
+        validate(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(execute, "validate_arguments", counted)
+    session = CallSession()
+    toolset = compose(RegistryToolset(registry()))
+    tools = toolset.list_tools(ToolApplyScope())
+    output = await call_or_error(toolset, tools, call("shout", session, text="hi"))
+    assert output.as_text() == "HI"
+    assert len(checks) == 1
+
+    async def echo(args: dict[str, object], ctx: ToolContext) -> object:
+        return args.get("text")  # no checks of its own: only the schema refuses
+
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    raw = Tool("Echo.", input_schema=schema, execute=echo)
+    alone = RegistryToolset(ToolRegistry([ToolEntry("shout", "user", raw)]))
+    listed = alone.list_tools(ToolApplyScope())
+    with pytest.raises(InvalidToolArguments):
+        await alone.call_tool(call("shout", session, txt="hi"), listed)
+
+    swapped = call("shout", session, text="hi")
+    swapped.checked = (listed.resolve("shout"), swapped.arguments)
+    swapped.arguments = {"txt": "hi"}
+    with pytest.raises(InvalidToolArguments):
+        await alone.call_tool(swapped, listed)

@@ -52,6 +52,7 @@ async def authorise_call(call: Call, entry: ToolEntry) -> None:
     await check_access(call, entry)
     if call.interactive:
         check_arguments(entry, call.arguments)
+        call.checked = (entry, call.arguments)
     await settle_approval(call, entry)
 
 
@@ -89,16 +90,20 @@ async def settle_approval(call: Call, entry: ToolEntry, *, gated: bool | None = 
             current.set_attribute("pegboard.approval", call.approval)
 
 
-async def run_entry(entry: ToolEntry, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+async def run_entry(
+    entry: ToolEntry, args: Mapping[str, Any], ctx: ToolContext, *, checked: bool = False
+) -> ToolOutput:
     """Validate (filling schema defaults), run and format one authorised call.
 
     Validation sees the arguments as the model sent them (approval is bound to those); then
-    the schema's top-level ``default``s fill missing properties. Failures of the tool itself
-    become :class:`ToolExecutionError`.
+    the schema's top-level ``default``s fill missing properties. ``checked``: the approval
+    step already checked these very arguments against ``entry``'s schema
+    (:func:`authorise_call`), so only the defaults are filled (and checked). Failures of
+    the tool itself become :class:`ToolExecutionError`.
     """
     _require_executor(entry)
     try:
-        filled = _validated_with_defaults(entry, args)
+        filled = _validated_with_defaults(entry, args, checked)
     except SchemaError as exc:
         raise ToolExecutionError(str(exc), tool_name=entry.name) from exc
     try:
@@ -149,14 +154,18 @@ async def execute_entry(entry: ToolEntry, call: Call) -> ToolOutput:
     return await audited(call, body)
 
 
-def _validated_with_defaults(entry: ToolEntry, args: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate what the model sent, then fill the schema's top-level defaults.
+def _validated_with_defaults(
+    entry: ToolEntry, args: Mapping[str, Any], checked: bool = False
+) -> dict[str, Any]:
+    """Validate what the model sent (unless ``checked``), then fill the schema's top-level
+    defaults.
 
     A default that does not validate (a server declaring ``"type": "string", "default":
     null``) must not break a valid call: it is logged and the call runs as sent.
     """
     schema, key = entry.tool.input_schema, entry.tool.schema_key
-    validate_arguments(schema, dict(args), tool_name=entry.name, key=key)
+    if not checked:
+        validate_arguments(schema, dict(args), tool_name=entry.name, key=key)
     filled = apply_defaults(schema, args)
     if len(filled) == len(args):
         return filled

@@ -13,6 +13,7 @@ from pegboard.calls.grants import GrantStore, MemoryGrantStore
 from pegboard.calls.limits import CallLimits
 from pegboard.calls.pending import MemoryPendingStore, PendingApprovalStore
 from pegboard.core.access import AccessView
+from pegboard.core.entry import ToolEntry
 from pegboard.core.principal import ANONYMOUS, Principal
 from pegboard.core.tool import ToolContext
 
@@ -65,3 +66,6 @@ class Call:
     interactive: bool = True
     approval: ApprovalOutcome = "not_required"
     unparsable: str | None = None  # why the arguments could not be read: refused, audited
+    # The entry and the arguments the approval step checked against its schema: running
+    # that entry with those very arguments does not check them again (run_entry).
+    checked: tuple[ToolEntry, Mapping[str, Any]] | None = None

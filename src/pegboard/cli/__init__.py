@@ -1,21 +1,26 @@
 """The ``pegboard`` command line.
 
 :func:`main` starts the stdio serve's early answers (:mod:`pegboard.gateway.early`) before it
-imports the command tree, so a client's handshake does not wait for the imports.
+imports the command tree, so a client's handshake does not wait for the imports. The imports
+run as one :func:`~pegboard._lazy.import_burst` (no garbage collection during them), and the
+process's objects are frozen again at the end, so the exit's collections walk none of them.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import TYPE_CHECKING, Any
 
 
 def main() -> None:
-    from pegboard.gateway import early
+    from pegboard._lazy import import_burst
 
-    early.start(sys.argv[1:])
-    from pegboard.cli.app import app
+    with import_burst():
+        from pegboard.gateway import early
 
+        early.start(sys.argv[1:])
+        from pegboard.cli.app import app
     try:
         app()
     except Exception as exc:
@@ -30,6 +35,8 @@ def main() -> None:
 
         print_error(str(exc))
         sys.exit(EXIT_USAGE)
+    finally:
+        gc.freeze()
 
 
 def __getattr__(name: str) -> Any:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
+from pegboard._lazy import import_burst
 from pegboard.cli._common import EXIT_USAGE, fail, load, run, state
 from pegboard.core.wording import plural
 from pegboard.deferral.defer import DEFAULT_CONTEXT_WINDOW
@@ -78,19 +79,20 @@ def serve(
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
-    from pegboard.core.memory import HeapTrimmer
-    from pegboard.gateway.compose import gateway_for, stdio_launches
-    from pegboard.gateway.tracing import configure_from_env
-    from pegboard.gateway.transports import (
-        bind_listening_socket,
-        check_port,
-        is_loopback,
-        serve_http,
-        serve_stdio,
-    )
-    from pegboard.gateway.warmup import count_search_lines, searching, warm_search_index
-    from pegboard.runtime import RuntimeOptions
-    from pegboard.service.admin_link import approval_pages, served_admin
+    with import_burst():
+        from pegboard.core.memory import HeapTrimmer
+        from pegboard.gateway.compose import gateway_for, stdio_launches
+        from pegboard.gateway.tracing import configure_from_env
+        from pegboard.gateway.transports import (
+            bind_listening_socket,
+            check_port,
+            is_loopback,
+            serve_http,
+            serve_stdio,
+        )
+        from pegboard.gateway.warmup import ready_search_calls, searching, warm_search_index
+        from pegboard.runtime import RuntimeOptions
+        from pegboard.service.admin_link import approval_pages, served_admin
 
     if context_window is not None and context_window <= 0:
         fail(
@@ -171,8 +173,8 @@ def serve(
             tg.start_soon(runtime.watch_config)
             tg.start_soon(runtime.share_replica_state)
             offered = partial(searching, runtime.surface)
-            lines = partial(count_search_lines, runtime.surface)
-            tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered, lines)
+            ready = partial(ready_search_calls, runtime.surface)
+            tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered, ready)
             if http:
                 verifier = _verifier(auth)
                 await serve_http(

@@ -23,7 +23,7 @@ def tracing_on() -> bool:
     if trace is None:
         return False
     provider = trace.get_tracer_provider()
-    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+    return not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
 
 _OFF: AbstractContextManager[Any] = nullcontext()

@@ -79,7 +79,9 @@ def connection_session_id(session: ServerSession) -> str:
     """The session id of ``session``'s client connection: what "allow for this session"
     grants are scoped to (this client connection, not every client), and the audit session."""
     state = connection_of(session).state
-    session_id: str = state.setdefault("pegboard.session_id", uuid.uuid4().hex)
+    session_id: str | None = state.get("pegboard.session_id")
+    if session_id is None:  # the first call of this connection (no random id per call)
+        session_id = state["pegboard.session_id"] = uuid.uuid4().hex
     return session_id
 
 

@@ -31,7 +31,6 @@ from typing import Any
 import anyio
 import anyio.abc
 import mcp_types
-from anyio.streams.memory import MemoryObjectSendStream
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -39,7 +38,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pegboard.gateway.approval import client_can_elicit, connection_of
 from pegboard.gateway.ready import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, response
 from pegboard.gateway.server import Gateway, call_response
-from pegboard.gateway.stdio import Outgoing
+from pegboard.gateway.stdio import Outgoing, Replies
 from pegboard.mcp import direct
 
 logger = logging.getLogger("pegboard.gateway")
@@ -63,7 +62,7 @@ class FastToolCalls:
     def __call__(
         self,
         line: bytes,
-        reply: MemoryObjectSendStream[Outgoing],
+        reply: Replies,
         task_group: anyio.abc.TaskGroup,
     ) -> bool:
         """True if this line was taken (a task answers it); False: give it to the SDK."""
@@ -158,7 +157,7 @@ class FastToolCalls:
         request_id: int | str,
         name: str,
         arguments: dict[str, Any],
-        reply: MemoryObjectSendStream[Outgoing],
+        reply: Replies,
     ) -> None:
         session = self._gateway.stdio_session
         assert session is not None

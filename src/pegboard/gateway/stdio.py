@@ -26,7 +26,6 @@ from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
-import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
@@ -34,9 +33,9 @@ from mcp.shared.message import SessionMessage
 from pegboard.errors import McpError
 from pegboard.gateway import early
 from pegboard.mcp.framing import LineSplitter, encode_message, parse_line, rejection
+from pegboard.mcp.pipes import LineFeed, PipeSend
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
-_CHUNK = 256 * 1024
 
 # The writer takes SDK messages, and ready-made lines (answers written without the SDK).
 Outgoing = SessionMessage | bytes
@@ -44,9 +43,57 @@ Streams = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception],
     MemoryObjectSendStream[Outgoing],
 ]
+
+
+class Replies:
+    """The client's end of stdout. The SDK's messages come through its stream (``queue``)
+    and the writer task; an answer written without the SDK (:meth:`send`: the fast path's, a
+    refused line's) goes out at once when nothing is queued or part-way out before it (the
+    writer waits, idle), and else joins the queue behind what is there: the client reads
+    everything in the order it was sent, each message whole, and the common answer skips the
+    writer task (a stream hop and its checkpoints cost three turns of the event loop)."""
+
+    def __init__(
+        self,
+        fd: int,
+        queue: MemoryObjectSendStream[Outgoing],
+        queued: MemoryObjectReceiveStream[Outgoing],
+    ) -> None:
+        pipe = os.fdopen(fd, "wb", buffering=0, closefd=False)
+        self._wire = PipeSend(pipe, threaded=False, set_mode=False)  # set by _divert
+        self._queue = queue
+        self._queued = queued
+
+    async def send(self, item: Outgoing) -> None:
+        """Write ``item`` after everything sent before it (at once when nothing was)."""
+        if not self._queued.statistics().tasks_waiting_receive:
+            # The writer has an item (queued, just handed to it, or part-way out): after it.
+            await self._queue.send(item)
+            return
+        data = _encoded(item)
+        if data is not None:
+            await self._wire.send(data)
+
+    async def write_all(self) -> None:
+        """The writer task: the queue's items to the client, in order, until it closes."""
+        async with self._queued:
+            async for item in self._queued:
+                data = _encoded(item)
+                if data is not None:
+                    await self._wire.send(data)
+
+
+def _encoded(item: Outgoing) -> bytes | None:
+    if isinstance(item, bytes):
+        return item
+    if getattr(item.message, "id", None) == early.REPLAY_ID:
+        return None  # the SDK's answer to the initialize the early reader answered
+    return encode_message(item)
+
+
 # Offered every line before it is parsed for the SDK: returns True if it answers the line
-# itself (writing its response to the stream it is given), False to pass the line on.
-LineTaker = Callable[[bytes, MemoryObjectSendStream[Outgoing], anyio.abc.TaskGroup], bool]
+# itself (sending its response with the replies it is given), False to pass the line on.
+LineTaker = Callable[[bytes, Replies, anyio.abc.TaskGroup], bool]
 
 
 def _is_pipe(fd: int) -> bool:
@@ -66,34 +113,23 @@ async def _read_lines(
     fd: int,
     sink: MemoryObjectSendStream[SessionMessage | Exception],
     take: Callable[[bytes], bool] = lambda line: False,
-    reply: MemoryObjectSendStream[Outgoing] | None = None,
+    reply: Replies | None = None,
     handoff: early.Handoff | None = None,
     pollable: bool = True,
 ) -> None:
     """Lines of ``fd`` (after what ``handoff`` kept) to ``sink``, unless ``take`` answers
-    them; a line that is no valid message is answered on ``reply`` (if it has an id)."""
-    lines = LineSplitter(MAX_LINE_BYTES)
-    pending = handoff.pending if handoff else b""
-    eof = handoff.eof if handoff else False
+    them (offered each line as soon as it is read: :class:`~pegboard.mcp.pipes.LineFeed`); a
+    line that is no valid message is answered on ``reply`` (if it has an id)."""
+    feed = LineFeed(fd, LineSplitter(MAX_LINE_BYTES), take, pollable=pollable)
+    if handoff is not None:
+        feed.feed(handoff.pending)
+        if handoff.eof:
+            feed.close()
     async with sink:
-        while True:
-            if pending:
-                chunk, pending = pending, b""
-            elif eof:
-                return
-            else:
-                if pollable:
-                    await anyio.wait_readable(fd)
-                else:  # a regular file: reads return at once; let other tasks run between
-                    await anyio.lowlevel.checkpoint()
-                try:
-                    chunk = os.read(fd, _CHUNK)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    return
-            for line in lines.feed(chunk):
-                if take(line):
+        try:
+            while (line := await feed.next()) is not None:
+                if isinstance(line, int):
+                    await sink.send(McpError(f"dropped a message over {MAX_LINE_BYTES} bytes"))
                     continue
                 parsed = parse_line(line)
                 if isinstance(parsed, Exception) and reply is not None:
@@ -102,9 +138,8 @@ async def _read_lines(
                         await reply.send(answer)
                     continue
                 await sink.send(parsed)
-            if lines.dropped:
-                lines.dropped = 0
-                await sink.send(McpError(f"dropped a message over {MAX_LINE_BYTES} bytes"))
+        finally:
+            feed.close()
 
 
 def _problem(exc: Exception) -> str:
@@ -115,23 +150,6 @@ def _problem(exc: Exception) -> str:
         where = ".".join(str(p) for p in first["loc"][1:]) or "message"
         return f"{where}: {first['msg']}"
     return str(exc).splitlines()[0]
-
-
-async def _write_lines(fd: int, source: MemoryObjectReceiveStream[Outgoing]) -> None:
-    async with source:
-        async for item in source:
-            if isinstance(item, bytes):
-                data = item
-            elif getattr(item.message, "id", None) == early.REPLAY_ID:
-                continue  # the SDK's answer to the initialize the early reader answered
-            else:
-                data = encode_message(item)
-            view = memoryview(data)
-            while view:
-                try:
-                    view = view[os.write(fd, view) :]
-                except BlockingIOError:
-                    await anyio.wait_writable(fd)
 
 
 def _divert(fd: int, target: int) -> tuple[int, bool]:
@@ -164,20 +182,21 @@ async def pipe_stdio_server(
     pollable = _pollable(wire_in)
     in_send, in_receive = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     out_send, out_receive = anyio.create_memory_object_stream[Outgoing](16)
+    replies = Replies(wire_out, out_send, out_receive)
     reading = anyio.CancelScope()
 
     try:
         async with anyio.create_task_group() as tg:
 
             def take(line: bytes) -> bool:
-                return taker is not None and taker(line, out_send, tg)
+                return taker is not None and taker(line, replies, tg)
 
             async def read() -> None:
                 with reading:
-                    await _read_lines(wire_in, in_send, take, out_send, handoff, pollable)
+                    await _read_lines(wire_in, in_send, take, replies, handoff, pollable)
 
             tg.start_soon(read)
-            tg.start_soon(_write_lines, wire_out, out_receive)
+            tg.start_soon(replies.write_all)
             try:
                 yield in_receive, out_send
             finally:

@@ -430,14 +430,12 @@ class _CallNames(NamedTuple):
     not_json: type[Exception]
     clamp_ttl: Callable[[dict[str, Any]], None]
     later_fields: Callable[[str, str], frozenset[str]]
-    validate_server_result: Callable[[str, str, Any], Any]
 
 
 @functools.cache
 def _call_names() -> _CallNames:
     from mcp.client.session import _clamp_inbound_ttl, _later_revision_fields
     from mcp.shared.exceptions import MCPError
-    from mcp_types.methods import validate_server_result
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 
@@ -456,7 +454,6 @@ def _call_names() -> _CallNames:
         NotJson,
         _clamp_inbound_ttl,
         _later_revision_fields,
-        validate_server_result,
     )
 
 
@@ -486,10 +483,21 @@ def _typed_result(
     sdk = _call_names()
     sdk.clamp_ttl(raw)
     with contextlib.suppress(KeyError):  # a version without a row for tools/call
-        sdk.validate_server_result("tools/call", version, raw)
+        _surface_result(version).validate_python(raw, by_name=False)
     if not (foreign := sdk.later_fields("tools/call", version)).isdisjoint(raw):
         raw = {key: value for key, value in raw.items() if key not in foreign}
     return _call_results().validate_python(raw, by_name=False)
+
+
+@functools.cache
+def _surface_result(version: str) -> TypeAdapter[Any]:
+    """What the SDK's ``validate_server_result("tools/call", version, ...)`` checks a result
+    against (its version's row), without the dump it makes and drops."""
+    from mcp_types.methods import SERVER_RESULTS
+    from pydantic import TypeAdapter
+
+    row: Any = SERVER_RESULTS[("tools/call", version)]  # a model, or a union of models
+    return TypeAdapter(row)
 
 
 @functools.cache

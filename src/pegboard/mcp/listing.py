@@ -113,7 +113,7 @@ def structured_content_problem(
     """
     if result.structured_content is None:
         return "it has an output schema but returned no structured content"
-    validator = _output_validator(canonical_json(output_schema))
+    validator = _validator_of(output_schema)
     try:
         error = best_match(validator.iter_errors(result.structured_content))
     except Unresolvable as exc:
@@ -124,6 +124,23 @@ def structured_content_problem(
     except Exception as exc:  # a pattern that is not a regex, ...: the schema is at fault
         return f"its outputSchema cannot be checked: {_first_line(exc)}"
     return None if error is None else f"invalid structured content: {error.message}"
+
+
+_BY_IDENTITY: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def _validator_of(schema: Mapping[str, Any]) -> Any:
+    """The validator of ``schema``, found by the object itself while it is the catalog's
+    (a cached definition is never changed in place: a change is a new definition), so a
+    call does not serialize its tool's schema to find it; held, so its id stays its own."""
+    held = _BY_IDENTITY.get(id(schema))
+    if held is not None and held[0] is schema:
+        return held[1]
+    validator = _output_validator(canonical_json(schema))
+    if len(_BY_IDENTITY) >= 1024:
+        _BY_IDENTITY.clear()
+    _BY_IDENTITY[id(schema)] = (schema, validator)
+    return validator
 
 
 @lru_cache(maxsize=1024)

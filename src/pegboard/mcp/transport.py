@@ -178,15 +178,25 @@ async def _stdio(
     async def read_stdout() -> None:
         assert process.stdout is not None
         lines = LineSplitter(cap)
+        # An answer to a direct request is taken (handed to its call) as soon as it is read.
+        feed = process.stdout_lines(lines, direct.take)
+        too_large = f"server sent a message larger than {cap} bytes"
         try:
             with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                async for chunk in process.stdout:
-                    for line in lines.feed(chunk):
-                        if not direct.take(line):  # an answer to a direct request: taken
-                            await read_writer.send(_parse(line))
-                    if lines.dropped:
-                        state.close(f"server sent a message larger than {cap} bytes")
-                        return
+                if feed is not None:
+                    while (line := await feed.next()) is not None:
+                        if isinstance(line, int):  # dropped: over the cap
+                            state.close(too_large)
+                            return
+                        await read_writer.send(_parse(line))
+                else:
+                    async for chunk in process.stdout:
+                        for line in lines.feed(chunk):
+                            if not direct.take(line):
+                                await read_writer.send(_parse(line))
+                        if lines.dropped:
+                            state.close(too_large)
+                            return
             # Say why before the session sees the end, so a failing request can name it.
             with anyio.move_on_after(STDIN_CLOSE_GRACE):  # stdout closed: the exit is near
                 await process.wait()
@@ -194,6 +204,8 @@ async def _stdio(
             exited = "server process exited" + (f" with code {code}" if code is not None else "")
             state.close(exited)
         finally:
+            if feed is not None:
+                feed.close()
             direct.close()
             await read_writer.aclose()
 

@@ -23,6 +23,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from pegboard.search.pages import keep as keep_pages
+from pegboard.search.vocab import BULK_TEXTS, cached_vocabulary
 from pegboard.search.wordpiece import WordPiece, basic_words
 
 logger = logging.getLogger("pegboard.search")
@@ -113,12 +115,19 @@ class StaticEmbedder:
     """
 
     def __init__(self, model_dir: Path = MODEL_DIR) -> None:
-        vocab_lines = (model_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
+        vocab_file = model_dir / "vocab.txt"
+
+        def pieces() -> Iterator[tuple[str, int]]:
+            with vocab_file.open(encoding="utf-8") as f:
+                for i, line in enumerate(f):
+                    yield line.rstrip("\n"), i
+
+        self._tokenizer = WordPiece(cached_vocabulary(vocab_file, pieces, "minilm"))
         table = model_dir / "embeddings.npy"
         # Mapped, not read: only the rows texts use become resident.
         self._int8 = np.load(table, mmap_mode="r")
+        keep_pages(self._int8.base)  # unmapped after each search
         self._scales = np.load(model_dir / "scales.npy").astype(np.float32)[:, None]
-        self._tokenizer = WordPiece({word: i for i, word in enumerate(vocab_lines)})
         self.dims = int(self._int8.shape[1])
         files = [table, model_dir / "scales.npy"]
         digest = remembered_digest(files, lambda: table_digest(self._rows, len(self._int8)))
@@ -134,9 +143,10 @@ class StaticEmbedder:
         return rows
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        tokenizer = self._tokenizer.bulk() if len(texts) >= BULK_TEXTS else self._tokenizer
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for row, text in enumerate(texts):
-            ids = self._tokenizer.encode(text)
+            ids = tokenizer.encode(text)
             if ids:
                 out[row] = self._rows(ids).mean(0)
         return unit_rows(out)

@@ -29,6 +29,7 @@ from pegboard.search.lexical import (
     updated_state,
 )
 from pegboard.search.namespaces import space_slots, updated_spaces
+from pegboard.search.pages import release as release_pages
 from pegboard.search.text import term_of, tokenize
 
 
@@ -183,11 +184,18 @@ def rank(
     namespaces: Sequence[str] | None,
     allowed: frozenset[str] | None,
 ) -> list[SearchHit]:
-    """:meth:`SearchIndex.search` over ``state`` with the ranker's ``signals`` and ``fusion``."""
+    """:meth:`SearchIndex.search` over ``state`` with the ranker's ``signals`` and ``fusion``.
+
+    The mapped pages scoring read are unmapped from the process after it
+    (:mod:`pegboard.search.pages`).
+    """
     names = state.lexical.names
     keep = _filter(state.lexical, namespaces, allowed)
     texts = [q for q in queries if q.strip()]
-    scored = [s for s in (_scores(state, signals, fusion, q) for q in texts) if s is not None]
+    try:
+        scored = [s for s in (_scores(state, signals, fusion, q) for q in texts) if s is not None]
+    finally:
+        release_pages()
     if not scored:
         browse = sorted(n for n in state.lexical.live() if keep is None or keep(n))
         return [SearchHit(name, 0.0) for name in browse[:limit]]

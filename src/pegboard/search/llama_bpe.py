@@ -4,7 +4,8 @@ WordLlama ships the tokenizer as a Hugging Face ``tokenizer.json``: a SentencePi
 32,000 pieces converted to ``tokenizers``' BPE, whose 61,249 merges are exactly the pairs of
 pieces that concatenate to a piece, ranked by (the merged piece is all ``▁``, the merged
 piece's id, the left piece's id): the conversion's order, derivable from the vocabulary, so
-only the vocabulary is kept (a dict, ~3 MB). ``tokenizers`` holds 11 MB of Rust tables for the
+only the vocabulary is kept (a :class:`~pegboard.search.vocab.Vocabulary`, ~1 MB, mapped from
+the vector cache directory). ``tokenizers`` holds 11 MB of Rust tables for the
 same file, and its library 4 MB more, in every ``pegboard serve`` at rest (bench/RESULTS.md,
 issue 29 item 5). ``tests/search/test_llama_bpe.py`` checks the ids against ``tokenizers``.
 
@@ -19,10 +20,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
+
+from pegboard.search.vocab import as_dict, cached_vocabulary
 
 SPACE = "\u2581"  # ▁, SentencePiece's word-start mark
 _SPECIAL = ("<unk>", "<s>", "</s>")
@@ -55,35 +59,25 @@ CACHED_SEGMENTS = 16384
 class LlamaBPE:
     """Text -> LLaMA-2 piece ids, as ``tokenizers`` encodes it without special tokens added."""
 
-    def __init__(self, vocab: dict[str, int]) -> None:
+    def __init__(self, vocab: Mapping[str, int]) -> None:
         self._vocab = vocab
         self._special = {s: vocab[s] for s in _SPECIAL}
         self._bytes = [vocab[f"<0x{b:02X}>"] for b in range(256)]
-        # A merge's rank is (order of the merged piece, id of the left piece); the list holds
-        # the vocabulary's own int objects.
-        self._order = [0] * (max(vocab.values()) + 1)
-        for piece, i in vocab.items():
-            self._order[i] = i + _SPACE_RUN_RANK if piece.strip(SPACE) == "" else i
         self.segment = lru_cache(maxsize=CACHED_SEGMENTS)(self._segment)
 
     @classmethod
     def from_file(cls, path: Path) -> LlamaBPE:
-        """The tokenizer of a ``tokenizer.json``; ValueError when it is not LLaMA-2's kind."""
-        spec = json.loads(path.read_text(encoding="utf-8"))
-        model: dict[str, Any] = spec.get("model") or {}
-        added = sorted(t.get("content") for t in spec.get("added_tokens") or [])
-        if (
-            spec.get("normalizer") != _NORMALIZER
-            or spec.get("pre_tokenizer") is not None
-            or any(model.get(k) != v for k, v in _MODEL.items())
-            or added != sorted(_SPECIAL)
-            or not isinstance(model.get("vocab"), dict)
-        ):
-            raise ValueError(f"{path} is not a LLaMA-2 SentencePiece BPE tokenizer")
-        vocab: dict[str, int] = model["vocab"]
-        if max(vocab.values()) >= 1 << _ID_BITS:
-            raise ValueError(f"{path} has more than {1 << _ID_BITS} pieces")
-        return cls(vocab)
+        """The tokenizer of a ``tokenizer.json``; ValueError when it is not LLaMA-2's kind.
+
+        Its vocabulary is kept as a table in the vector cache directory
+        (:func:`~pegboard.search.vocab.cached_vocabulary`): a later start reads no JSON.
+        """
+        return cls(cached_vocabulary(path, lambda: _read_vocab(path).items(), "llama2"))
+
+    def bulk(self) -> LlamaBPE:
+        """The same tokenizer over a dict of the vocabulary, for many texts at once (lookups
+        several times faster than the table's); drop it after."""
+        return LlamaBPE(as_dict(self._vocab))
 
     def encode(self, text: str) -> list[int]:
         ids: list[int] = []
@@ -104,19 +98,26 @@ class LlamaBPE:
         """BPE over one segment: the lowest-ranked adjacent pair merges first, the leftmost of
         equal ones, until no pair is a merge (``tokenizers``' ``Word::merge_all``). A character
         outside the vocabulary is in no merge: the runs on either side merge on their own."""
-        vocab, order = self._vocab, self._order
+        vocab = self._vocab
         get = vocab.get
+
+        def rank(left: str, right: str) -> int:
+            # (order of the merged piece, id of the left piece); merges into an all-``▁`` piece
+            # rank after the rest
+            piece = left + right
+            merged = get(piece)
+            if merged is None:
+                return _NO_MERGE
+            order = merged + _SPACE_RUN_RANK if piece.strip(SPACE) == "" else merged
+            return order << _ID_BITS | vocab[left]
+
         ids: list[int] = []
         for run in _runs(segment, vocab):
             if run[0] not in vocab:
                 ids.extend(self._bytes[b] for b in run.encode("utf-8"))
                 continue
             symbols = list(run)
-            # rank of the pair (i, i + 1): (order of the merged piece, id of the left piece)
-            ranks = []
-            for a, b in pairwise(symbols):
-                merged = get(a + b)
-                ranks.append(_NO_MERGE if merged is None else order[merged] << _ID_BITS | vocab[a])
+            ranks = [rank(a, b) for a, b in pairwise(symbols)]  # of the pair (i, i + 1)
             while ranks:
                 best = min(ranks)
                 if best == _NO_MERGE:
@@ -125,22 +126,33 @@ class LlamaBPE:
                 symbol = symbols[i] = symbols[i] + symbols.pop(i + 1)
                 del ranks[i]
                 if i > 0:
-                    merged = get(symbols[i - 1] + symbol)
-                    ranks[i - 1] = (
-                        _NO_MERGE
-                        if merged is None
-                        else order[merged] << _ID_BITS | vocab[symbols[i - 1]]
-                    )
+                    ranks[i - 1] = rank(symbols[i - 1], symbol)
                 if i < len(ranks):
-                    merged = get(symbol + symbols[i + 1])
-                    ranks[i] = (
-                        _NO_MERGE if merged is None else order[merged] << _ID_BITS | vocab[symbol]
-                    )
+                    ranks[i] = rank(symbol, symbols[i + 1])
             ids.extend(vocab[symbol] for symbol in symbols)
         return tuple(ids)
 
 
-def _runs(segment: str, vocab: dict[str, int]) -> list[str]:
+def _read_vocab(path: Path) -> dict[str, int]:
+    """The vocabulary of a LLaMA-2 ``tokenizer.json`` (ValueError for another kind)."""
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    model: dict[str, Any] = spec.get("model") or {}
+    added = sorted(t.get("content") for t in spec.get("added_tokens") or [])
+    if (
+        spec.get("normalizer") != _NORMALIZER
+        or spec.get("pre_tokenizer") is not None
+        or any(model.get(k) != v for k, v in _MODEL.items())
+        or added != sorted(_SPECIAL)
+        or not isinstance(model.get("vocab"), dict)
+    ):
+        raise ValueError(f"{path} is not a LLaMA-2 SentencePiece BPE tokenizer")
+    vocab: dict[str, int] = model["vocab"]
+    if max(vocab.values()) >= 1 << _ID_BITS:
+        raise ValueError(f"{path} has more than {1 << _ID_BITS} pieces")
+    return vocab
+
+
+def _runs(segment: str, vocab: Mapping[str, int]) -> list[str]:
     """``segment`` cut before and after each character outside ``vocab`` (each alone)."""
     if all(c in vocab for c in segment):
         return [segment]

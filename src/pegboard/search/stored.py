@@ -5,8 +5,9 @@ takes 0.4-1.5 s of CPU at 527-4,800 tools and holds the build's intermediates (t
 field, every document's text) in memory. :class:`StoredIndex` writes what ranking reads into
 one file of the data directory, named by a key over everything the ranking depends on (each
 tool's searchable text, the BM25F and fusion parameters, the models' ids, this format's
-version), and maps it back read-only: the postings and vectors stay in the page cache, not in
-the process, and a start with an unchanged catalog never builds.
+version), and maps it back read-only (a search unmaps the pages it read once it has ranked,
+:mod:`pegboard.search.pages`): the postings and vectors stay in the page cache, not in the
+process, and a start with an unchanged catalog never builds.
 
 A change of the catalog builds the new index in a background thread (from the vector cache,
 so only new texts are embedded), writes it and swaps it in; a search that arrives meanwhile
@@ -24,6 +25,7 @@ import hashlib
 import json
 import logging
 import math
+import mmap
 import os
 import struct
 import subprocess
@@ -45,6 +47,7 @@ from pegboard.search.document import ToolDocument, document_for
 from pegboard.search.index import IndexState, RankedState, ToolIndex, rank
 from pegboard.search.interface import SearchHit
 from pegboard.search.lexical import FloatArray, IntArray, LexicalState
+from pegboard.search.pages import keep as keep_pages
 
 logger = logging.getLogger("pegboard.search")
 
@@ -133,6 +136,7 @@ class LoadedState:
     spaces: LoadedLexical
     space_of: IntArray
     vectors: tuple[Vectors, ...]
+    pages: mmap.mmap | None = None  # the file's mapping, which the arrays view
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -243,9 +247,12 @@ def read_index(path: Path, key: str) -> LoadedState:
             left -= len(chunk)
         if data.hexdigest() != header["data_digest"]:
             raise BadIndexFile("data digest mismatch")
-    mapped = None
+    pages = mapped = None
     if size:
-        mapped = np.memmap(path, dtype=np.uint8, mode="r", offset=start, shape=(size,))
+        with path.open("rb") as f:
+            pages = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        keep_pages(pages)  # unmapped after each search (pegboard.search.pages)
+        mapped = np.frombuffer(pages, dtype=np.uint8, count=size, offset=start)
 
     def array(name: str) -> Any:
         spec = header["arrays"][name]
@@ -263,6 +270,7 @@ def read_index(path: Path, key: str) -> LoadedState:
         _lexical(header["spaces"], "spaces", array),
         array("space_of"),
         tuple(array(n) for n in vectors),
+        pages,
     )
 
 

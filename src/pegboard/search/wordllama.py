@@ -35,6 +35,8 @@ from pegboard.search.dense import (
     unit_rows,
 )
 from pegboard.search.llama_bpe import LlamaBPE
+from pegboard.search.pages import keep as keep_pages
+from pegboard.search.vocab import BULK_TEXTS
 from pegboard.search.wordpiece import basic_words
 
 WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
@@ -82,9 +84,10 @@ class WordLlamaEmbedder:
         return rows
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        tokenizer = self._tokenizer.bulk() if len(texts) >= BULK_TEXTS else self._tokenizer
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for row, text in enumerate(texts):
-            ids = self._tokenizer.encode(text)
+            ids = tokenizer.encode(text)
             if ids:
                 out[row] = self._rows(ids).mean(0)
         return unit_rows(out)
@@ -129,6 +132,7 @@ def mapped_tensor(path: Path, name: str) -> npt.NDArray[Any]:
         raise ValueError(f"{path}: {name!r} has {end - begin} bytes for shape {shape}")
     offset = 8 + length + begin
     table: npt.NDArray[Any] = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
+    keep_pages(table.base)  # unmapped after each search
     return table
 
 

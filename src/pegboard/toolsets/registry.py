@@ -34,4 +34,7 @@ class RegistryToolset:
         return ToolList(shown=shown, snapshot=snapshot)
 
     async def call_tool(self, call: Call, tools: ToolList) -> ToolOutput:
-        return await run_entry(tools.resolve(call.name), call.arguments, call.ctx)
+        entry = tools.resolve(call.name)
+        done = call.checked
+        checked = done is not None and done[0] is entry and done[1] is call.arguments
+        return await run_entry(entry, call.arguments, call.ctx, checked=checked)
