@@ -215,11 +215,15 @@ def _deprecated(conn: sqlite3.Connection, documents: set[int]) -> set[int]:
     ids = sorted(documents)
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
+        # A document's chunks are stored in reading order, so its first is its lowest id: one
+        # index seek per document (``position = 0`` would read every chunk of each).
         for document, text in conn.execute(
-            "SELECT document, text FROM chunks"
-            f" WHERE position = 0 AND document IN ({','.join('?' * len(part))})",
+            "SELECT d.id, (SELECT c.text FROM chunks c WHERE c.document = d.id ORDER BY c.id"
+            f" LIMIT 1) FROM documents d WHERE d.id IN ({','.join('?' * len(part))})",
             part,
         ):
+            if text is None:
+                continue
             paragraphs = _PARAGRAPH_BREAK.split(text.strip(), maxsplit=_LEAD_PARAGRAPHS)
             if any(_DEPRECATED.match(p) for p in paragraphs[:_LEAD_PARAGRAPHS]):
                 found.add(int(document))
