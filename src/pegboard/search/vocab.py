@@ -49,7 +49,7 @@ class Vocabulary(Mapping[str, int]):
 
     __slots__ = ("_blob", "_ends", "_hashes", "_ids", "_mask", "_raw", "_slots")
 
-    def __init__(self, raw: bytes | mmap.mmap) -> None:
+    def __init__(self, raw: bytes | mmap.mmap | memoryview) -> None:
         if len(raw) < _START or raw[: len(MAGIC)] != MAGIC:
             raise ValueError("not a vocabulary table")
         _, count, size = _HEAD.unpack_from(raw, len(MAGIC))
