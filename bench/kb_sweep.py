@@ -6,7 +6,8 @@
 
 Each row re-implements the fused per-document ranking of pegboard.kb.search (BM25 scaled by
 its best match plus the cosine's z-score per chunk; a document is its best chunk plus SUPPORT
-times its next NSUP) with one change, and prints hit@1 / hit@3 on the dev questions
+times its next NSUP: the library's aggregation before session 9, which uses log-sum-exp) with
+one change, and prints hit@1 / hit@3 on the dev questions
 (bench/kb_pydoc/questions.tsv) and the held-out ones (bench/kb_pydoc/holdout.tsv). The first
 row must match bench/kb.py's "without the lead" row, the "lead 0.5" row its default.
 ``--session7`` runs session 7's variants over that default instead (``--pieces`` adds the two

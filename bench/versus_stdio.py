@@ -175,6 +175,9 @@ class Stdio:
     before_src: str | None
     upstream: list[str] = field(default_factory=list)
     search: bool = False  # pegboard rows deferred (tool_search offered) instead of --no-defer
+    # seconds an upstream may take to answer initialize (None: pegboard's default); a server
+    # generating thousands of tools at start needs more on a loaded machine
+    connect_timeout: float | None = None
 
     def pegboard_env(self, name: str, extra: dict[str, str] | None = None) -> dict[str, str]:
         home = self.tmp / name
@@ -193,7 +196,9 @@ class Stdio:
         home = self.tmp / name
         home.mkdir(parents=True, exist_ok=True)
         upstream = {"command": self.upstream[0], "args": self.upstream[1:], "list_timeout": 60}
-        config = {"data_dir": str(home / "data"), "servers": {"up": upstream}}
+        config: dict[str, Any] = {"data_dir": str(home / "data"), "servers": {"up": upstream}}
+        if self.connect_timeout is not None:
+            config["servers"]["up"] = upstream | {"connect_timeout": self.connect_timeout}
         (home / "config.toml").write_text(tomli_w.dumps(config))
         (home / "fastmcp.json").write_text(json.dumps({"mcpServers": {"up": upstream}}))
         done = await anyio.run_process(

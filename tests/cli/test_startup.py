@@ -217,12 +217,18 @@ imported = __import__("sys").modules["pydantic.main"].__dict__
 frozen = id(imported) not in {id(o) for o in gc.get_objects()}
 gc.disable()
 with import_burst():
-    pass
-print(json.dumps([inside, after_nested, gc.isenabled(), frozen]))
+    import csv
+frozen_after_nothing = gc.get_freeze_count()
+young = [[] for _ in range(100)]  # tracked objects a freeze would take
+with import_burst():
+    import csv
+print(json.dumps([inside, after_nested, gc.isenabled(), frozen,
+                  gc.get_freeze_count() == frozen_after_nothing]))
 """
     # Off inside (a nested burst ends with the outermost), then what was imported is frozen
-    # (no collection walks it again) and the collector is as it was: on, then left off.
-    assert _probe(code) == [False, False, False, True]
+    # (no collection walks it again) and the collector is as it was: on, then left off. A
+    # burst that imports nothing new freezes nothing.
+    assert _probe(code) == [False, False, False, True, True]
 
 
 def test_a_command_runs_with_the_collector_on() -> None:

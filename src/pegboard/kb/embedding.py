@@ -26,8 +26,9 @@ def default_model() -> str:
 
     bench/kb.py: on the paraphrase notes it puts the right note first for 37 of 40 questions
     (the static table 30, WordLlama 31); on the Python library reference (python3-doc) 20 of 33
-    dev questions first and 27 in the top three, 25 and 34 of 39 held-out ones (static table:
-    8 / 15 and 19 / 28). A query costs ~10 ms more CPU (28 ms p50 fused at 100k chunks).
+    dev questions first and 28 in the top three, 23 and 35 of 39 held-out ones (session 10,
+    bench/RESULTS.md; static table, session 7: 8 / 15 and 19 / 28). A query costs ~10 ms more
+    CPU (28 ms p50 fused at 100k chunks).
     Ingestion is the price: about 20 chunks (10 KB of text) per second per core where the
     static table embeds hundreds (x2.6 that with the ``fast`` extra's int8 kernels), so
     ``pegboard kb add --model minilm-static`` stays for very large folders.

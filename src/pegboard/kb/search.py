@@ -6,15 +6,21 @@ searched as one collection: the FTS5 index is shared (one set of term statistics
 by the best match over every base searched and the cosine is standardised over every chunk of
 the bases that share an embedding model, so a small base's best chunk does not outrank a large
 base's by being its own maximum. By default the chunks then collapse into documents: a
-document scores as its best chunk plus 0.3 times its next two (a page that answers in several
-places beats one stray match) plus 0.5 times the z-score of its lead's cosine (its first
-chunk, scored against the leads of every document searched: what the page as a whole is about),
-and its best chunk gives the result its title (document › heading) and snippet;
+document scores as the log-sum-exp of its chunks' scores at a temperature of a quarter of the
+best chunk's score (its best chunk, plus a little for every other chunk that matches nearly as
+well: a page that answers in several places beats one stray match, without a fixed count of
+chunks deciding; the temperature follows the scores' scale, so the same holds for BM25 alone
+or rank fusion) plus 0.5 times the z-score of its lead's cosine (its first chunk, scored
+against the leads of every document searched: what the page as a whole is about), times 0.7
+when its lead says it is deprecated (a module kept for old code, "Deprecated since version
+3.2: The optparse module is deprecated", ranks below the live module that does the same);
+its best chunk gives the result its title (document › heading) and snippet.
 ``chunks=True`` returns the chunks themselves. bench/kb.py measures each step.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -28,10 +34,14 @@ from pegboard.kb.vectors import CANDIDATES, dense_ranking
 Mode = Literal["fused", "fts", "vector", "rrf"]
 RRF_K = 60
 DENSE_WEIGHT = 1.0
-SUPPORT = 0.3  # weight of a document's second and third best chunks (bench/kb.py (b))
+SPREAD = 4.0  # a document's log-sum-exp temperature is the best chunk's score / SPREAD
 LEAD = 0.5  # weight of the z-score of a document's lead (its first chunk) (bench/kb.py (b))
+DEPRECATED = 0.7  # factor on the score of a document whose lead says it is deprecated
 SNIPPET_CHARS = 240
 _WORD = re.compile(r"\w+", re.UNICODE)
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_DEPRECATED = re.compile(r"\W*deprecated\b", re.IGNORECASE)
+_LEAD_PARAGRAPHS = 3  # "Source code: Lib/optparse.py", then the deprecation notice
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +92,16 @@ def search(
         ranked = _rrf(lexical, dense)
     else:
         ranked = _fuse(lexical, dense)
-    leads = leads if mode == "fused" else {}  # the other modes are each one signal alone
-    return _collect(conn, ranked, words, top_k, by_document=not chunks, leads=leads)
+    fused = mode == "fused"  # the other modes are each one signal alone
+    return _collect(
+        conn,
+        ranked,
+        words,
+        top_k,
+        by_document=not chunks,
+        leads=leads if fused else {},
+        demote=fused and not chunks,
+    )
 
 
 def _fts(conn: sqlite3.Connection, bases: list[str], words: list[str]) -> list[tuple[int, float]]:
@@ -141,10 +159,12 @@ def _collect(
     *,
     by_document: bool,
     leads: dict[int, float],
+    demote: bool = False,
 ) -> list[Hit]:
     """The ``top_k`` best hits: documents (the same content in two bases or at two paths is
-    one), each scored as its best chunk plus ``SUPPORT`` times its next two plus ``LEAD``
-    times its lead's score, or chunks with distinct texts."""
+    one), each scored as the log-sum-exp of its chunks' scores (temperature: the best score of
+    ``ranked`` over ``SPREAD``) plus ``LEAD`` times its lead's score, times ``DEPRECATED``
+    when ``demote`` and its lead says it is deprecated; or chunks with distinct texts."""
     ids = [chunk_id for chunk_id, _ in ranked]
     rows: dict[int, tuple[str, str, str, str, str, int]] = {}
     for start in range(0, len(ids), 500):
@@ -163,20 +183,47 @@ def _collect(
             continue
         key = row[4] if by_document else " ".join(row[3].split()).lower()
         groups.setdefault(key, []).append((chunk_id, score))
+    temperature = ranked[0][1] / SPREAD if ranked else 0.0
+    stale = _deprecated(conn, {rows[m[0][0]][5] for m in groups.values()}) if demote else set()
     scored = []
     for members in groups.values():
         best_id, best = members[0]  # ``ranked`` is best first
-        extra = 0.0
+        score = best
         if by_document:
             lead = max(leads.get(rows[chunk_id][5], 0.0) for chunk_id, _ in members)
-            extra = SUPPORT * sum(s for _, s in members[1:3]) + LEAD * lead
-        scored.append((best + extra, best_id))
+            score += LEAD * lead
+            if temperature > 0:
+                spread = sum(math.exp((s - best) / temperature) for _, s in members)
+                score += temperature * math.log(spread)
+            if rows[best_id][5] in stale:
+                score *= DEPRECATED
+        scored.append((score, best_id))
     scored.sort(key=lambda item: (-item[0], item[1]))
     hits: list[Hit] = []
     for score, chunk_id in scored[:top_k]:
         base, source, title, text, digest, _ = rows[chunk_id]
         hits.append(Hit(base, source, title, text, snippet(text, words), round(score, 6), digest))
     return hits
+
+
+def _deprecated(conn: sqlite3.Connection, documents: set[int]) -> set[int]:
+    """The ``documents`` whose lead says they are deprecated: one of the first paragraphs of
+    their first chunk starts with the word (Sphinx's ``deprecated`` directive under a module's
+    title, "Deprecated since version 3.2: The optparse module is deprecated...", or a Markdown
+    page's "**Deprecated**")."""
+    found: set[int] = set()
+    ids = sorted(documents)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        for document, text in conn.execute(
+            "SELECT document, text FROM chunks"
+            f" WHERE position = 0 AND document IN ({','.join('?' * len(part))})",
+            part,
+        ):
+            paragraphs = _PARAGRAPH_BREAK.split(text.strip(), maxsplit=_LEAD_PARAGRAPHS)
+            if any(_DEPRECATED.match(p) for p in paragraphs[:_LEAD_PARAGRAPHS]):
+                found.add(int(document))
+    return found
 
 
 def snippet(text: str, words: list[str], size: int = SNIPPET_CHARS) -> str:

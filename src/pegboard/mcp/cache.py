@@ -143,6 +143,12 @@ class CatalogCache:
     def statuses(self) -> list[ServerStatus]:
         return [e.status() for e in self._entries.values()]
 
+    def has_invisible(self, server_id: str, tool_name: str) -> bool:
+        """Whether the cached definition of ``tool_name`` holds a tag, zero-width or bidi
+        character (decided when the list was read: one scan of the text its pin hashes)."""
+        entry = self._entries.get(server_id)
+        return entry is None or tool_name in entry.invisible
+
     def flags(self, server_id: str) -> Mapping[str, list[str]]:
         """Poisoning flags of the server's cached tools, by tool name (heuristic; a tool is
         checked when first asked for)."""

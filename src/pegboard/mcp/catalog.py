@@ -170,6 +170,9 @@ class McpCatalog:
     def flags(self, server_id: str) -> Mapping[str, list[str]]:
         return self.cache.flags(server_id)
 
+    def has_invisible(self, server_id: str, tool_name: str) -> bool:
+        return self.cache.has_invisible(server_id, tool_name)
+
     def tool_hashes(self, server_id: str) -> dict[str, str]:
         return dict(self.cache.entry(server_id).tool_hashes)
 

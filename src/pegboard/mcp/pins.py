@@ -34,8 +34,17 @@ NEW_TOOL = "new since the server was trusted"
 
 def definition_hash(raw: Mapping[str, Any]) -> str:
     """sha256 of the parts of a tool definition the model and the approval depend on."""
-    payload = {key: raw.get(key) for key in PINNED_KEYS}
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    return text_hash(definition_text(raw))
+
+
+def definition_text(raw: Mapping[str, Any]) -> str:
+    """The canonical JSON of the parts :func:`definition_hash` covers."""
+    return canonical_json({key: raw.get(key) for key in PINNED_KEYS})
+
+
+def text_hash(text: str) -> str:
+    """:func:`definition_hash` of the definition whose :func:`definition_text` is ``text``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(slots=True)

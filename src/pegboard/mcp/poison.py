@@ -160,6 +160,14 @@ class ToolFlags(Mapping[str, list[str]]):
 _PROSE_KEYS = frozenset({"description", "title"})
 
 
+def has_invisible(text: str) -> bool:
+    """Whether ``text`` holds a tag, zero-width or bidi character (what
+    :func:`strip_invisible` removes); of a value's JSON text (UTF-8 kept, as
+    :func:`~pegboard.core.definition.canonical_json` writes it), whether any string in it does.
+    """
+    return _INVISIBLE.search(text) is not None
+
+
 def strip_invisible(value: Any) -> Any:
     """``value`` without tag, zero-width and bidi characters in its prose.
 

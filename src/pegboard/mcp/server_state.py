@@ -17,8 +17,14 @@ from pegboard.errors import public_reason
 from pegboard.mcp.cached import cached_definition
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.connection import McpConnection
-from pegboard.mcp.pins import check_trust, definition_hash, launch_pending, unmatched_gate
-from pegboard.mcp.poison import ToolFlags
+from pegboard.mcp.pins import (
+    check_trust,
+    definition_text,
+    launch_pending,
+    text_hash,
+    unmatched_gate,
+)
+from pegboard.mcp.poison import ToolFlags, has_invisible
 from pegboard.mcp.status import ServerState, ServerStatus
 from pegboard.mcp.store import StoredServer, StoredState
 
@@ -121,6 +127,7 @@ class ServerEntry:
         self.enabled = config.enabled
         self.raw: tuple[dict[str, Any], ...] | None = None
         self.tools: tuple[ToolDefinition, ...] | None = None
+        self.by_name: dict[str, ToolDefinition] = {}  # the tools by name (a call's look-up)
         self.visible: tuple[ToolDefinition, ...] = ()
         self._tool_hashes: dict[str, str] | None = {}
         self.fetched_at: float | None = None
@@ -138,6 +145,9 @@ class ServerEntry:
         self.launch_changed = False
         self._kept: list[dict[str, Any]] = []  # the listed tools that were kept
         self._flags = ToolFlags(())
+        # Kept tools whose definition holds a tag, zero-width or bidi character: the registry
+        # strips those (pegboard.mcp.sync); every other tool is taken as it is.
+        self.invisible: frozenset[str] = frozenset()
         self.gate_error: str | None = None  # a force_prompt_tools entry naming no listed tool
         # Tools listed under a name pegboard refuses (see mcp_tool_name_problem): name, reason.
         self.refused: tuple[tuple[str, str], ...] = ()
@@ -225,7 +235,11 @@ class ServerEntry:
         self.raw = tuple(listed)
         self.refused = tuple(refused)
         self.tools = tuple(parsed.values())
-        pinned = {item["name"]: definition_hash(item) for item in kept}
+        self.by_name = parsed
+        # One canonical text a tool: its pin hash, and whether it hides characters.
+        texts = {item["name"]: definition_text(item) for item in kept}
+        pinned = {name: text_hash(text) for name, text in texts.items()}
+        self.invisible = frozenset(name for name, text in texts.items() if has_invisible(text))
         gates = self.config.force_prompt_tools - self.config.disabled_tools
         self.gate_error = unmatched_gate(gates, pinned)
         trust = check_trust(self.pins, pinned, self.config.fingerprint, hold_first=self.gate_error)
@@ -280,8 +294,10 @@ class ServerEntry:
         list was non-empty."""
         had_tools = bool(self.raw)
         self.raw = self.tools = None
+        self.by_name = {}
         self._derived = None
         self.visible = ()
+        self.invisible = frozenset()
         self._tool_hashes = {}
         self.fetched_at = self.backoff_until = None
         self.attempted = False

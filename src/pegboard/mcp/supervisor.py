@@ -336,7 +336,7 @@ class ServerSupervisor:
             raise ServerUnavailable(server_id, launch_refused(server_id))
         if tool_name in entry.pending or entry.config.is_tool_disabled(tool_name):
             raise ToolNotAllowed(tool_name)
-        known = next((t for t in entry.tools or () if t.name == tool_name), None)
+        known = entry.by_name.get(tool_name)  # a dict: 5,000 tools are no slower to call
         attributes = {"pegboard.server": server_id, "gen_ai.tool.name": tool_name}
         with span("pegboard.upstream", **attributes):  # the SDK's client span nests inside
             result = await entry.connection.call_tool(

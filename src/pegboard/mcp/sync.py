@@ -201,8 +201,10 @@ def _entry(
     annotations = dict(tool.annotations) if tool.annotations is not None else None
     policy = assistant.destructive_tools if assistant is not None else "ask"
     gated = force_prompt or (policy == "ask" and is_destructive(annotations))
-    # The model never sees invisible characters (tag, zero-width, bidi) a server hid in prose.
-    description = strip_invisible(tool.description)
+    # The model never sees invisible characters (tag, zero-width, bidi) a server hid in prose;
+    # the catalog knows which definitions hold any (nearly none): the others are taken as read.
+    strip = strip_invisible if catalog.has_invisible(server_id, tool_name) else _as_read
+    description = strip(tool.description)
     return ToolEntry(
         name=wire,
         namespace=mcp_namespace(server_id),
@@ -211,13 +213,17 @@ def _entry(
         defer="never" if force_prompt else "auto",
         tool=Tool(
             description=description,
-            input_schema=strip_invisible(tool.input_schema),
-            output_schema=strip_invisible(tool.output_schema),
+            input_schema=strip(tool.input_schema),
+            output_schema=strip(tool.output_schema),
             execute=execute,
             needs_approval=True if gated else None,
             annotations=annotations,
-            title=strip_invisible(tool.title) if tool.title else None,
+            title=strip(tool.title) if tool.title else None,
         ),
         applies=applies,
         source=ToolSource(server_id, tool_name),
     )
+
+
+def _as_read(value: Any) -> Any:
+    return value
