@@ -4,12 +4,13 @@
 
 One child process per source tree (this checkout, and the code before with ``--before-src``,
 put first on ``PYTHONPATH``) loads the stored index of a catalog from one shared data directory
-(built once, before the timed rounds, by this checkout) and answers the eval sets' queries one
-at a time, as ``tool_search`` does in ``pegboard serve``. The children take turns round by
-round. Per search: wall p50/p95 and the process's CPU (``/proc/self/schedstat``, ns, so load
-does not stretch it); after the last search: VmRSS, RssAnon, RssFile, and the resident pages
-of the index file itself (``/proc/self/smaps``). Catalogs: 527 tools (LiveMCPBench) and ~5,000
-(LiveMCPBench + SealTools + MetaTool pooled), the memory bench's sizes.
+(built before the timed rounds by each tree: their formats may differ) and answers the eval
+sets' queries one at a time, as ``tool_search`` does in ``pegboard serve``. The children take
+turns round by round. Per search: wall p50/p95 and the process's CPU (``/proc/self/schedstat``,
+ns, so load does not stretch it); after the last search: VmRSS, RssAnon, RssFile, and the
+resident pages of the index file itself (``/proc/self/smaps``). Catalogs: 527 tools
+(LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled), the memory bench's
+sizes.
 """
 
 from __future__ import annotations
@@ -119,7 +120,8 @@ def main() -> None:
             "queries": queries_of(sets),
             "searches": opts.searches,
         }
-        run_child(None, payload | {"searches": 0})  # builds and stores the index
+        for src in trees.values():  # each tree builds and stores its index (formats differ)
+            run_child(src, payload | {"searches": 0})
         found: dict[str, list[dict[str, Any]]] = {label: [] for label in trees}
         for _ in range(opts.rounds):
             for label, src in trees.items():

@@ -16,6 +16,7 @@ from pegboard.search.document import document_for
 from pegboard.search.index import ToolIndex
 from pegboard.search.pages import release as release_pages
 from pegboard.search.stored import KEEP_FILES, LoadedState, StoredIndex, index_key, read_index
+from pegboard.search.vocab import Vocabulary
 from pegboard.search.wordllama import WEIGHTS, semantic_available, wordllama_dir
 from tests.search.test_index import CATALOG, entry
 
@@ -95,6 +96,10 @@ def test_a_second_process_loads_the_stored_index_and_builds_nothing(tmp_path: Pa
     state = again.current()
     assert isinstance(state, LoadedState)
     assert np.shares_memory(state.vectors[0], np.frombuffer(state.pages, dtype=np.uint8))
+    # the terms too are a table in the mapped file, not a dict of strings
+    assert isinstance(state.lexical.terms, Vocabulary)
+    assert isinstance(state.spaces.terms, Vocabulary)
+    assert len(state.lexical.terms) > 20
 
 
 def resident_kb(path: Path) -> int | None:

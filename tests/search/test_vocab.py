@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from pegboard.search import CACHE_DIR_ENV
 from pegboard.search.dense import MODEL_DIR, StaticEmbedder
-from pegboard.search.vocab import BULK_TEXTS, Vocabulary, cached_vocabulary
+from pegboard.search.vocab import BULK_TEXTS, KEEP_TABLES, Vocabulary, cached_vocabulary
 from pegboard.search.wordllama import TOKENIZER, semantic_available, shared_wordllama, wordllama_dir
 
 from .test_index import CATALOG
@@ -95,12 +96,17 @@ def test_the_table_is_kept_in_the_cache_directory_and_mapped_back(
 
     assert read.calls == 1  # the second start reads no source
     assert first.as_dict() == second.as_dict() == read.pieces
-    (table,) = (tmp_path / "cache").glob("vocab-test-*.bin")
-    source.write_text("a\nb\nc\n", encoding="utf-8")  # a reinstalled model: another table
+    (first_table,) = (tmp_path / "cache").glob("vocab-test-*.bin")
+    os.utime(first_table, (1, 1))  # the oldest, whatever the clock's granularity
+    for n in range(KEEP_TABLES):  # reinstalled models: other tables
+        source.write_text("a\n" * (n + 2), encoding="utf-8")
+        cached_vocabulary(source, read, "test")
+    assert read.calls == 1 + KEEP_TABLES
+    tables = list((tmp_path / "cache").glob("vocab-test-*.bin"))
+    assert len(tables) == KEEP_TABLES  # the oldest goes
+    assert first_table not in tables
     cached_vocabulary(source, read, "test")
-    assert read.calls == 2
-    assert [p.name for p in (tmp_path / "cache").glob("vocab-test-*.bin")] != [table.name]
-    assert len(list((tmp_path / "cache").glob("vocab-test-*.bin"))) == 1  # the old one goes
+    assert read.calls == 1 + KEEP_TABLES  # the newest is kept
 
 
 def test_a_damaged_table_file_is_rebuilt_with_a_warning(

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -98,39 +97,48 @@ class LlamaBPE:
         """BPE over one segment: the lowest-ranked adjacent pair merges first, the leftmost of
         equal ones, until no pair is a merge (``tokenizers``' ``Word::merge_all``). A character
         outside the vocabulary is in no merge: the runs on either side merge on their own."""
-        vocab = self._vocab
-        get = vocab.get
-
-        def rank(left: str, right: str) -> int:
-            # (order of the merged piece, id of the left piece); merges into an all-``▁`` piece
-            # rank after the rest
-            piece = left + right
-            merged = get(piece)
-            if merged is None:
-                return _NO_MERGE
-            order = merged + _SPACE_RUN_RANK if piece.strip(SPACE) == "" else merged
-            return order << _ID_BITS | vocab[left]
-
+        get = self._vocab.get
         ids: list[int] = []
-        for run in _runs(segment, vocab):
-            if run[0] not in vocab:
+        for run, run_ids in _runs(segment, get):
+            if run_ids is None:
                 ids.extend(self._bytes[b] for b in run.encode("utf-8"))
-                continue
-            symbols = list(run)
-            ranks = [rank(a, b) for a, b in pairwise(symbols)]  # of the pair (i, i + 1)
-            while ranks:
-                best = min(ranks)
-                if best == _NO_MERGE:
-                    break
-                i = ranks.index(best)
-                symbol = symbols[i] = symbols[i] + symbols.pop(i + 1)
-                del ranks[i]
-                if i > 0:
-                    ranks[i - 1] = rank(symbols[i - 1], symbol)
-                if i < len(ranks):
-                    ranks[i] = rank(symbol, symbols[i + 1])
-            ids.extend(vocab[symbol] for symbol in symbols)
+            else:
+                ids.extend(_merged(list(run), run_ids, get))
         return tuple(ids)
+
+
+def _merged(
+    symbols: list[str], symbol_ids: list[int], get: Callable[[str], int | None]
+) -> list[int]:
+    """The ids of ``symbols`` (a run of characters of the vocabulary, ``symbol_ids`` theirs)
+    once merged: both lists are merged in place, pair by pair."""
+    merged_ids = [0] * (len(symbols) - 1)  # of the pair (i, i + 1), when it is a piece
+
+    def rank(i: int) -> int:
+        # of the pair (i, i + 1): (order of the merged piece, id of the left piece); merges
+        # into an all-``▁`` piece rank after the rest
+        piece = symbols[i] + symbols[i + 1]
+        merged = get(piece)
+        if merged is None:
+            return _NO_MERGE
+        merged_ids[i] = merged
+        order = merged + _SPACE_RUN_RANK if piece.strip(SPACE) == "" else merged
+        return order << _ID_BITS | symbol_ids[i]
+
+    ranks = [rank(i) for i in range(len(symbols) - 1)]
+    while ranks:
+        best = min(ranks)
+        if best == _NO_MERGE:
+            break
+        i = ranks.index(best)
+        symbols[i] += symbols.pop(i + 1)
+        symbol_ids[i] = merged_ids.pop(i)
+        del symbol_ids[i + 1], ranks[i]
+        if i > 0:
+            ranks[i - 1] = rank(i - 1)
+        if i < len(ranks):
+            ranks[i] = rank(i)
+    return symbol_ids
 
 
 def _read_vocab(path: Path) -> dict[str, int]:
@@ -152,18 +160,20 @@ def _read_vocab(path: Path) -> dict[str, int]:
     return vocab
 
 
-def _runs(segment: str, vocab: Mapping[str, int]) -> list[str]:
-    """``segment`` cut before and after each character outside ``vocab`` (each alone)."""
-    if all(c in vocab for c in segment):
-        return [segment]
-    runs: list[str] = []
+def _runs(segment: str, get: Callable[[str], int | None]) -> list[tuple[str, list[int] | None]]:
+    """``segment`` cut before and after each character outside the vocabulary (each alone,
+    with None), each run with its characters' ids (one lookup per character)."""
+    found = [get(c) for c in segment]
+    if None not in found:
+        return [(segment, found)]  # type: ignore[list-item]
+    runs: list[tuple[str, list[int] | None]] = []
     start = 0
-    for i, c in enumerate(segment):
-        if c not in vocab:
+    for i, piece in enumerate(found):
+        if piece is None:
             if start < i:
-                runs.append(segment[start:i])
-            runs.append(c)
+                runs.append((segment[start:i], found[start:i]))  # type: ignore[arg-type]
+            runs.append((segment[i], None))
             start = i + 1
     if start < len(segment):
-        runs.append(segment[start:])
+        runs.append((segment[start:], found[start:]))  # type: ignore[arg-type]
     return runs

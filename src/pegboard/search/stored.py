@@ -48,11 +48,12 @@ from pegboard.search.index import IndexState, RankedState, ToolIndex, rank
 from pegboard.search.interface import SearchHit
 from pegboard.search.lexical import FloatArray, IntArray, LexicalState
 from pegboard.search.pages import keep as keep_pages
+from pegboard.search.vocab import Vocabulary
 
 logger = logging.getLogger("pegboard.search")
 
 # Bump when the ranking code changes what a built index holds (postings, weights, vectors).
-FORMAT = 1
+FORMAT = 2
 MAGIC = b"PEGBOARD-INDEX\n"
 _ALIGN = 64
 # Index files kept per directory (one per catalog: profiles of one data directory differ).
@@ -95,7 +96,7 @@ class LoadedLexical:
 
     names: tuple[str | None, ...]
     places: Mapping[str, tuple[str, str]]
-    terms: Mapping[str, int]
+    terms: Mapping[str, int]  # term -> row: a Vocabulary table in the file, not a dict
     bounds: IntArray  # term i's postings are slots[bounds[i]:bounds[i + 1]]
     slots: IntArray
     weights: FloatArray
@@ -150,13 +151,15 @@ def _lexical_parts(state: LexicalState, prefix: str) -> tuple[dict[str, Any], di
     empty_i, empty_f = np.empty(0, np.int64), np.empty(0, np.float64)
     slots = [state.postings[t].slots.astype(np.int64) for t in terms]
     weights = [state.postings[t].weights.astype(np.float64) for t in terms]
+    table = Vocabulary.encode((term, i) for i, term in enumerate(terms))
     arrays = {
+        f"{prefix}.terms": np.frombuffer(table, dtype=np.uint8),
         f"{prefix}.bounds": bounds,
         f"{prefix}.slots": np.concatenate(slots) if slots else empty_i,
         f"{prefix}.weights": np.concatenate(weights) if weights else empty_f,
     }
     places = [list(state.place(n)) if n is not None else None for n in state.names]
-    return {"names": list(state.names), "places": places, "terms": terms}, arrays
+    return {"names": list(state.names), "places": places}, arrays
 
 
 def write_index(path: Path, key: str, state: IndexState) -> None:
@@ -284,7 +287,7 @@ def _lexical(part: dict[str, Any], prefix: str, array: Callable[[str], Any]) -> 
     return LoadedLexical(
         names,
         places,
-        {term: i for i, term in enumerate(part["terms"])},
+        Vocabulary(memoryview(array(f"{prefix}.terms"))),
         array(f"{prefix}.bounds"),
         array(f"{prefix}.slots"),
         array(f"{prefix}.weights"),

@@ -35,6 +35,8 @@ logger = logging.getLogger("pegboard.search")
 
 # Texts in one embedding call from which its tokenizer takes a transient dict (``bulk()``).
 BULK_TEXTS = 64
+# Tables kept per vocabulary in the cache directory (one per install of the model).
+KEEP_TABLES = 4
 
 MAGIC = b"PEGBOARD-VOCAB1\n"
 # blake2b-128 of the body, pieces, slots (a power of 2); native byte order, as the columns
@@ -49,7 +51,7 @@ class Vocabulary(Mapping[str, int]):
 
     __slots__ = ("_blob", "_ends", "_hashes", "_ids", "_mask", "_raw", "_slots")
 
-    def __init__(self, raw: bytes | mmap.mmap) -> None:
+    def __init__(self, raw: bytes | mmap.mmap | memoryview) -> None:
         if len(raw) < _START or raw[: len(MAGIC)] != MAGIC:
             raise ValueError("not a vocabulary table")
         _, count, size = _HEAD.unpack_from(raw, len(MAGIC))
@@ -175,13 +177,21 @@ def cached_vocabulary(
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
         Path(tmp).replace(path)
-        for old in directory.glob(f"vocab-{name}-*.bin"):
-            if old != path:
-                old.unlink(missing_ok=True)
+        _prune(directory, name)
         return _mapped(path)
     except (OSError, ValueError) as exc:
         logger.warning("cannot keep the vocabulary table in %s: %s", directory, exc)
         return Vocabulary(raw)
+
+
+def _prune(directory: Path, name: str) -> None:
+    """Remove all but the :data:`KEEP_TABLES` most recently written tables of ``name`` (other
+    installs of a model sharing the directory keep theirs)."""
+    tables = sorted(
+        directory.glob(f"vocab-{name}-*.bin"), key=lambda p: p.stat().st_mtime_ns, reverse=True
+    )
+    for old in tables[KEEP_TABLES:]:
+        old.unlink(missing_ok=True)
 
 
 def _mapped(path: Path) -> Vocabulary:
