@@ -195,8 +195,8 @@ def _collect(
             if temperature > 0:
                 spread = sum(math.exp((s - best) / temperature) for _, s in members)
                 score += temperature * math.log(spread)
-            if rows[best_id][5] in stale:
-                score *= DEPRECATED
+            if rows[best_id][5] in stale:  # lower, whatever the score's sign
+                score -= (1.0 - DEPRECATED) * abs(score)
         scored.append((score, best_id))
     scored.sort(key=lambda item: (-item[0], item[1]))
     hits: list[Hit] = []
