@@ -356,6 +356,9 @@ class ServerSupervisor:
         from mcp.shared.exceptions import MCPError
 
         config = self.cache.entry(server_id).config
+        # what the cache held when this listing began: a listing stored meanwhile (another
+        # replica's, read from the shared store, or this process's own) is newer than ours
+        began = {kind: self.cache.content(server_id, kind) for kind in CONTENT_KINDS}
         try:
             with anyio.fail_after(config.list_timeout):
                 session = await self.session(server_id)
@@ -379,6 +382,13 @@ class ServerSupervisor:
             )
             cached = self.cache.content(server_id, kind)
             if cached is not None and cached.items == dumped:
+                continue
+            if cached is not began[kind]:
+                logger.info(
+                    "MCP server %s: %s stored while listing; keeping the stored list",
+                    server_id,
+                    kind,
+                )
                 continue
             changed = True
             await self.cache.set_content(StoredContent(server_id, kind, config.fingerprint, dumped))

@@ -11,7 +11,9 @@ tool ``add_note(name)`` adds resource ``note://NAME`` and sends
 ``notifications/resources/list_changed``. Environment: ``CONTENT_REDEFINE`` adds tool
 ``redefine_prompt``, which gives ``greet`` a new description (same name) that says "Hello
 again" and sends ``notifications/prompts/list_changed``; ``CONTENT_PROMPT``
-renames ``greet``; ``CONTENT_SECRET_URI`` adds a resource at that URI (credentials in it).
+renames ``greet``; ``CONTENT_SECRET_URI`` adds a resource at that URI (credentials in it);
+``CONTENT_LIST_GATE`` names a file: while it exists, resources/list is held (the server
+writes ``<file>.held`` once it holds one), a listing slow to answer.
 Two of them under different ids list the same URIs and names: the gateway must keep them apart.
 """
 
@@ -22,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 
@@ -82,6 +85,20 @@ if os.environ.get("CONTENT_REDEFINE"):
 
 if secret_uri := os.environ.get("CONTENT_SECRET_URI"):
     server.resource(secret_uri, name="secret", mime_type="text/plain")(lambda: f"db of {label}")
+
+
+if gate := os.environ.get("CONTENT_LIST_GATE"):
+    listed = server.list_resources
+
+    async def held_list() -> list:  # type: ignore[type-arg]
+        held = anyio.Path(gate)
+        if await held.exists():
+            await anyio.Path(f"{gate}.held").touch()
+            while await held.exists():  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        return await listed()
+
+    server.list_resources = held_list  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":
