@@ -15,7 +15,8 @@ What stays the same as the SDK's path: an answer is read with the same parser
 (:func:`~pegboard.mcp.framing.parse_line`), so a malformed answer gets the same error, except
 for the common answer, read once by ``json.loads``: a response envelope and nothing else
 around a plain ``tools/call`` result (:func:`~pegboard.mcp.results.plain_result`, which the
-SDK's models would take as it is), handed to the call as that dict; a
+SDK's models would take as it is; a line with many brackets or any ``\\u`` escape, which
+the SDK's parser might refuse, is not taken for one), handed to the call as that dict; a
 connection that closes fails every waiting call with the SDK's ``CONNECTION_CLOSED`` error; a
 call cancelled after its request went out (a timeout, the client's ``notifications/cancelled``)
 sends the server ``notifications/cancelled`` for it, as the SDK does.
@@ -62,6 +63,9 @@ class _Waiter:
 Answer: TypeAlias = "mcp_types.JSONRPCResponse | mcp_types.JSONRPCError | dict[str, Any]"
 """What a request gets back: the SDK's message, or a plain ``tools/call`` result as read."""
 _ENVELOPE = frozenset({"jsonrpc", "id", "result"})
+# Below pydantic's 200 levels of nesting however the brackets fall (a line with more of them
+# goes to the SDK's parser, which refuses what is nested too deeply).
+_MAX_BRACKETS = 128
 
 
 class DirectRequests:
@@ -165,6 +169,8 @@ def _plain_answer(line: bytes) -> tuple[str, dict[str, Any]] | None:
     else (the SDK's parser reads it)."""
     from pegboard.mcp.results import plain_result
 
+    if line.count(b"[") + line.count(b"{") > _MAX_BRACKETS or b"\\u" in line:
+        return None  # deep, or \u-escaped (a lone surrogate, which the SDK's parser refuses)
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):
