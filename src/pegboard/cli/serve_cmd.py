@@ -176,7 +176,13 @@ def serve(
             tg.start_soon(runtime.watch_config)
             tg.start_soon(runtime.share_replica_state)
             offered = partial(searching, runtime.surface)
-            ready = partial(ready_search_calls, runtime.surface)
+            loop = anyio.lowlevel.current_token()
+
+            def ready() -> None:  # in the warm-up thread, the index loaded
+                ready_search_calls(runtime.surface)
+                # the next start's snapshot gets the search section (:mod:`gateway.early_search`)
+                anyio.from_thread.run_sync(gateway.snapshot_due.set, token=loop)
+
             tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered, ready)
             if http:
                 verifier = _verifier(auth)

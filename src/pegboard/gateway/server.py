@@ -431,13 +431,17 @@ class Gateway:
             )
             for v in modern
         }
-        return {
+        from pegboard.gateway.search_snapshot import search_section
+
+        snapshot = {
             "versions": versions,
             "init": init,
             "tools": tools,
             "modern": modern,
             "discover": discover,
         }
+        search = search_section(self)
+        return snapshot if search is None else snapshot | {"search": search}
 
     @property
     def stdio_session(self) -> ServerSession | None:
