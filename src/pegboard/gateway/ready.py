@@ -15,8 +15,10 @@ snapshot, so its first answer comes as early as a handshake client's.
 A snapshot is JSON: ``versions`` (the handshake protocol versions the server accepts, oldest
 first), ``init`` (the ``initialize`` result without ``protocolVersion``), ``tools``
 (protocol version, of either era -> the ``tools/list`` result for that version), ``modern``
-(the modern versions), ``discover`` (modern version -> the ``server/discover`` result) and
-``spawn`` (the stdio servers to start at once: :mod:`pegboard.mcp.spawn`).
+(the modern versions), ``discover`` (modern version -> the ``server/discover`` result),
+``spawn`` (the stdio servers to start at once: :mod:`pegboard.mcp.spawn`) and, once the search
+index was loaded, ``search`` (what answers a plain ``tool_search``:
+:mod:`pegboard.gateway.early_search`, imported only when such a call comes).
 """
 
 from __future__ import annotations
