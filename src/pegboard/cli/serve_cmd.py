@@ -78,6 +78,9 @@ def serve(
     file takes effect at once (clients get tools/list_changed). Stops every child server on
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
+    from pegboard.search.threads import one_blas_thread
+
+    one_blas_thread()  # before anything loads numpy
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
     with import_burst():
         from pegboard.core.memory import HeapTrimmer
