@@ -44,11 +44,15 @@ class Lines:
         await self._stdin.send(data + b"\n")
 
     async def next(self) -> dict[str, Any]:
+        message: dict[str, Any] = json.loads(await self.raw())
+        return message
+
+    async def raw(self) -> bytes:
+        """The next line, as written (without its newline)."""
         while b"\n" not in self._buffer:
             self._buffer += await self._stdout.receive()
         line, self._buffer = self._buffer.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
-        return message
+        return line
 
 
 async def _handshake(

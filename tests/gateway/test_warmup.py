@@ -13,7 +13,12 @@ from pegboard.core import schema
 from pegboard.core.tokens import BpeTokenCounter, default_token_counter
 from pegboard.deferral.definitions import DEFINITIONS
 from pegboard.deferral.tool_search import search_pool
-from pegboard.gateway.warmup import compile_meta_tool_checks, count_search_lines, warm_search_index
+from pegboard.gateway.warmup import (
+    compile_meta_tool_checks,
+    count_search_lines,
+    rehearse_search,
+    warm_search_index,
+)
 from tests.gateway.harness import (
     STARTUP_BOUND,
     run_cli,
@@ -156,3 +161,38 @@ def test_after_the_warm_up_a_meta_tool_call_compiles_no_schema() -> None:
     schema.validate_arguments(DEFINITIONS["tool_search"].input_schema, {"query": "weather"})
     schema.validate_arguments(DEFINITIONS["tool_inspect"].input_schema, {"name": "x"})
     assert schema._compile.cache_info().misses == compiled
+
+
+async def test_the_rehearsed_search_matches_index_terms_as_a_client_search_does(
+    config: Path,
+) -> None:
+    # The build's own warm-up query ("warm up") matches no term of the index, so the first
+    # scoring of postings waited for the client's first search; the rehearsal searches the
+    # pool for a deferred tool's own summary line and finds that tool.
+    with anyio.fail_after(STARTUP_BOUND):
+        async with runtime_of(config, []) as runtime:
+            pool = runtime.surface.exposition.pool  # type: ignore[union-attr]
+            assert pool is not None
+            rehearsed = rehearse_search(runtime.surface)
+
+    assert rehearsed is not None
+    assert rehearsed.metadata["tool_references"][0] == pool.deferred[0].name
+
+
+async def test_every_listing_has_the_lookups_of_a_call_built_before_any_call(
+    config: Path,
+) -> None:
+    # Each is linear in the tools and a refresh makes a new listing: built on first use, the
+    # first tool_search after every refresh paid both (~3 ms apiece at 5,000 tools).
+    with anyio.fail_after(STARTUP_BOUND):
+        async with runtime_of(config, []) as runtime:
+            listings = [runtime.surface.tools]
+            runtime.surface.refresh()
+            listings.append(runtime.surface.tools)
+
+    assert listings[0] is not listings[1]
+    for listing in listings:
+        assert "by_name" in vars(listing)
+        pool = listing.exposition.pool  # type: ignore[union-attr]
+        assert pool is not None
+        assert "deferred_names" in vars(pool)

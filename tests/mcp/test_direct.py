@@ -125,3 +125,41 @@ async def test_a_call_that_cannot_be_written_as_json_goes_through_the_sdk(tmp_pa
     assert output.as_text() == 'tool_0:{"q": null}'  # the SDK's serializer: NaN as null
     (sent,) = requests(log, "tools/call")
     assert isinstance(sent, int)
+
+
+@pytest.mark.parametrize(
+    ("result", "plain"),
+    [
+        (b'{"content":[{"type":"text","text":"ok"}]}', True),
+        (b'{"content":[{"type":"text","text":"\\ud800"}]}', False),  # pydantic refuses it
+        (b'{"content":[],"structuredContent":{"a":' + b"[" * 130 + b"]" * 130 + b"}}", False),
+        (b'{"content":[{"type":"image","data":"aGk=","mimeType":"image/png"}]}', False),
+    ],
+)
+async def test_only_a_plain_answer_skips_the_sdks_parser(result: bytes, plain: bool) -> None:
+    import mcp_types
+
+    from pegboard.mcp.direct import DirectRequests
+
+    sent: list[bytes] = []
+
+    async def send(line: bytes) -> None:
+        sent.append(line)
+
+    direct = DirectRequests(send)
+    answers: list[object] = []
+    async with anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            answers.append(await direct.request("tools/call", {"name": "t", "arguments": {}}))
+
+        tg.start_soon(call)
+        await anyio.wait_all_tasks_blocked()
+        request_id = json.loads(sent[0])["id"]
+        line = b'{"jsonrpc":"2.0","id":"%s","result":%s}' % (request_id.encode(), result)
+        assert direct.take(line)
+
+    if plain:
+        assert answers == [json.loads(result)]
+    else:  # the SDK's message: a response, or the error standing in for an unreadable one
+        assert isinstance(answers[0], mcp_types.JSONRPCResponse | mcp_types.JSONRPCError)

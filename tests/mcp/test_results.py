@@ -1,9 +1,17 @@
 """MCP tool results both ways (the MCP format), part for part."""
 
+from typing import Any
+
 import mcp_types
+import pytest
 
 from pegboard.core.output import AudioPart, ImagePart, ResourcePart, TextPart, ToolOutput
-from pegboard.mcp.results import call_result_to_output, output_to_call_result
+from pegboard.mcp.results import (
+    call_result_to_output,
+    output_to_call_result,
+    plain_result,
+    plain_wire,
+)
 
 
 def test_every_content_kind_is_kept_as_its_own_part() -> None:
@@ -105,3 +113,49 @@ def test_an_upstream_result_survives_the_round_trip_through_pegboard() -> None:
     )
 
     assert output_to_call_result(call_result_to_output(upstream)) == upstream
+
+
+PLAIN = [
+    {"content": []},
+    {"content": [{"type": "text", "text": "a"}, {"text": "b", "type": "text"}], "isError": True},
+    {"content": [{"type": "text", "text": "n"}], "structuredContent": {"n": [1, 2.5, None]}},
+    {"content": [], "structuredContent": {"only": "structured"}},
+]
+NOT_PLAIN = [
+    {"content": [{"type": "text", "text": "a", "annotations": {"priority": 1}}]},
+    {"content": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}]},
+    {"content": [{"type": "text", "text": 5}]},
+    {"content": [{"type": "text", "text": "a"}], "_meta": {"x": 1}},
+    {"content": [], "structuredContent": [1]},
+    {"content": "not-a-list"},
+    {"content": [], "isError": "yes"},
+    {"content": [], "ttlMs": 5},
+    {"isError": False},
+]
+
+
+@pytest.mark.parametrize("raw", PLAIN)
+def test_a_plain_result_maps_as_the_sdk_models_map_it_both_ways(raw: dict[str, Any]) -> None:
+    assert plain_result(raw) is raw
+    output = call_result_to_output(raw, metadata={"k": 1})
+    assert output == call_result_to_output(
+        mcp_types.CallToolResult.model_validate(raw), metadata={"k": 1}
+    )
+    dumped = output_to_call_result(output).model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert plain_wire(output) == dumped
+
+
+@pytest.mark.parametrize("raw", NOT_PLAIN)
+def test_anything_but_text_a_flag_and_a_structured_object_is_left_to_the_models(
+    raw: dict[str, Any],
+) -> None:
+    assert plain_result(raw) is None
+
+
+def test_an_output_with_media_or_a_structured_list_is_written_by_the_models() -> None:
+    assert plain_wire(ToolOutput(parts=(ImagePart(data="aGk=", mime_type="image/png"),))) is None
+    assert plain_wire(ToolOutput(parts=(TextPart("t"),), structured=[1])) == {
+        "content": [{"type": "text", "text": "t"}],
+        "isError": False,
+        "resultType": "complete",
+    }

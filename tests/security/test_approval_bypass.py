@@ -19,8 +19,11 @@ from mcp.client.context import ClientRequestContext
 
 from tests.cli.conftest import Invoke, warm_cache, write
 from tests.gateway.harness import (
+    PEGBOARD,
     STARTUP_BOUND,
     Notifications,
+    gateway_env,
+    run_cli,
     scripted_server,
     serve_stdio,
     text_of,
@@ -152,3 +155,58 @@ def test_the_cli_never_runs_a_disabled_tool(
     assert [r["tool"] for r in records] == [GATED, "mcp__box__tool_1"]
     assert records[0]["outcome"] in ("ToolNotAllowed", "ToolNotFound")  # hidden or unregistered
     assert records[1]["outcome"] == "ok"
+
+
+async def test_a_client_that_cannot_be_asked_reaches_no_gated_tool_on_the_read_once_route(
+    tmp_path: Path,
+) -> None:
+    """The route a raw client's plain ``tools/call`` takes (no elicitation capability: the
+    stdio fast path, the answer read once): the gate holds on every spelling, and the
+    refusal of the direct call names the fix."""
+    write_config(tmp_path, _config(tmp_path, force_prompt_tools=["tool_0"]))
+    await run_cli(tmp_path, "servers", "refresh")
+    (tmp_path / "log").unlink()  # the refresh's lines
+
+    calls: list[dict[str, Any]] = [
+        {"name": GATED, "arguments": {"q": "rm -rf"}},
+        {"name": "tool_invoke", "arguments": {"name": GATED, "params": {"q": "rm -rf"}}},
+        *({"name": name, "arguments": {"q": "x"}} for name in NEAR_MISSES),
+        {"name": "mcp__box__tool_1", "arguments": {"q": "fine"}},
+    ]
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw"}}
+    answers: list[dict[str, Any]] = []
+    with anyio.fail_after(STARTUP_BOUND):
+        async with await anyio.open_process([PEGBOARD, "serve"], env=gateway_env(tmp_path)) as p:
+            assert p.stdin is not None
+            assert p.stdout is not None
+            buffer = b""
+
+            async def ask(request_id: int, method: str, params: Any = None) -> dict[str, Any]:
+                nonlocal buffer
+                assert p.stdin is not None
+                assert p.stdout is not None
+                message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+                await p.stdin.send(json.dumps(message | {"params": params or {}}).encode() + b"\n")
+                while True:
+                    while b"\n" not in buffer:
+                        buffer += await p.stdout.receive()
+                    line, buffer = buffer.split(b"\n", 1)
+                    got: dict[str, Any] = json.loads(line)
+                    if got.get("id") == request_id and "method" not in got:
+                        return got
+
+            await ask(1, "initialize", init)
+            await p.stdin.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            assert GATED in json.dumps(await ask(2, "tools/list"))
+            for index, params in enumerate(calls):
+                answers.append((await ask(10 + index, "tools/call", params))["result"])
+            await p.stdin.aclose()
+
+    *refused, ungated = answers
+    assert all(r["isError"] for r in refused), [r for r in refused if not r["isError"]]
+    assert "force_prompt_tools" in refused[0]["content"][0]["text"]
+    assert ungated == {
+        "content": [{"type": "text", "text": 'tool_1:{"q": "fine"}'}],
+        "isError": False,
+    }
+    assert len(_calls(tmp_path / "log")) == 1  # the ungated call only

@@ -54,7 +54,12 @@ AUDIT_FILE = "audit.jsonl"
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_BACKUPS = 3
 MAX_LINE_BYTES = 16 * 1024  # a record is a few hundred bytes; a runaway field is cut
-LINGER_S = 0.002  # how long the writer waits after a batch's first record (see QueuedWriter)
+# How long the writer waits after a batch's first record (see QueuedWriter). A batch costs
+# one wake-up, lock, stat, open, write and close whatever its size: at 2 ms, calls made one
+# after another (~2 ms each through the gateway) each paid for their own batch (~0.1 ms of
+# CPU per call); at 20 ms a batch carries ~10 of them. A reader in this process flushes
+# first; another process sees a record at most this much later; SIGKILL loses at most this.
+LINGER_S = 0.02
 
 
 class AuditLog:

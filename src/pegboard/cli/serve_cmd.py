@@ -78,6 +78,9 @@ def serve(
     file takes effect at once (clients get tools/list_changed). Stops every child server on
     exit (EOF on stdin, SIGTERM, Ctrl-C).
     """
+    from pegboard.search.threads import one_blas_thread
+
+    one_blas_thread()  # before anything loads numpy
     # Lazy: the gateway and the runtime import the MCP SDK, which no other command needs.
     with import_burst():
         from pegboard.core.memory import HeapTrimmer
@@ -173,7 +176,13 @@ def serve(
             tg.start_soon(runtime.watch_config)
             tg.start_soon(runtime.share_replica_state)
             offered = partial(searching, runtime.surface)
-            ready = partial(ready_search_calls, runtime.surface)
+            loop = anyio.lowlevel.current_token()
+
+            def ready() -> None:  # in the warm-up thread, the index loaded
+                ready_search_calls(runtime.surface)
+                # the next start's snapshot gets the search section (:mod:`gateway.early_search`)
+                anyio.from_thread.run_sync(gateway.snapshot_due.set, token=loop)
+
             tg.start_soon(warm_search_index, runtime.index, gateway.client_seen, offered, ready)
             if http:
                 verifier = _verifier(auth)

@@ -25,6 +25,7 @@ from pegboard.core.tool import Tool, ToolContext
 from pegboard.core.wording import plural
 from pegboard.deferral.definitions import DEFAULT_SEARCH_LIMIT, SEARCH_DESCRIPTION, SEARCH_SCHEMA
 from pegboard.deferral.pool import DeferredPool
+from pegboard.deferral.search_text import Found, grouped_text, rows
 
 MAX_LINE_TOKENS = 60
 TOOL_REFERENCES = "tool_references"
@@ -139,7 +140,7 @@ def _browse(
 
 
 def _rows(entries: Sequence[ToolEntry]) -> list[dict[str, str]]:
-    return [{"name": e.name, "namespace": e.label, "description": e.summary} for e in entries]
+    return rows([(e.name, e.label, "", e.summary) for e in entries])
 
 
 def _queries(value: Any) -> list[str]:
@@ -162,17 +163,14 @@ def _overview(pool: DeferredPool) -> str:
 
 
 def _render(pool: DeferredPool, entries: Sequence[ToolEntry], verbose: bool) -> str:
-    groups: dict[str, list[ToolEntry]] = {}
-    for entry in entries:
-        groups.setdefault(entry.label, []).append(entry)
-    lines: list[str] = []
-    for label, members in groups.items():
-        lines.append(f"[{label}]")
-        for entry in members:
-            lines.append(tool_line(entry, pool.counter))
-            if verbose:
-                lines.append(f"  input: {canonical_json(entry.tool.input_schema)}")
-    return "\n".join(lines)
+    found = [(e.name, e.label, tool_line(e, pool.counter), e.summary) for e in entries]
+    schemas = [[f"  input: {canonical_json(e.tool.input_schema)}"] for e in entries]
+    return grouped_text(found, schemas if verbose else ())
+
+
+def found_lines(pool: DeferredPool) -> list[Found]:
+    """Every deferred tool of ``pool`` as a hit would show it (the ready snapshot's lines)."""
+    return [(e.name, e.label, tool_line(e, pool.counter), e.summary) for e in pool.deferred]
 
 
 def tool_line(entry: ToolEntry, counter: TokenCounter, max_tokens: int = MAX_LINE_TOKENS) -> str:

@@ -15,8 +15,10 @@ snapshot, so its first answer comes as early as a handshake client's.
 A snapshot is JSON: ``versions`` (the handshake protocol versions the server accepts, oldest
 first), ``init`` (the ``initialize`` result without ``protocolVersion``), ``tools``
 (protocol version, of either era -> the ``tools/list`` result for that version), ``modern``
-(the modern versions), ``discover`` (modern version -> the ``server/discover`` result) and
-``spawn`` (the stdio servers to start at once: :mod:`pegboard.mcp.spawn`).
+(the modern versions), ``discover`` (modern version -> the ``server/discover`` result),
+``spawn`` (the stdio servers to start at once: :mod:`pegboard.mcp.spawn`) and, once the search
+index was loaded, ``search`` (what answers a plain ``tool_search``:
+:mod:`pegboard.gateway.early_search`, imported only when such a call comes).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +180,10 @@ class ReadyAnswers:
         self.version: str | None = None  # negotiated by a handshake
         self.listed: Any = None  # the tools/list result the client got, if any
         self.listed_version: str | None = None  # ... and the version it was listed for
+        self.client: str | None = None  # the initialize's clientInfo name
+        # tool_search calls answered here: (request id, arguments, arrived (Unix s), seconds)
+        self.searched: list[tuple[int | str, Any, float, float]] = []
+        self._search: Any = None  # the EarlySearch of the snapshot's section, made on use
 
     def answer(self, message: dict[str, Any]) -> bytes | None:
         """The response line for ``message``, or None if the full server must answer it."""
@@ -192,11 +199,35 @@ class ReadyAnswers:
             versions = self.snapshot["versions"]
             asked = params.get("protocolVersion")
             self.version = asked if asked in versions else versions[-1]
+            info = params.get("clientInfo")
+            name = info.get("name") if isinstance(info, dict) else None
+            self.client = name if isinstance(name, str) else None
             return response(request_id, {"protocolVersion": self.version, **self.snapshot["init"]})
         plain = params is None or (isinstance(params, dict) and not params.get("cursor"))
         if method == "tools/list" and self.version is not None and plain:
             return self._list(request_id, self.version)
+        if method == "tools/call" and self.version is not None and isinstance(params, dict):
+            return self._searched(request_id, self.version, params)
         return None
+
+    def _searched(
+        self, request_id: int | str, version: str, params: dict[str, Any]
+    ) -> bytes | None:
+        """A plain ``tool_search`` answered from the snapshot's ``search`` section
+        (:mod:`pegboard.gateway.early_search`), remembered for the full server's audit."""
+        section = self.snapshot.get("search")
+        if params.get("name") != "tool_search" or "_meta" in params or not section:
+            return None
+        arrived, started = time.time(), time.perf_counter()
+        if self._search is None:
+            from pegboard.gateway.early_search import EarlySearch
+
+            self._search = EarlySearch(section)
+        arguments = params.get("arguments")
+        line: bytes | None = self._search.answer(request_id, version, arguments)
+        if line is not None:
+            self.searched.append((request_id, arguments, arrived, time.perf_counter() - started))
+        return line
 
     def _list(self, request_id: int | str, version: str) -> bytes | None:
         listed = self.snapshot["tools"].get(version)

@@ -51,6 +51,7 @@ from pegboard.calls.fallback import STORE_LOST_LINE
 from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
 from pegboard.core.access import AccessView, AccessViews
 from pegboard.core.events import McpRequestHandled
+from pegboard.core.output import ToolOutput
 from pegboard.core.principal import Principal
 from pegboard.core.tracing import tracing_on
 from pegboard.errors import ApprovalRequired, CatalogError
@@ -80,7 +81,7 @@ from pegboard.gateway.rounds import (
     store_lost,
 )
 from pegboard.gateway.surface import ToolSurface
-from pegboard.mcp.results import output_to_call_result
+from pegboard.mcp.results import output_to_call_result, plain_wire
 from pegboard.mcp.store import MemoryCatalogStore
 
 logger = logging.getLogger("pegboard.gateway")
@@ -430,13 +431,17 @@ class Gateway:
             )
             for v in modern
         }
-        return {
+        from pegboard.gateway.search_snapshot import search_section
+
+        snapshot = {
             "versions": versions,
             "init": init,
             "tools": tools,
             "modern": modern,
             "discover": discover,
         }
+        search = search_section(self)
+        return snapshot if search is None else snapshot | {"search": search}
 
     @property
     def stdio_session(self) -> ServerSession | None:
@@ -445,7 +450,7 @@ class Gateway:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
-    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+    ) -> CallResult | mcp_types.InputRequiredResult:
         if ctx.protocol_version in MODERN:
             return await self.call_modern(ctx, params)
         args = params.arguments or {}
@@ -470,7 +475,7 @@ class Gateway:
 
     async def call_modern(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
-    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+    ) -> CallResult | mcp_types.InputRequiredResult:
         """One ``tools/call`` of a 2026-07-28 client: a gated call is asked in an
         input-required round (:mod:`pegboard.gateway.rounds`), answered on the retry."""
         name, arguments = params.name, params.arguments or {}
@@ -511,7 +516,7 @@ class Gateway:
             return _error(self._queued(queued))
         except ApprovalRequired as exc:
             return _error(self._refusal(exc.tool_name or name))
-        return output_to_call_result(output)
+        return call_result(output)
 
     async def call(
         self,
@@ -520,9 +525,9 @@ class Gateway:
         name: str,
         arguments: dict[str, Any],
         principal: Principal = STDIO,
-    ) -> mcp_types.CallToolResult:
+    ) -> CallResult:
         """One ``tools/call`` of ``session``'s client (``principal``; stdio's by default, the
-        fast path's), as the MCP result it gets."""
+        fast path's), as the MCP result it gets (:func:`call_result`)."""
         form, url = elicitation_modes(session)
         pages = self.pages.page_of if url and self.pages.available() else None
         approval = ElicitationApproval(session, request_id, page=pages) if form else self.queue
@@ -550,7 +555,7 @@ class Gateway:
         finally:
             if isinstance(approval, ElicitationApproval):
                 await self.pages.complete(session, approval.opened, request_id)
-        return output_to_call_result(output)
+        return call_result(output)
 
     def _queued(self, queued: ApprovalQueued) -> str:
         """Where a queued call waits, and how to let such calls run unasked."""
@@ -599,15 +604,25 @@ class Gateway:
         self._unsubscribe()
 
 
-def call_response(
-    request_id: mcp_types.RequestId, version: str, result: mcp_types.CallToolResult
-) -> bytes:
+CallResult = mcp_types.CallToolResult | dict[str, Any]
+"""A ``tools/call`` result as the gateway answers it: the SDK's model, or its dump made
+without the model (:func:`~pegboard.mcp.results.plain_wire`); the SDK's runner takes both."""
+
+
+def call_result(output: ToolOutput) -> CallResult:
+    """``output`` as the client gets it: the dump of a plain output (text, a structured
+    object) written directly, any other through the SDK's models."""
+    wire = plain_wire(output)
+    return wire if wire is not None else output_to_call_result(output)
+
+
+def call_response(request_id: mcp_types.RequestId, version: str, result: CallResult) -> bytes:
     """The JSON-RPC response line to a ``tools/call`` answered without the SDK's dispatcher:
     ``result`` (what :meth:`Gateway.call` returned) shaped for ``version`` by the SDK's own
     serializer, the envelope written directly; the same line the SDK's writer makes."""
-    payload = serialize_server_result(
-        "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    )
+    if not isinstance(result, dict):
+        result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    payload = serialize_server_result("tools/call", version, result)
     try:
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:  # NaN or infinity: pydantic's encoder writes them as null

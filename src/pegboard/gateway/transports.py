@@ -59,6 +59,10 @@ async def serve_stdio(gateway: Gateway, launches: Sequence[Launch] = ()) -> None
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(gateway.announce_changes)
+        if answers is not None and answers.searched:
+            from pegboard.gateway.search_snapshot import audit_early_searches
+
+            await audit_early_searches(gateway, answers.searched, answers.client)
         if stale and listed_as == version:
             tg.start_soon(gateway.announce_when_initialized)
         elif stale:  # a modern client listed from the snapshot: tell it once it listens

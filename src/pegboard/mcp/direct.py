@@ -11,8 +11,12 @@ else sees it; the answer to one of these ids goes straight to the waiting call. 
 line (notifications, the server's own requests, answers to the SDK's requests, an answer to an
 id nobody waits for) goes on to the SDK's session as before.
 
-What stays the same as the SDK's path: the answer is read with the same parser
-(:func:`~pegboard.mcp.framing.parse_line`), so a malformed answer gets the same error; a
+What stays the same as the SDK's path: an answer is read with the same parser
+(:func:`~pegboard.mcp.framing.parse_line`), so a malformed answer gets the same error, except
+for the common answer, read once by ``json.loads``: a response envelope and nothing else
+around a plain ``tools/call`` result (:func:`~pegboard.mcp.results.plain_result`, which the
+SDK's models would take as it is; a line with many brackets or any ``\\u`` escape, which
+the SDK's parser might refuse, is not taken for one), handed to the call as that dict; a
 connection that closes fails every waiting call with the SDK's ``CONNECTION_CLOSED`` error; a
 call cancelled after its request went out (a timeout, the client's ``notifications/cancelled``)
 sends the server ``notifications/cancelled`` for it, as the SDK does.
@@ -27,7 +31,7 @@ import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
@@ -53,7 +57,15 @@ class _Waiter:
 
     def __init__(self) -> None:
         self.event = anyio.Event()
-        self.answer: mcp_types.JSONRPCResponse | mcp_types.JSONRPCError | None = None
+        self.answer: Answer | None = None
+
+
+Answer: TypeAlias = "mcp_types.JSONRPCResponse | mcp_types.JSONRPCError | dict[str, Any]"
+"""What a request gets back: the SDK's message, or a plain ``tools/call`` result as read."""
+_ENVELOPE = frozenset({"jsonrpc", "id", "result"})
+# Below pydantic's 200 levels of nesting however the brackets fall (a line with more of them
+# goes to the SDK's parser, which refuses what is nested too deeply).
+_MAX_BRACKETS = 128
 
 
 class DirectRequests:
@@ -66,11 +78,10 @@ class DirectRequests:
         self._waiting: dict[str, _Waiter] = {}
         self._closed = False
 
-    async def request(
-        self, method: str, params: dict[str, Any]
-    ) -> mcp_types.JSONRPCResponse | mcp_types.JSONRPCError:
+    async def request(self, method: str, params: dict[str, Any]) -> Answer:
         """Send ``method`` with ``params`` and wait for the server's answer (a response or
-        an error message). Raises the SDK's ``MCPError`` (``CONNECTION_CLOSED``) when the
+        an error message, or the result itself when it is a plain ``tools/call`` result:
+        see the module docstring). Raises the SDK's ``MCPError`` (``CONNECTION_CLOSED``) when the
         connection is or becomes closed; :class:`NotJson` (before anything is written) when
         ``params`` holds what JSON cannot carry (``NaN``, say)."""
         request_id = f"{ID_PREFIX}{next(self._ids)}"
@@ -115,6 +126,14 @@ class DirectRequests:
         the line is for the SDK's session."""
         if not self._waiting or _MARKER not in line:
             return False
+        plain = _plain_answer(line)
+        if plain is not None:
+            waiter = self._waiting.get(plain[0])
+            if waiter is None or waiter.event.is_set():
+                return False
+            waiter.answer = plain[1]
+            waiter.event.set()
+            return True
         from pegboard.mcp.framing import parse_line, unreadable_answer
 
         parsed = parse_line(line)
@@ -143,6 +162,25 @@ class DirectRequests:
         self._closed = True
         for waiter in self._waiting.values():
             waiter.event.set()
+
+
+def _plain_answer(line: bytes) -> tuple[str, dict[str, Any]] | None:
+    """(id, result) of a response of ours around a plain result, read once; None: anything
+    else (the SDK's parser reads it)."""
+    from pegboard.mcp.results import plain_result
+
+    if line.count(b"[") + line.count(b"{") > _MAX_BRACKETS or b"\\u" in line:
+        return None  # deep, or \u-escaped (a lone surrogate, which the SDK's parser refuses)
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if type(message) is not dict or message.keys() != _ENVELOPE:
+        return None
+    request_id, result = message["id"], plain_result(message["result"])
+    if message["jsonrpc"] != "2.0" or type(request_id) is not str or result is None:
+        return None
+    return request_id, result
 
 
 class NotJson(Exception):

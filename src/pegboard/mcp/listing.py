@@ -101,21 +101,20 @@ def _metaschema_problem(schema_json: str) -> str | None:
     return None if error is None else str(error.message)
 
 
-def structured_content_problem(
-    output_schema: Mapping[str, Any], result: mcp_types.CallToolResult
-) -> str | None:
-    """Why a successful result does not match the tool's ``outputSchema``, or None.
+def structured_content_problem(output_schema: Mapping[str, Any], structured: Any) -> str | None:
+    """Why a successful result's structured content (None: it has none) does not match the
+    tool's ``outputSchema``, or None.
 
     Done here, from the catalog's cached definition, instead of by the SDK's ``call_tool``: that
     one issues a hidden ``tools/list`` whenever the session has not listed the tool itself
     (every first call after a reconnect, every call of a tool beyond the first page), which
     costs a round trip and hangs the call when the server's listing hangs.
     """
-    if result.structured_content is None:
+    if structured is None:
         return "it has an output schema but returned no structured content"
     validator = _validator_of(output_schema)
     try:
-        error = best_match(validator.iter_errors(result.structured_content))
+        error = best_match(validator.iter_errors(structured))
     except Unresolvable as exc:
         return (
             f"its outputSchema has a $ref that does not resolve locally ({exc.ref}); "

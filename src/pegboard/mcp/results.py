@@ -8,6 +8,11 @@ JSON text so a model that only reads text still sees it. ToolOutput -> MCP resul
 gateway's answer): the reverse; a resource without content becomes a resource link; structured
 content is passed through when it is a JSON object (MCP requires one); ``is_error`` is never
 dropped.
+
+A *plain* result (:func:`plain_result`: text blocks only, ``isError``, a structured object, as
+``json.loads`` read it) maps to the same output without the SDK's models, and a plain output
+back to the same wire JSON (:func:`plain_wire`): the common ``tools/call`` is read once and
+written once.
 """
 
 from __future__ import annotations
@@ -27,7 +32,36 @@ from pegboard.core.output import (
 if TYPE_CHECKING:
     import mcp_types
 
-__all__ = ["call_result_to_output", "output_to_call_result"]
+__all__ = ["call_result_to_output", "output_to_call_result", "plain_result", "plain_wire"]
+
+# The keys of a plain result and of its text blocks (anything else: the SDK's models read it).
+_PLAIN_KEYS = frozenset({"content", "isError", "structuredContent"})
+_TEXT_KEYS = frozenset({"type", "text"})
+
+
+def plain_result(raw: Any) -> dict[str, Any] | None:
+    """``raw`` (a ``tools/call`` result as ``json.loads`` read it) when it is plain: a list
+    of text blocks (``type`` and ``text`` only), a boolean ``isError`` if any, a structured
+    object if any, nothing else; such a result validates against every protocol version's
+    ``CallToolResult`` as it is. None: the SDK's models must read it (images, resources,
+    annotations, ``_meta``, a later revision's fields, anything malformed)."""
+    if not isinstance(raw, dict) or not raw.keys() <= _PLAIN_KEYS:
+        return None
+    content = raw.get("content")
+    if not isinstance(content, list) or not isinstance(raw.get("isError", False), bool):
+        return None
+    structured = raw.get("structuredContent")
+    if structured is not None and not isinstance(structured, dict):
+        return None
+    for block in content:
+        if (
+            not isinstance(block, dict)
+            or block.keys() != _TEXT_KEYS
+            or block["type"] != "text"
+            or not isinstance(block["text"], str)
+        ):
+            return None
+    return raw
 
 
 # -- results: MCP -> ToolOutput ------------------------------------------------------------
@@ -49,17 +83,24 @@ def content_to_part(block: mcp_types.ContentBlock) -> ContentPart:
 
 
 def call_result_to_output(
-    result: mcp_types.CallToolResult, *, metadata: dict[str, Any] | None = None
+    result: mcp_types.CallToolResult | dict[str, Any], *, metadata: dict[str, Any] | None = None
 ) -> ToolOutput:
-    """Map a tool result faithfully; ``is_error`` is carried over, never dropped."""
-    parts = [content_to_part(block) for block in result.content]
-    structured = result.structured_content
+    """Map a tool result faithfully; ``is_error`` is carried over, never dropped. ``result``
+    is the SDK's model, or a :func:`plain_result` (read without it)."""
+    if isinstance(result, dict):
+        parts: list[ContentPart] = [TextPart(block["text"]) for block in result["content"]]
+        structured = result.get("structuredContent")
+        is_error = bool(result.get("isError", False))
+    else:
+        parts = [content_to_part(block) for block in result.content]
+        structured = result.structured_content
+        is_error = result.is_error
     if structured is not None and not any(isinstance(p, TextPart) for p in parts):
         text = json.dumps(structured, ensure_ascii=False, sort_keys=True, default=str)
         parts.insert(0, TextPart(text))
     return ToolOutput(
         parts=tuple(parts),
-        is_error=result.is_error,
+        is_error=is_error,
         structured=structured,
         metadata=dict(metadata or {}),
     )
@@ -107,3 +148,20 @@ def output_to_call_result(output: ToolOutput) -> mcp_types.CallToolResult:
         structured_content=structured,
         is_error=output.is_error,
     )
+
+
+def plain_wire(output: ToolOutput) -> dict[str, Any] | None:
+    """What ``output_to_call_result(output).model_dump(by_alias=True, mode="json",
+    exclude_none=True)`` gives, built without the SDK's models, for an output of text parts
+    and an optional structured object; None for any other output (the models write it)."""
+    content = []
+    for part in output.parts:
+        if type(part) is not TextPart:
+            return None
+        content.append({"type": "text", "text": part.text})
+    wire: dict[str, Any] = {"content": content}
+    if isinstance(output.structured, dict):
+        wire["structuredContent"] = output.structured
+    wire["isError"] = output.is_error
+    wire["resultType"] = "complete"
+    return wire

@@ -328,6 +328,7 @@ class StoredIndex:
         self._entries_lock = threading.Lock()
         self._build_lock = threading.Lock()
         self._pending = False  # a background rebuild is on its way
+        self._file: tuple[Path, str] | None = None  # where ``_state`` was read from, its key
 
     def upsert(self, entries: Iterable[ToolEntry]) -> None:
         with self._entries_lock:
@@ -368,6 +369,18 @@ class StoredIndex:
         state = self.current()
         ranker = self._ranker_index()
         return rank(state, ranker.signals, ranker.fusion, queries, limit, namespaces, allowed)
+
+    def plan(self) -> dict[str, Any] | None:
+        """How another process ranks exactly as this index does now, with
+        :func:`load_plan`: ``default_index``'s arguments (the ones a child build gets), the
+        stored file and its key; None before the first search, after a change not yet
+        loaded, or without ``child`` arguments."""
+        with self._build_lock:
+            current = self._state is not None and self._built == self._changes
+            if self._child is None or self._file is None or not current:
+                return None
+            path, key = self._file
+            return {"arguments": dict(self._child), "path": str(path), "key": key}
 
     def current(self) -> RankedState:
         """The state of the latest catalog: loaded, or built and stored, if it is not yet."""
@@ -419,7 +432,8 @@ class StoredIndex:
             state = self._build(path, key, documents)
         else:
             _touch(path)
-        self._state, self._built = state, changes
+        stored = isinstance(state, LoadedState)
+        self._state, self._built, self._file = state, changes, (path, key) if stored else None
         after_burst()  # the header's texts and the documents were many short-lived objects
 
     def _build(self, path: Path, key: str, documents: Sequence[ToolDocument]) -> RankedState:
@@ -492,15 +506,31 @@ def build_in_child(
         raise ValueError(f"exit {done.returncode}: {lines[-1] if lines else 'no message'}")
 
 
-def _child_main() -> int:
+def ranker_of(arguments: Mapping[str, Any]) -> ToolIndex | None:
+    """The empty ranker ``default_index(**arguments)`` makes (a :meth:`StoredIndex.plan`'s or a
+    child build's arguments); None if they make a stored index instead."""
     from pegboard.search import default_index
 
+    given = dict(arguments)
+    if given.get("cache_dir") is not None:
+        given["cache_dir"] = Path(given["cache_dir"])
+    index = default_index(**given)
+    return index if isinstance(index, ToolIndex) else None
+
+
+def load_plan(plan: Mapping[str, Any]) -> tuple[ToolIndex, LoadedState]:
+    """The ranker and the stored state of a :meth:`StoredIndex.plan` (raises
+    :class:`BadIndexFile`, ``OSError`` or ``ValueError`` when they cannot be had)."""
+    ranker = ranker_of(plan["arguments"])
+    if ranker is None:
+        raise ValueError("the plan's arguments make a stored index, not a ranker")
+    return ranker, read_index(Path(plan["path"]), plan["key"])
+
+
+def _child_main() -> int:
     payload = json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogatepass"))
-    arguments = dict(payload["arguments"])
-    if arguments.get("cache_dir") is not None:
-        arguments["cache_dir"] = Path(arguments["cache_dir"])
-    index = default_index(**arguments)
-    if not isinstance(index, ToolIndex):
+    index = ranker_of(payload["arguments"])
+    if index is None:
         print("the arguments make a stored index, not a ranker", file=sys.stderr)
         return 2
     documents = [

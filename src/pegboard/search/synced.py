@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from pegboard.core.entry import ToolEntry
 from pegboard.core.registry import RegistrySnapshot, ToolRegistry
@@ -94,6 +95,11 @@ class LazyRegistryIndex:
 
     def __len__(self) -> int:
         return len(self._index())
+
+    def plan(self) -> dict[str, Any] | None:
+        """The shared index's :meth:`~pegboard.search.stored.StoredIndex.plan`, if it has one."""
+        planned = getattr(self._index(), "plan", None)
+        return planned() if callable(planned) else None
 
     def search(
         self,

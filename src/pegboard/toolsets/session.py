@@ -121,6 +121,7 @@ class ToolSession:
         self._state.context_window = context_window
         self._statuses = statuses
         self.tools = self.toolset.list_tools(self.scope())
+        self.tools.prepare()
         before, self._shown = self._shown, self.tools.shown
         if before is not None:
             previous = self._signature if self._signature is not None else _signature(before)
