@@ -17,6 +17,7 @@ import pytest
 from tests.gateway.harness import (
     PEGBOARD,
     STARTUP_BOUND,
+    Lines,
     gateway_env,
     run_cli,
     scripted_server,
@@ -27,7 +28,6 @@ from tests.gateway.harness import (
 
 pytestmark = pytest.mark.anyio
 
-INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "v": "0"}}
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("mcp__toolbox__echo", {"text": "hi ünïcode \u2603"}),  # text + structured, SDK key order
     ("mcp__toolbox__add", {"a": 2, "b": 3}),  # structured int against an output schema
@@ -45,34 +45,13 @@ async def _answers(tmp_path: Path, env: dict[str, str]) -> list[bytes]:
     """Each call's answer line, as written, after the handshake (ids 10, 11, ...)."""
     lines: list[bytes] = []
     async with await anyio.open_process([PEGBOARD, "serve", "--no-defer"], env=env) as process:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        buffer = b""
-
-        async def send(message: dict[str, Any]) -> None:
-            assert process.stdin is not None
-            await process.stdin.send(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
-
-        async def line_of(request_id: int) -> bytes:
-            nonlocal buffer
-            assert process.stdout is not None
-            while True:
-                while b"\n" not in buffer:
-                    buffer += await process.stdout.receive()
-                line, buffer = buffer.split(b"\n", 1)
-                message = json.loads(line)
-                if message.get("id") == request_id and "method" not in message:
-                    return line
-
-        await send({"id": 1, "method": "initialize", "params": INIT})
-        await line_of(1)
-        await send({"method": "notifications/initialized"})
-        await send({"id": 2, "method": "tools/list"})
-        await line_of(2)
+        wire = Lines(process)
+        await wire.start()
         for index, (name, arguments) in enumerate(CALLS):
             params = {"name": name, "arguments": arguments}
-            await send({"id": 10 + index, "method": "tools/call", "params": params})
-            lines.append(await line_of(10 + index))
+            await wire.send({"id": 10 + index, "method": "tools/call", "params": params})
+            lines.append(await wire.answer_line(10 + index))
+        assert process.stdin is not None
         await process.stdin.aclose()
     return lines
 
