@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import mcp_types
 import pytest
 import tomli_w
@@ -186,36 +187,99 @@ async def run_cli(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     return result.returncode, result.stdout.decode(), result.stderr.decode()
 
 
-class RawRpc:
-    """Line-delimited JSON-RPC over a process's pipes, for tests that own the process."""
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "v": "0"}}
+
+
+class Lines:
+    """Line-delimited JSON-RPC over a process's pipes, for tests that own the process: every
+    line the gateway writes, in order; the answers (responses) kept as they come."""
 
     def __init__(self, process: Process) -> None:
         assert process.stdin is not None
         assert process.stdout is not None
         self._stdin, self._stdout = process.stdin, process.stdout
         self._buffer = b""
-        self._next_id = 0
+        self.answers: list[dict[str, Any]] = []
 
-    async def send(self, message: dict[str, Any]) -> None:
-        await self._stdin.send((json.dumps(message) + "\n").encode())
+    async def send(self, message: dict[str, Any] | bytes) -> None:
+        """A message (``jsonrpc`` added when missing), or bytes written as they are."""
+        data = message if isinstance(message, bytes) else json.dumps(_rpc(message)).encode()
+        await self._stdin.send(data + b"\n")
+
+    async def raw(self) -> bytes:
+        """The next line, as written (without its newline)."""
+        while b"\n" not in self._buffer:
+            self._buffer += await self._stdout.receive()
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    async def next(self) -> dict[str, Any]:
+        message: dict[str, Any] = json.loads(await self.raw())
+        return message
+
+    async def answer_line(self, request_id: int) -> bytes:
+        """The line of the answer to ``request_id``, as written; lines before it are read
+        (answers among them kept in ``answers``)."""
+        while True:
+            line = await self.raw()
+            message: dict[str, Any] = json.loads(line)
+            if "id" in message and "method" not in message:
+                self.answers.append(message)
+                if message["id"] == request_id:
+                    return line
+
+    async def answer(self, request_id: int) -> dict[str, Any]:
+        message: dict[str, Any] = json.loads(await self.answer_line(request_id))
+        return message
+
+    async def start(self, init: Mapping[str, Any] = INIT) -> None:
+        """Initialize (id 1), say initialized, list the tools (id 2)."""
+        await self.send({"id": 1, "method": "initialize", "params": dict(init)})
+        await self.answer(1)
+        await self.send({"method": "notifications/initialized"})
+        await self.send({"id": 2, "method": "tools/list"})
+        await self.answer(2)
+
+
+def _rpc(message: dict[str, Any]) -> dict[str, Any]:
+    return message if "jsonrpc" in message else {"jsonrpc": "2.0", **message}
+
+
+class RawRpc(Lines):
+    """:class:`Lines` numbering its own requests."""
+
+    def __init__(self, process: Process) -> None:
+        super().__init__(process)
+        self._next_id = 0
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self._next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        message: dict[str, Any] = {"id": self._next_id, "method": method}
         if params is not None:
             message["params"] = params
         await self.send(message)
-        while True:
-            while b"\n" not in self._buffer:
-                self._buffer += await self._stdout.receive()
-            line, self._buffer = self._buffer.split(b"\n", 1)
-            answer: dict[str, Any] = json.loads(line)
-            if answer.get("id") == self._next_id:
-                return answer
+        return await self.answer(self._next_id)
 
     async def initialize(self) -> dict[str, Any]:
         info = {"name": "raw-test", "version": "0"}
         params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": info}
         answer = await self.request("initialize", params)
-        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await self.send({"method": "notifications/initialized"})
         return answer
+
+
+SERVING = "pegboard serving MCP on "
+
+
+async def serving_url(process: anyio.abc.Process) -> str:
+    """The URL of ``pegboard serve --http``'s "pegboard serving MCP on ..." line (stderr)."""
+    from anyio.streams.text import TextReceiveStream
+
+    assert process.stderr is not None
+    text = ""
+    async for chunk in TextReceiveStream(process.stderr):
+        text += chunk
+        for line in text.splitlines():
+            if line.startswith(SERVING) and text.endswith("\n"):
+                return line.removeprefix(SERVING).split()[0]
+    raise AssertionError(f"pegboard serve --http did not start: {text}")

@@ -19,13 +19,14 @@ from pegboard.runtime import RuntimeOptions, ToolRuntime
 from tests.gateway.harness import (
     PEGBOARD,
     STARTUP_BOUND,
+    Lines,
     gateway_env,
     run_cli,
     sdk_server,
     victim_server,
     write_config,
 )
-from tests.gateway.test_ready import INIT, Lines
+from tests.gateway.test_ready import INIT
 
 pytestmark = pytest.mark.anyio
 

@@ -17,11 +17,12 @@ from tests.gateway.harness import (
     MCP_SERVERS,
     PEGBOARD,
     STARTUP_BOUND,
+    Lines,
     gateway_env,
     run_cli,
     write_config,
 )
-from tests.gateway.test_ready import INIT, Lines
+from tests.gateway.test_ready import INIT
 
 pytestmark = pytest.mark.anyio
 

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import Process
 
 from tests.gateway.harness import (
     PEGBOARD,
     STARTUP_BOUND,
+    Lines,
     gateway_env,
     run_cli,
     sdk_server,
@@ -22,40 +20,6 @@ from tests.gateway.harness import (
 )
 
 pytestmark = pytest.mark.anyio
-
-INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "v": "0"}}
-
-
-class Wire:
-    """Every line the gateway writes, in order, by request id."""
-
-    def __init__(self, process: Process) -> None:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        self._stdin, self._stdout = process.stdin, process.stdout
-        self._buffer = b""
-        self.answers: list[dict[str, Any]] = []
-
-    async def send(self, message: dict[str, Any]) -> None:
-        await self._stdin.send((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
-
-    async def answer(self, request_id: int) -> dict[str, Any]:
-        while True:
-            while b"\n" not in self._buffer:
-                self._buffer += await self._stdout.receive()
-            line, self._buffer = self._buffer.split(b"\n", 1)
-            message: dict[str, Any] = json.loads(line)
-            if "id" in message and "method" not in message:
-                self.answers.append(message)
-                if message["id"] == request_id:
-                    return message
-
-    async def start(self) -> None:
-        await self.send({"id": 1, "method": "initialize", "params": INIT})
-        await self.answer(1)
-        await self.send({"method": "notifications/initialized"})
-        await self.send({"id": 2, "method": "tools/list"})
-        await self.answer(2)
 
 
 async def test_a_plain_call_and_one_with_meta_get_the_same_answer(tmp_path: Path) -> None:
@@ -69,7 +33,7 @@ async def test_a_plain_call_and_one_with_meta_get_the_same_answer(tmp_path: Path
         async with await anyio.open_process(
             [PEGBOARD, "serve", "--no-defer"], env=gateway_env(tmp_path)
         ) as process:
-            wire = Wire(process)
+            wire = Lines(process)
             await wire.start()
             answers = []
             for request_id, params in ((3, plain), (4, with_meta), (5, bad)):
@@ -97,7 +61,7 @@ async def test_a_cancelled_call_gets_no_answer_and_odd_lines_get_an_error_not_a_
         async with await anyio.open_process(
             [PEGBOARD, "serve", "--no-defer"], env=gateway_env(tmp_path)
         ) as process:
-            wire = Wire(process)
+            wire = Lines(process)
             await wire.start()
             block = {"name": "mcp__victim__block", "arguments": {"fifo": str(fifo)}}
             await wire.send({"id": 3, "method": "tools/call", "params": block})

@@ -9,12 +9,12 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import Process
 
 import pegboard
 from tests.gateway.harness import (
     PEGBOARD,
     STARTUP_BOUND,
+    Lines,
     gateway_env,
     run_cli,
     sdk_server,
@@ -28,31 +28,6 @@ INIT = {
     "capabilities": {},
     "clientInfo": {"name": "t", "version": "0"},
 }
-
-
-class Lines:
-    """Every line the gateway writes, in order."""
-
-    def __init__(self, process: Process) -> None:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        self._stdin, self._stdout = process.stdin, process.stdout
-        self._buffer = b""
-
-    async def send(self, message: dict[str, Any] | bytes) -> None:
-        data = message if isinstance(message, bytes) else json.dumps(message).encode()
-        await self._stdin.send(data + b"\n")
-
-    async def next(self) -> dict[str, Any]:
-        message: dict[str, Any] = json.loads(await self.raw())
-        return message
-
-    async def raw(self) -> bytes:
-        """The next line, as written (without its newline)."""
-        while b"\n" not in self._buffer:
-            self._buffer += await self._stdout.receive()
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return line
 
 
 async def _handshake(

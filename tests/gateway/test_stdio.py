@@ -1,3 +1,4 @@
+import logging
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -8,7 +9,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
 from pegboard.errors import McpError
-from pegboard.gateway.stdio import MAX_LINE_BYTES, Outgoing, Replies, _read_lines
+from pegboard.gateway.stdio import MAX_LINE_BYTES, Answering, Outgoing, Replies, _read_lines
 from pegboard.mcp.framing import LineSplitter
 
 pytestmark = pytest.mark.anyio
@@ -123,3 +124,41 @@ async def test_a_direct_answer_part_way_out_goes_out_whole_before_what_the_sdk_s
         await anyio.sleep(0.01)  # part-way out: the pipe is full
         await queue.send(b"sdk\n")  # the writer takes it and waits for the wire
         assert await _drain(read_fd, len(BIG) + 4) == BIG + b"sdk\n"
+
+
+async def test_answering_waits_for_its_tasks_then_cancels_what_outlives_the_grace(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The fast path's tasks are plain asyncio tasks outside the transport's task group:
+    ``finish`` is what holds serving's end until they are done, and cancels the ones still
+    running when its waiter is cancelled (the grace period's deadline)."""
+    seen: list[str] = []
+
+    async def quick() -> None:
+        await anyio.sleep(0.05)
+        seen.append("quick done")
+
+    async def stuck() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            seen.append("stuck ended")
+
+    async def broken() -> None:
+        raise RuntimeError("no such thing")
+
+    answering = Answering()
+    with anyio.fail_after(10):
+        answering.start_soon(quick)
+        answering.start_soon(broken)
+        await answering.finish()
+        assert seen == ["quick done"]
+        answering.start_soon(stuck)
+        with anyio.move_on_after(0.05):
+            await answering.finish()
+        await anyio.sleep(0.01)  # the cancelled task's turn
+
+    assert seen == ["quick done", "stuck ended"]
+    failed = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert [r.getMessage() for r in failed] == ["answering a line failed"]
+    assert "no such thing" in str(failed[0].exc_info[1] if failed[0].exc_info else "")

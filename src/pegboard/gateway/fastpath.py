@@ -29,7 +29,6 @@ import logging
 from typing import Any
 
 import anyio
-import anyio.abc
 import mcp_types
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -38,7 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pegboard.gateway.approval import client_can_elicit, connection_of
 from pegboard.gateway.ready import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, response
 from pegboard.gateway.server import Gateway, call_response
-from pegboard.gateway.stdio import Outgoing, Replies
+from pegboard.gateway.stdio import Answering, Outgoing, Replies
 from pegboard.mcp import direct
 
 logger = logging.getLogger("pegboard.gateway")
@@ -63,13 +62,13 @@ class FastToolCalls:
         self,
         line: bytes,
         reply: Replies,
-        task_group: anyio.abc.TaskGroup,
+        answering: Answering,
     ) -> bool:
         """True if this line was taken (a task answers it); False: give it to the SDK."""
         if self.enabled and (_LIST in line or _PING in line):
             answer = self._list_or_ping(line)
             if answer is not None:
-                task_group.start_soon(reply.send, answer)
+                answering.start_soon(reply.send, answer)
                 return True
         if not self.enabled or (_CALL not in line and _CANCELLED not in line):
             return False
@@ -105,7 +104,7 @@ class FastToolCalls:
             return False
         args = (request_id, params["name"], params.get("arguments") or {}, reply)
         self._running[request_id] = anyio.CancelScope()
-        task_group.start_soon(self._answer, *args)
+        answering.start_soon(self._answer, *args)
         return True
 
     def _list_or_ping(self, line: bytes) -> bytes | None:

@@ -151,13 +151,19 @@ class ToolSession:
 
     # -- calls -------------------------------------------------------------------------------
     def context(
-        self, call_id: str, *, session_id: str | None = None, messages: Sequence[Any] = ()
+        self,
+        call_id: str,
+        *,
+        session_id: str | None = None,
+        messages: Sequence[Any] = (),
+        call_session: CallSession | None = None,
     ) -> ToolContext:
         return ToolContext(
             call_id=call_id,
             session_id=session_id or self.calls.session_id,
             messages=messages,
             scope=self.scope(),
+            call_session=call_session,
         )
 
     async def call(
@@ -201,8 +207,10 @@ class ToolSession:
             grant_ttl=grant_ttl if grant_ttl is not None else self.calls.grant_ttl,
             access=access if access is not None else self.calls.access,
         )
-        ctx = self.context(call_id, session_id=session.session_id, messages=messages)
-        call = Call(name, dict(arguments), replace(ctx, call_session=session), via, session)
+        ctx = self.context(
+            call_id, session_id=session.session_id, messages=messages, call_session=session
+        )
+        call = Call(name, dict(arguments), ctx, via, session)
         call.unparsable = unparsable
         return await call_or_error(self.toolset, listing, call, raising=raising)
 
