@@ -9,6 +9,10 @@ server (``echo``); after the handshake and 30 warm-up calls, instrumentation is 
 (``callgrind_control -i on``) for ``--calls`` sequential calls only, then the counts are
 dumped. Printed: thousands of instructions per call, all threads and the busiest two. Needs
 valgrind (Debian's ``valgrind`` package); about a minute per tree.
+
+With ``--http``, each tree runs ``pegboard serve --http --port 0 --no-defer`` instead, driven by
+one raw JSON-RPC session on one kept-alive connection (``versus.AsyncRawSession``, what
+``versus.py --only throughput`` sends): instructions per HTTP ``tools/call``.
 """
 
 from __future__ import annotations
@@ -19,8 +23,13 @@ import tempfile
 from pathlib import Path
 
 import anyio
+import anyio.abc
+from anyio.streams.text import TextReceiveStream
 
 from versus_stdio import PEGBOARD, SDK_SERVER, Stdio, spawned
+
+ECHO = {"text": "hello"}
+SERVING = "pegboard serving MCP on "
 
 
 def _totals(out: Path) -> list[int]:
@@ -33,15 +42,19 @@ def _totals(out: Path) -> list[int]:
     return found
 
 
-async def count(stdio: Stdio, src: str | None, calls: int, out: Path) -> list[int]:
-    env = stdio.pegboard_env("cpu", {"PYTHONPATH": src} if src else None)
-    valgrind = [
+def _valgrind(out: Path) -> list[str]:
+    return [
         "valgrind",
         "--tool=callgrind",
         "--instr-atstart=no",
         "--separate-threads=yes",
         f"--callgrind-out-file={out}",
     ]
+
+
+async def count(stdio: Stdio, src: str | None, calls: int, out: Path) -> list[int]:
+    env = stdio.pegboard_env("cpu", {"PYTHONPATH": src} if src else None)
+    valgrind = _valgrind(out)
     async with spawned([*valgrind, PEGBOARD, "serve", "--no-defer"], env) as peer:
         await peer.handshake()
         await peer.wait_listed("mcp__up__echo")
@@ -56,6 +69,46 @@ async def count(stdio: Stdio, src: str | None, calls: int, out: Path) -> list[in
     return sorted(_totals(out), reverse=True)
 
 
+async def count_http(stdio: Stdio, src: str | None, calls: int, out: Path) -> list[int]:
+    import versus  # bench/ is the script's directory; HTTP clients load only for --http
+
+    env = stdio.pegboard_env("cpu", {"PYTHONPATH": src} if src else None)
+    valgrind = _valgrind(out)
+    args = [*valgrind, PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
+    async with await anyio.open_process(args, env=env) as process:
+        try:
+            url = await _serving_url(process)
+            session = versus.AsyncRawSession(url)
+            await session.open("mcp__up__echo")
+            for _ in range(30):
+                await session.rpc("tools/call", {"name": "mcp__up__echo", "arguments": ECHO})
+            pid = str(process.pid)
+            await anyio.run_process(["callgrind_control", "-i", "on", pid])
+            for _ in range(calls):
+                await session.rpc("tools/call", {"name": "mcp__up__echo", "arguments": ECHO})
+            await anyio.run_process(["callgrind_control", "-i", "off", pid])
+            await anyio.run_process(["callgrind_control", "-d", pid])
+            await session.http.aclose()
+        finally:
+            process.terminate()
+            with anyio.move_on_after(30):
+                await process.wait()
+    return sorted(_totals(out), reverse=True)
+
+
+async def _serving_url(process: anyio.abc.Process) -> str:
+    """The URL in serve's "pegboard serving MCP on ..." line (under valgrind: minutes)."""
+    assert process.stderr is not None
+    text = ""
+    with anyio.fail_after(600):
+        async for chunk in TextReceiveStream(process.stderr):
+            text += chunk
+            for line in text.splitlines():
+                if line.startswith(SERVING):
+                    return line.removeprefix(SERVING).split()[0]
+    raise RuntimeError(f"no {SERVING!r} line; output: {text}")
+
+
 async def main(ns: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="pegboard-callgrind-") as tmp:
         stdio = Stdio(Path(tmp), "", None)
@@ -63,9 +116,11 @@ async def main(ns: argparse.Namespace) -> None:
         await stdio.prepare("cpu")
         rows = []
         for index, src in enumerate(ns.src or [None]):
-            totals = await count(stdio, src, ns.calls, Path(tmp) / f"callgrind-{index}.out")
+            counter = count_http if ns.http else count
+            totals = await counter(stdio, src, ns.calls, Path(tmp) / f"callgrind-{index}.out")
             rows.append((src or "this checkout", totals))
-    print(f"\ncallgrind, stdio tools/call echo, {ns.calls} calls (k instructions per call)\n")
+    transport = "HTTP" if ns.http else "stdio"
+    print(f"\ncallgrind, {transport} tools/call echo, {ns.calls} calls (k instructions per call)\n")
     print("| tree | all threads | busiest thread | next thread |")
     print("| --- | ---: | ---: | ---: |")
     for label, totals in rows:
@@ -77,4 +132,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", action="append", help="a src/ tree to count (repeatable)")
     parser.add_argument("--calls", type=int, default=200, help="instrumented calls per tree")
+    parser.add_argument("--http", action="store_true", help="pegboard serve --http instead")
     anyio.run(main, parser.parse_args())

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import mcp_types
 import pytest
 import tomli_w
@@ -265,3 +266,20 @@ class RawRpc(Lines):
         answer = await self.request("initialize", params)
         await self.send({"method": "notifications/initialized"})
         return answer
+
+
+SERVING = "pegboard serving MCP on "
+
+
+async def serving_url(process: anyio.abc.Process) -> str:
+    """The URL of ``pegboard serve --http``'s "pegboard serving MCP on ..." line (stderr)."""
+    from anyio.streams.text import TextReceiveStream
+
+    assert process.stderr is not None
+    text = ""
+    async for chunk in TextReceiveStream(process.stderr):
+        text += chunk
+        for line in text.splitlines():
+            if line.startswith(SERVING) and text.endswith("\n"):
+                return line.removeprefix(SERVING).split()[0]
+    raise AssertionError(f"pegboard serve --http did not start: {text}")

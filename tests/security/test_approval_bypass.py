@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import mcp_types
 import pytest
 import tomli_w
@@ -26,6 +27,7 @@ from tests.gateway.harness import (
     run_cli,
     scripted_server,
     serve_stdio,
+    serving_url,
     text_of,
     wait_for_list,
     wait_for_tools,
@@ -163,17 +165,7 @@ async def test_a_client_that_cannot_be_asked_reaches_no_gated_tool_on_the_read_o
     """The route a raw client's plain ``tools/call`` takes (no elicitation capability: the
     stdio fast path, the answer read once): the gate holds on every spelling, and the
     refusal of the direct call names the fix."""
-    write_config(tmp_path, _config(tmp_path, force_prompt_tools=["tool_0"]))
-    await run_cli(tmp_path, "servers", "refresh")
-    (tmp_path / "log").unlink()  # the refresh's lines
-
-    calls: list[dict[str, Any]] = [
-        {"name": GATED, "arguments": {"q": "rm -rf"}},
-        {"name": "tool_invoke", "arguments": {"name": GATED, "params": {"q": "rm -rf"}}},
-        *({"name": name, "arguments": {"q": "x"}} for name in NEAR_MISSES),
-        {"name": "mcp__box__tool_1", "arguments": {"q": "fine"}},
-    ]
-    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw"}}
+    await _gated_box(tmp_path)
     answers: list[dict[str, Any]] = []
     with anyio.fail_after(STARTUP_BOUND):
         async with await anyio.open_process([PEGBOARD, "serve"], env=gateway_env(tmp_path)) as p:
@@ -195,13 +187,68 @@ async def test_a_client_that_cannot_be_asked_reaches_no_gated_tool_on_the_read_o
                     if got.get("id") == request_id and "method" not in got:
                         return got
 
-            await ask(1, "initialize", init)
+            await ask(1, "initialize", RAW_INIT)
             await p.stdin.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
             assert GATED in json.dumps(await ask(2, "tools/list"))
-            for index, params in enumerate(calls):
+            for index, params in enumerate(RAW_CALLS):
                 answers.append((await ask(10 + index, "tools/call", params))["result"])
             await p.stdin.aclose()
+    _only_the_ungated_call_ran(tmp_path, answers)
 
+
+async def test_a_client_that_cannot_be_asked_reaches_no_gated_tool_on_the_http_fast_path(
+    tmp_path: Path,
+) -> None:
+    """The same calls on an established streamable-HTTP session of a client that cannot
+    elicit: the HTTP fast path answers them (one JSON body each, not the SDK's event stream)
+    through the same gate."""
+    await _gated_box(tmp_path)
+    answers: list[dict[str, Any]] = []
+    args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
+    with anyio.fail_after(STARTUP_BOUND):
+        async with await anyio.open_process(args, env=gateway_env(tmp_path)) as p:
+            url = await serving_url(p)
+            headers = {
+                "accept": "application/json, text/event-stream",
+                "content-type": "application/json",
+            }
+            async with httpx.AsyncClient(timeout=30) as http:
+
+                async def post(message: dict[str, Any]) -> httpx.Response:
+                    body = json.dumps({"jsonrpc": "2.0", **message})
+                    return await http.post(url, content=body, headers=headers)
+
+                opened = await post({"id": 1, "method": "initialize", "params": RAW_INIT})
+                headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+                headers["mcp-protocol-version"] = "2025-11-25"
+                assert (await post({"method": "notifications/initialized"})).status_code == 202
+                for index, params in enumerate(RAW_CALLS):
+                    answer = await post(
+                        {"id": 10 + index, "method": "tools/call", "params": params}
+                    )
+                    assert answer.headers["content-type"] == "application/json", answer.text
+                    answers.append(answer.json()["result"])
+            p.terminate()
+    _only_the_ungated_call_ran(tmp_path, answers)
+
+
+RAW_INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw"}}
+RAW_CALLS: list[dict[str, Any]] = [
+    {"name": GATED, "arguments": {"q": "rm -rf"}},
+    {"name": "tool_invoke", "arguments": {"name": GATED, "params": {"q": "rm -rf"}}},
+    *({"name": name, "arguments": {"q": "x"}} for name in NEAR_MISSES),
+    {"name": "mcp__box__tool_1", "arguments": {"q": "fine"}},
+]
+
+
+async def _gated_box(tmp_path: Path) -> None:
+    write_config(tmp_path, _config(tmp_path, force_prompt_tools=["tool_0"]))
+    await run_cli(tmp_path, "servers", "refresh")
+    (tmp_path / "log").unlink()  # the refresh's lines
+
+
+def _only_the_ungated_call_ran(tmp_path: Path, answers: list[dict[str, Any]]) -> None:
+    """Every call of :data:`RAW_CALLS` but the last refused (the fix named), the last run."""
     *refused, ungated = answers
     assert all(r["isError"] for r in refused), [r for r in refused if not r["isError"]]
     assert "force_prompt_tools" in refused[0]["content"][0]["text"]

@@ -50,7 +50,8 @@ from mcp.server._streamable_http_modern import (
     _to_jsonrpc_response,
 )
 from mcp.server.connection import Connection
-from mcp.server.runner import ServerRunner, serve_one
+from mcp.server.runner import ServerRunner, _extract_meta, serve_one
+from mcp.server.session import ServerSession
 from mcp.server.streamable_http import (
     MCP_SESSION_ID_HEADER,
     REQUEST_CANCELLED,
@@ -77,6 +78,9 @@ from mcp_types import (
     JSONRPCResponse,
 )
 from starlette.requests import Request
+
+from pegboard.gateway.identity import principal_of_scope
+from pegboard.gateway.server import call_response
 
 if TYPE_CHECKING:
     from starlette.types import Message, Receive, Scope, Send
@@ -316,13 +320,16 @@ class HttpFastPath:
         ):
             return False
         scope = transport.running[request_id] = anyio.CancelScope()
-        runner = ServerRunner(self._gateway.server, connection, self.lifespan_state())
         dctx = _dispatch_context(request, request_id)
+        params = message.get("params")
 
         async def answer() -> tuple[int, bytes]:
             try:
                 with scope:
-                    result = await runner.on_request(dctx, method, message.get("params"))
+                    if method == "tools/call" and not self._gateway.spans:
+                        return 200, await self._call(connection, dctx, request, params)
+                    runner = ServerRunner(self._gateway.server, connection, self.lifespan_state())
+                    result = await runner.on_request(dctx, method, params)
                     return 200, _result(request_id, result)
                 error = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
             except Exception as exc:
@@ -339,6 +346,27 @@ class HttpFastPath:
         headers = [(MCP_SESSION_ID_HEADER.lower().encode(), session_id.encode())]
         await _reply(send, answer, headers)
         return True
+
+    async def _call(
+        self,
+        connection: Connection,
+        dctx: _SingleExchangeDispatchContext,
+        request: Request,
+        params: dict[str, Any],
+    ) -> bytes:
+        """A plain handshake-era ``tools/call``: what the runner does for it, without what
+        cannot apply (its two validations of the params, whose shape :func:`plain_request`
+        checked; the request-state boundary, which has no ``requestState`` to open and no
+        input-required result to seal; the span, off): the session and context the runner
+        builds, the client counted and tracked, :meth:`Gateway.call` for the caller, and the
+        result shaped for the version by :func:`call_response` (the stdio fast path's)."""
+        session = ServerSession(dctx, connection, request_meta=_extract_meta(params))
+        version = connection.protocol_version
+        self._gateway.seen(session, "tools/call", version)
+        name, arguments = params["name"], params.get("arguments") or {}
+        principal = principal_of_scope(request.scope)
+        result = await self._gateway.call(session, dctx.request_id, name, arguments, principal)
+        return call_response(dctx.request_id, version, result).removesuffix(b"\n")
 
     async def modern(
         self, scope: Scope, receive: Receive, send: Send, manager: Any
@@ -403,5 +431,5 @@ def _cancel_if_asked(running: dict[int | str, anyio.CancelScope], message: Any) 
 def _result(request_id: int | str, result: dict[str, Any]) -> bytes:
     return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (
         json.dumps(request_id).encode(),
-        json.dumps(result, separators=(",", ":")).encode(),
+        json.dumps(result, ensure_ascii=False, separators=(",", ":")).encode(),
     )

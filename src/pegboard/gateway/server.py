@@ -300,7 +300,8 @@ class Gateway:
             **(content.handlers(self._asking, self.caller) if content is not None else {}),
         )
         self.server.add_request_handler("server/discover", mcp_types.RequestParams, self._discover)
-        if not tracing_on():  # the SDK's span middleware would only cost CPU
+        self.spans = tracing_on()  # each request's span, from the SDK's middleware
+        if not self.spans:  # the SDK's span middleware would only cost CPU
             self.server.middleware = [
                 m for m in self.server.middleware if not isinstance(m, OpenTelemetryMiddleware)
             ]
@@ -311,18 +312,23 @@ class Gateway:
     async def _track_clients(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        self.seen(ctx.session, ctx.method, ctx.protocol_version)
+        return await call_next(ctx)
+
+    def seen(self, session: ServerSession, method: str, version: str) -> None:
+        """A request of ``session``'s client (the server's middleware, and the HTTP fast path's
+        calls, which skip it): counted in the metrics, the client tracked."""
         # initialize too: its answer may have come from the early reader, the client then
         # sends nothing else through the SDK before it needs tools/list_changed. Modern
         # requests have no connection to announce on (they listen).
         events = getattr(self.surface, "events", None)
         if events is not None and events.subscribers(McpRequestHandled):
-            era = "modern" if ctx.protocol_version in MODERN else "handshake"
-            events.publish(McpRequestHandled(ctx.method, era))
-        if ctx.method != "server/discover" and ctx.protocol_version not in MODERN:
-            self.hub.add(ctx.session)
-            self._session = ctx.session
+            era = "modern" if version in MODERN else "handshake"
+            events.publish(McpRequestHandled(method, era))
+        if method != "server/discover" and version not in MODERN:
+            self.hub.add(session)
+            self._session = session
             self.client_seen.set()
-        return await call_next(ctx)
 
     async def _discover(
         self, ctx: ServerRequestContext[Any], params: mcp_types.RequestParams | None
