@@ -244,3 +244,59 @@ def test_piped_tables_carry_no_padding_after_the_last_cell(
 
     assert out.splitlines()[3] == "mcp__box__add           mcp:box     auto    Add two integers."
     assert all(line == line.rstrip() for line in out.splitlines())
+
+
+# Cells a table may hold: ASCII, accented, double-width (CJK, emoji) and a middle dot, so that
+# cuts and padding land on wide characters as well as narrow ones.
+PIECES = ["a", "b", " ", "é", "漢", "字", "😀", "-", "xxxxx", "名前", "·"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unstyled_tables_are_laid_out_as_rich_lays_them_out(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # plain_table (the piped or COLUMNS path without rich's console) against rich's own
+    # rendering of the same table, byte for byte, at widths that cut, drop and overflow.
+    import io
+    import random
+
+    from rich.console import Console
+
+    from pegboard.cli.render import PIPE_WIDTH, Column, plain_table, print_table
+
+    rng = random.Random(seed)
+    tools = [Column("name", key=True), Column("namespace", key=True, optional=True)]
+    tools += [Column("defer", key=True, optional=True), Column("description")]
+    servers = [Column("id", key=True), Column("state", key=True), Column("command")]
+    compared = 0
+    for _ in range(400):
+        columns = rng.choice([tools, servers])
+        rows = [
+            ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 25))) for _ in columns]
+            for _ in range(rng.randint(1, 6))
+        ]
+        title = "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 30)))
+        for width in ["", "7", "20", "40", "80", "133"]:
+            monkeypatch.setenv("COLUMNS", width)
+            size = int(width) if width else PIPE_WIDTH
+            found = plain_table(title, columns, rows, size, int(width) if width else 80)
+            if found is None:  # a title rich would wrap
+                continue
+            out = io.StringIO()
+            print_table(title, columns, rows, out=Console(file=out, highlight=False, markup=False))
+            assert found == out.getvalue()
+            compared += 1
+    assert compared > 1000
+
+
+def test_rich_lays_out_what_the_plain_path_cannot() -> None:
+    from pegboard.cli.render import Column, plain_table
+
+    columns = [Column("name", key=True), Column("description")]
+    assert plain_table("t", columns, [], 80, 80) is None  # no rows
+    assert plain_table("t", columns, [["a\tb", "c"]], 80, 80) is None  # a tab rich expands
+    assert plain_table("t", columns, [["a", "b\u200bc"]], 80, 80) is None  # zero-width
+    assert plain_table("x" * 81, columns, [["a", "b"]], 80, 80) is None  # a wrapped title
+    assert plain_table("t", columns, [["a", "b"]], 80, 80) == "t\nname   description\n" + (
+        "─" * 18 + "\na      b          \n"
+    )

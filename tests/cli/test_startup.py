@@ -264,3 +264,17 @@ from pegboard.cli import main
 main()
 """
     assert _probe(code, cached_server_env) == [True, True]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["tools", "list"], ["tools", "search", "file"], ["servers", "status"]],
+)
+def test_piped_tables_are_printed_without_richs_console(
+    cached_server_env: dict[str, str], args: list[str]
+) -> None:
+    # stdout is a pipe here: no styles, so the table is laid out by render.plain_table
+    # (`servers list`'s title holds the config's path, longer here than the 80 columns rich
+    # would wrap it at: rich prints that one)
+    heavy = ("rich.console", "rich.table", "rich.text")
+    assert _loaded_after(*args, heavy=heavy, env=cached_server_env) == []

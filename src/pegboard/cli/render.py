@@ -9,7 +9,10 @@ Piped output is not cut at all: one row per line, for grep, without trailing pad
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,6 +26,8 @@ PIPE_WIDTH = 100_000
 # when nothing is left to drop the table overflows the terminal instead.
 MIN_FLEX_WIDTH = 16
 GAP = 3  # a space, the (blank) border and a space between columns
+# What makes rich style its output or measure a terminal even when stdout is not one.
+TERMINAL_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +57,13 @@ def print_table(
     out: Console | None = None,
 ) -> None:
     """Print ``title`` then ``rows`` under ``columns``; see the module docstring for the fit."""
+    if out is None and not wide:
+        rows = [[str(cell) for cell in row] for row in rows]
+        if (sizes := _unstyled_width()) is not None and (
+            text := plain_table(title, columns, rows, *sizes)
+        ) is not None:
+            sys.stdout.write(text)
+            return
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -86,6 +98,65 @@ def print_table(
     with out.capture() as captured:  # piped: one row a line, no padding after the last cell
         out.print(table)
     out.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+
+
+def _unstyled_width() -> tuple[int, int] | None:
+    """(table width, title width) as rich lays them out when stdout is not a terminal (and
+    nothing forces one): piped, the table :data:`PIPE_WIDTH` and the title the narrowest
+    terminal of the standard streams (at most 80, rich's default); with ``COLUMNS``, both
+    ``COLUMNS``. None where rich must decide."""
+    if sys.stdout.isatty() or any(os.environ.get(name) for name in TERMINAL_ENV):
+        return None
+    columns = os.environ.get("COLUMNS")
+    if columns:
+        return (int(columns), int(columns)) if columns.isdigit() else None
+    title = 80
+    for fd in (0, 1, 2):
+        with contextlib.suppress(OSError, ValueError):
+            title = min(title, os.get_terminal_size(fd).columns)
+    return PIPE_WIDTH, title
+
+
+def plain_table(
+    title: str,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    title_width: int,
+) -> str | None:
+    """What :func:`print_table` prints of one-line cells on an unstyled console: the table
+    ``width`` wide (:data:`PIPE_WIDTH`: piped, lines not padded), the title on a line of
+    ``title_width``; None when only rich can lay it out (no rows, a title it would wrap, a
+    cell it would expand or strip)."""
+    from rich.cells import cell_len, set_cell_size
+
+    headers = [c.header for c in columns]
+    cells = itertools.chain([title], headers, *rows)
+    if not rows or not all(cell.isprintable() for cell in cells):
+        return None
+    if cell_len(title) > title_width:
+        return None
+    natural = [
+        max([cell_len(c.header), *(cell_len(row[i]) for row in rows)])
+        for i, c in enumerate(columns)
+    ]
+    kept = _kept_columns(columns, natural, width)
+    widths = _widths([columns[i] for i in kept], [natural[i] for i in kept], width)
+
+    def line(cells: Sequence[str]) -> str:
+        out = []
+        for i, limit in zip(kept, widths, strict=True):
+            cell = cells[i]
+            if cell_len(cell) > limit:
+                cell = set_cell_size(cell, limit - 1) + "…"
+            out.append(set_cell_size(cell, limit))
+        return (" " * GAP).join(out)
+
+    rule = "─" * (sum(widths) + GAP * (len(widths) - 1))
+    lines = [line(headers), rule, *(line(row) for row in rows)]
+    if width == PIPE_WIDTH:
+        lines = [text.rstrip() for text in lines]
+    return "".join(f"{text}\n" for text in [title, *lines])
 
 
 def _kept_columns(columns: Sequence[Column], natural: Sequence[int], total: int) -> list[int]:
