@@ -512,7 +512,7 @@ class Gateway:
             asked = pending.approval_id
             page = self.pages.page_of(asked) if url and asked else None
             if page is None and not form:  # only URLs, and the page is gone meanwhile
-                return _error(self._refusal(pending.request.tool_name))
+                return _error(_refusal(self.surface, pending.request.tool_name))
             return self.rounds.ask(
                 pending.request,
                 approval_id=asked,
@@ -521,9 +521,9 @@ class Gateway:
                 waiting=page is not None and rounds.waits_for_page(pending.request),
             )
         except ApprovalQueued as queued:
-            return _error(self._queued(queued))
+            return _error(_queued(self.surface, queued))
         except ApprovalRequired as exc:
-            return _error(self._refusal(exc.tool_name or name))
+            return _error(_refusal(self.surface, exc.tool_name or name))
         return call_result(output)
 
     async def call(
@@ -553,27 +553,19 @@ class Gateway:
         except ApprovalQueued as queued:  # the client cannot be asked: a person will be
             page = pages(queued.approval_id) if pages is not None else None
             if page is not None:  # a client that opens URLs: the spec's error path
-                raise self.pages.required(session, queued, page, self._queued(queued)) from None
-            return _error(self._queued(queued))
+                raise self.pages.required(
+                    session, queued, page, _queued(self.surface, queued)
+                ) from None
+            return _error(_queued(self.surface, queued))
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
             if not form:
-                return _error(self._refusal(exc.tool_name or name))
+                return _error(_refusal(self.surface, exc.tool_name or name))
             return _error(str(exc))
         finally:
             if isinstance(approval, ElicitationApproval):
                 await self.pages.complete(session, approval.opened, request_id)
         return call_result(output)
-
-    def _queued(self, queued: ApprovalQueued) -> str:
-        """Where a queued call waits, and how to let such calls run unasked."""
-        fix = REFUSAL_FIX[self.surface.gate_reason(queued.tool_name or "")]
-        return f"{queued} To let it run unasked, {fix}."
-
-    def _refusal(self, gated: str) -> str:
-        """Why a gated call was refused to a client that cannot be asked, and the fix."""
-        fix = REFUSAL_FIX[self.surface.gate_reason(gated)]
-        return NO_ELICITATION_MESSAGE.format(name=gated, fix=fix)
 
     def _on_surface_changed(self) -> None:
         self._listed.clear()
@@ -697,3 +689,15 @@ def _error(message: str) -> mcp_types.CallToolResult:
     return mcp_types.CallToolResult(
         content=[mcp_types.TextContent(type="text", text=message)], is_error=True
     )
+
+
+def _queued(surface: ToolSurface, queued: ApprovalQueued) -> str:
+    """Where a queued call waits, and how to let such calls run unasked."""
+    fix = REFUSAL_FIX[surface.gate_reason(queued.tool_name or "")]
+    return f"{queued} To let it run unasked, {fix}."
+
+
+def _refusal(surface: ToolSurface, gated: str) -> str:
+    """Why a gated call was refused to a client that cannot be asked, and the fix."""
+    fix = REFUSAL_FIX[surface.gate_reason(gated)]
+    return NO_ELICITATION_MESSAGE.format(name=gated, fix=fix)
