@@ -11,8 +11,9 @@ import pytest
 from mcp.shared.message import SessionMessage
 from mcp_types.methods import serialize_server_result
 
-from pegboard.gateway.server import call_response
+from pegboard.gateway.server import call_response, call_result
 from pegboard.mcp.framing import encode_message
+from pegboard.mcp.results import call_result_to_output, output_to_call_result
 
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 RESULTS = {
@@ -53,3 +54,20 @@ def test_the_line_is_the_one_the_sdks_writer_makes(
     assert ours.endswith(b"\n")
     assert ours.count(b"\n") == 1
     assert json.loads(ours)["id"] == request_id
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("kind", ["text", "unicode", "structured error", "not finite"])
+@pytest.mark.parametrize("request_id", [7, "call-é"])
+def test_a_plain_result_written_without_the_serializer_is_the_sdks_line_too(
+    version: str, kind: str, request_id: int | str
+) -> None:
+    """What Gateway.call returns for a plain output is a dict (plain_wire), laid out by
+    call_response as the serializer lays it out (its key order, its dropped keys): the line
+    the SDK's writer makes from the same output's model."""
+    output = call_result_to_output(RESULTS[kind])
+    plain = call_result(output)
+    assert isinstance(plain, dict)
+
+    line = call_response(request_id, version, plain)
+    assert line == sdk_line(request_id, version, output_to_call_result(output))

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from tests.gateway.harness import (
+    INIT,
     PEGBOARD,
     STARTUP_BOUND,
     Lines,
@@ -120,26 +121,30 @@ async def _http_answers(tmp_path: Path, env: dict[str, str]) -> list[tuple[str, 
     found = []
     args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
     async with await anyio.open_process(args, env=env) as process:
-        url = await serving_url(process)
-        async with httpx.AsyncClient(timeout=30) as http:
+        try:
+            url = await serving_url(process)
+            async with httpx.AsyncClient(timeout=30) as http:
 
-            async def post(message: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
-                body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-                return await http.post(url, content=body, headers=headers)
+                async def post(message: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
+                    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+                    return await http.post(url, content=body, headers=headers)
 
-            opened = await post({"id": 1, "method": "initialize", "params": INIT}, ACCEPT)
-            session = opened.headers["mcp-session-id"]
-            headers = ACCEPT | {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
-            assert (await post({"method": "notifications/initialized"}, headers)).status_code == 202
-            for index, (name, arguments) in enumerate(HTTP_CALLS):
-                request_id: int | str = 10 + index if index % 2 else f"call-{index}"
-                params = {"name": name, "arguments": arguments}
-                answer = await post(
-                    {"id": request_id, "method": "tools/call", "params": params}, headers
-                )
-                assert answer.status_code == 200, answer.text
-                found.append(_message_bytes(answer))
-        process.terminate()
+                opened = await post({"id": 1, "method": "initialize", "params": INIT}, ACCEPT)
+                session = opened.headers["mcp-session-id"]
+                headers = ACCEPT | {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+                assert (
+                    await post({"method": "notifications/initialized"}, headers)
+                ).status_code == 202
+                for index, (name, arguments) in enumerate(HTTP_CALLS):
+                    request_id: int | str = 10 + index if index % 2 else f"call-{index}"
+                    params = {"name": name, "arguments": arguments}
+                    answer = await post(
+                        {"id": request_id, "method": "tools/call", "params": params}, headers
+                    )
+                    assert answer.status_code == 200, answer.text
+                    found.append(_message_bytes(answer))
+        finally:
+            process.terminate()
     return found
 
 

@@ -207,28 +207,30 @@ async def test_a_client_that_cannot_be_asked_reaches_no_gated_tool_on_the_http_f
     args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
     with anyio.fail_after(STARTUP_BOUND):
         async with await anyio.open_process(args, env=gateway_env(tmp_path)) as p:
-            url = await serving_url(p)
-            headers = {
-                "accept": "application/json, text/event-stream",
-                "content-type": "application/json",
-            }
-            async with httpx.AsyncClient(timeout=30) as http:
+            try:
+                url = await serving_url(p)
+                headers = {
+                    "accept": "application/json, text/event-stream",
+                    "content-type": "application/json",
+                }
+                async with httpx.AsyncClient(timeout=30) as http:
 
-                async def post(message: dict[str, Any]) -> httpx.Response:
-                    body = json.dumps({"jsonrpc": "2.0", **message})
-                    return await http.post(url, content=body, headers=headers)
+                    async def post(message: dict[str, Any]) -> httpx.Response:
+                        body = json.dumps({"jsonrpc": "2.0", **message})
+                        return await http.post(url, content=body, headers=headers)
 
-                opened = await post({"id": 1, "method": "initialize", "params": RAW_INIT})
-                headers["mcp-session-id"] = opened.headers["mcp-session-id"]
-                headers["mcp-protocol-version"] = "2025-11-25"
-                assert (await post({"method": "notifications/initialized"})).status_code == 202
-                for index, params in enumerate(RAW_CALLS):
-                    answer = await post(
-                        {"id": 10 + index, "method": "tools/call", "params": params}
-                    )
-                    assert answer.headers["content-type"] == "application/json", answer.text
-                    answers.append(answer.json()["result"])
-            p.terminate()
+                    opened = await post({"id": 1, "method": "initialize", "params": RAW_INIT})
+                    headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+                    headers["mcp-protocol-version"] = "2025-11-25"
+                    assert (await post({"method": "notifications/initialized"})).status_code == 202
+                    for index, params in enumerate(RAW_CALLS):
+                        answer = await post(
+                            {"id": 10 + index, "method": "tools/call", "params": params}
+                        )
+                        assert answer.headers["content-type"] == "application/json", answer.text
+                        answers.append(answer.json()["result"])
+            finally:
+                p.terminate()
     _only_the_ungated_call_ran(tmp_path, answers)
 
 

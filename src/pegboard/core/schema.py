@@ -2,7 +2,9 @@
 
 Validation uses ``jsonschema`` (draft 2020-12 by default, draft-07 and older via ``$schema``)
 with an explicit empty ``referencing.Registry``: local ``$ref``/``$defs`` resolve, remote
-references are never fetched. Compiled validators are cached by canonical schema JSON.
+references are never fetched. Compiled validators are cached by canonical schema JSON; a
+valid instance of a schema in :mod:`pegboard.core.quick_check`'s subset is recognised by
+its compiled code first.
 Problems come back as short text a model can act on: ``limit: expected integer, got string
 "ten"``. The signature stub shown by ``tool_inspect`` lives in :mod:`pegboard.core.stub`.
 """
@@ -18,6 +20,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from pegboard.core.definition import canonical_json
+from pegboard.core.quick_check import quick_check
 from pegboard.core.stub import render_stub
 from pegboard.errors import InvalidToolArguments, SchemaError
 
@@ -65,7 +68,11 @@ def validate_arguments(
     Raises :class:`SchemaError` if the schema itself is malformed or references a schema that
     is not embedded in it. ``key``: :func:`schema_key` of ``schema``, if the caller keeps it.
     """
-    validator = _compiled(key if key is not None else schema_key(schema))
+    key = key if key is not None else schema_key(schema)
+    validator = _compiled(key)
+    quick = quick_check(key)
+    if quick is not None and quick(args):
+        return
     try:
         errors = sorted(islice(validator.iter_errors(args), _MAX_ERRORS), key=_error_order)
         problems: list[str] = []

@@ -3,11 +3,16 @@
 The SDK answers every POSTed request through a JSON-RPC dispatcher (model validation, a task
 and memory streams per request, a message router) and an SSE response (its own task group,
 a data sender, a ping task), which costs more CPU than the call it carries. For the plain
-case this module answers the request in the request's own task: it runs the same
+case this module answers the request in the request's own task and writes one JSON
+response. A handshake-era ``tools/call`` runs :meth:`Gateway.call` directly
+(:meth:`HttpFastPath._call`: the session the runner builds, the client counted and tracked by
+:meth:`Gateway.seen`, the answer shaped by :func:`call_response`, as on stdio); the rest
+(``tools/list``, ``ping``, the 2026-07-28 era, any call while tracing is on) run the same
 :class:`~mcp.server.runner.ServerRunner` kernel the dispatcher runs (the server's middleware:
 the tracing span, the gateway's request counter and client tracking, the request-state
-boundary; then the handler, :meth:`Gateway.call` / :meth:`Gateway.call_modern`, and the
-per-version result shaping) and writes one JSON response.
+boundary; then the handler and the per-version result shaping). An established session's
+POST reaches its transport past Starlette and the session managers
+(:class:`~pegboard.gateway.sessions.EstablishedPosts`).
 
 Taken, after every check the SDK route makes (the bearer token, OAuth identity, header shape,
 request id and body size checks in front of the SDK app all run first; then the SDK's own

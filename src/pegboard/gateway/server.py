@@ -14,6 +14,8 @@ the tool list and the instructions change while the server runs. One server serv
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import logging
 import time
@@ -510,7 +512,7 @@ class Gateway:
             asked = pending.approval_id
             page = self.pages.page_of(asked) if url and asked else None
             if page is None and not form:  # only URLs, and the page is gone meanwhile
-                return _error(self._refusal(pending.request.tool_name))
+                return _error(_refusal(self.surface, pending.request.tool_name))
             return self.rounds.ask(
                 pending.request,
                 approval_id=asked,
@@ -519,9 +521,9 @@ class Gateway:
                 waiting=page is not None and rounds.waits_for_page(pending.request),
             )
         except ApprovalQueued as queued:
-            return _error(self._queued(queued))
+            return _error(_queued(self.surface, queued))
         except ApprovalRequired as exc:
-            return _error(self._refusal(exc.tool_name or name))
+            return _error(_refusal(self.surface, exc.tool_name or name))
         return call_result(output)
 
     async def call(
@@ -551,27 +553,19 @@ class Gateway:
         except ApprovalQueued as queued:  # the client cannot be asked: a person will be
             page = pages(queued.approval_id) if pages is not None else None
             if page is not None:  # a client that opens URLs: the spec's error path
-                raise self.pages.required(session, queued, page, self._queued(queued)) from None
-            return _error(self._queued(queued))
+                raise self.pages.required(
+                    session, queued, page, _queued(self.surface, queued)
+                ) from None
+            return _error(_queued(self.surface, queued))
         except ApprovalRequired as exc:
             # Only reached without a handler: the client cannot be asked.
             if not form:
-                return _error(self._refusal(exc.tool_name or name))
+                return _error(_refusal(self.surface, exc.tool_name or name))
             return _error(str(exc))
         finally:
             if isinstance(approval, ElicitationApproval):
                 await self.pages.complete(session, approval.opened, request_id)
         return call_result(output)
-
-    def _queued(self, queued: ApprovalQueued) -> str:
-        """Where a queued call waits, and how to let such calls run unasked."""
-        fix = REFUSAL_FIX[self.surface.gate_reason(queued.tool_name or "")]
-        return f"{queued} To let it run unasked, {fix}."
-
-    def _refusal(self, gated: str) -> str:
-        """Why a gated call was refused to a client that cannot be asked, and the fix."""
-        fix = REFUSAL_FIX[self.surface.gate_reason(gated)]
-        return NO_ELICITATION_MESSAGE.format(name=gated, fix=fix)
 
     def _on_surface_changed(self) -> None:
         self._listed.clear()
@@ -625,20 +619,85 @@ def call_result(output: ToolOutput) -> CallResult:
 def call_response(request_id: mcp_types.RequestId, version: str, result: CallResult) -> bytes:
     """The JSON-RPC response line to a ``tools/call`` answered without the SDK's dispatcher:
     ``result`` (what :meth:`Gateway.call` returned) shaped for ``version`` by the SDK's own
-    serializer, the envelope written directly; the same line the SDK's writer makes."""
-    if not isinstance(result, dict):
-        result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    payload = serialize_server_result("tools/call", version, result)
-    try:
-        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except ValueError:  # NaN or infinity: pydantic's encoder writes them as null
-        message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
-        return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    serializer, the envelope written directly; the same line the SDK's writer makes. A plain
+    result (:func:`~pegboard.mcp.results.plain_wire`'s dict) is laid out as that serializer
+    lays out plain results for ``version`` (:func:`_plain_layout`), without running it."""
+    body = _plain_body(version, result) if isinstance(result, dict) else None
+    if body is None:
+        if not isinstance(result, dict):
+            result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        payload = serialize_server_result("tools/call", version, result)
+        try:
+            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except ValueError:  # NaN or infinity: pydantic's encoder writes them as null
+            message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
+            return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
     head = json.dumps(request_id, ensure_ascii=False)
     return f'{{"jsonrpc":"2.0","id":{head},"result":{body}}}\n'.encode()
+
+
+_PLAIN_PROBE = {
+    "content": [{"type": "text", "text": "t"}],
+    "structuredContent": {"k": [1, 1.5, None, True, "s", {"n": []}]},
+    "isError": True,
+    "resultType": "complete",
+}
+
+
+@functools.cache
+def _plain_layout(version: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """How the SDK's serializer for ``version`` shapes a plain result: the top-level keys it
+    keeps, in its order, and a text block's keys, in order (its model's field order). Found
+    once per version by serializing a probe that has every part a plain result can have;
+    None if it changed any value or added a key (then plain results go through it too)."""
+    shaped = serialize_server_result("tools/call", version, copy.deepcopy(_PLAIN_PROBE))
+    same = {k: _PLAIN_PROBE[k] for k in shaped if k in _PLAIN_PROBE}
+    if json.dumps(shaped, sort_keys=True) != json.dumps(same, sort_keys=True):
+        return None
+    return tuple(shaped), tuple(shaped["content"][0])
+
+
+def _plain_body(version: str, result: dict[str, Any]) -> str | None:
+    """The result JSON of a plain result as the serializer for ``version`` writes it, or
+    None (no layout for the version; a value JSON cannot carry as it is: not finite, not
+    JSON): then the serializer itself decides."""
+    layout = _plain_layout(version)
+    if layout is None:
+        return None
+    keys, block_keys = layout
+    structured = result.get("structuredContent", {})
+    if (
+        type(result.get("isError", False)) is not bool
+        or not isinstance(structured, dict)
+        or not all(type(key) is str for key in structured)
+    ):
+        return None  # what the serializer would coerce or refuse
+    payload = {k: result[k] for k in keys if k in result}
+    content = []
+    for block in payload.get("content", ()):
+        if block.get("type") != "text" or not isinstance(block.get("text"), str):
+            return None
+        content.append({k: block[k] for k in block_keys})
+    payload["content"] = content
+    try:
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError):
+        return None
 
 
 def _error(message: str) -> mcp_types.CallToolResult:
     return mcp_types.CallToolResult(
         content=[mcp_types.TextContent(type="text", text=message)], is_error=True
     )
+
+
+def _queued(surface: ToolSurface, queued: ApprovalQueued) -> str:
+    """Where a queued call waits, and how to let such calls run unasked."""
+    fix = REFUSAL_FIX[surface.gate_reason(queued.tool_name or "")]
+    return f"{queued} To let it run unasked, {fix}."
+
+
+def _refusal(surface: ToolSurface, gated: str) -> str:
+    """Why a gated call was refused to a client that cannot be asked, and the fix."""
+    fix = REFUSAL_FIX[surface.gate_reason(gated)]
+    return NO_ELICITATION_MESSAGE.format(name=gated, fix=fix)

@@ -47,7 +47,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pegboard.errors import CatalogError
 from pegboard.gateway.http_fast import HttpFastPath, replay
@@ -61,6 +61,9 @@ SESSION_TTL_S = 24 * 3600.0
 RELAY_CHANNEL = "pegboard_sessions"
 _AAD = b"pegboard handshake session v1"
 _ORIGIN = frozenset({b"host", b"origin"})  # what the transport's rebinding check reads
+_VERSION = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
+_SESSION = MCP_SESSION_ID_HEADER.lower().encode()
+_ESTABLISHED = frozenset({_VERSION, _SESSION, b"content-length"})
 _opening: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "pegboard_opening", default=None
 )
@@ -99,10 +102,8 @@ class SessionSeal:
 
 
 def _owner(scope: Scope) -> dict[str, Any] | None:
-    user = scope.get("user")
-    if isinstance(user, AuthenticatedUser):
-        return dict(authorization_context(user))
-    return None
+    requestor = _requestor(scope)
+    return dict(requestor) if requestor is not None else None
 
 
 async def _body(receive: Receive) -> bytes:
@@ -218,6 +219,38 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
             await self._revive(session_id, scope)
         await super()._handle_stateful_request(scope, receive, send)
 
+    def established(
+        self, scope: Scope, body: bytes
+    ) -> tuple[str, StreamableHTTPServerTransport] | None:
+        """The transport of the live handshake-era session a POST of ``body`` names, if this
+        manager would hand the request to it as it is: the body within the size limit, a
+        handshake-era (or no) protocol version header, a session this replica holds, asked
+        for by the credential that opened it, and no answer to relay (:class:`EstablishedPosts`);
+        None: the request takes the whole route."""
+        if self._task_group is None or len(body) > self.max_request_body_size:
+            return None
+        found: dict[bytes, bytes] = {}
+        for key, value in scope["headers"]:
+            if key in _ESTABLISHED and key not in found:  # the first, as Starlette reads them
+                found[key] = value
+        version = found.get(_VERSION)
+        if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return None
+        declared = found.get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > len(body)):
+            return None  # the limit's own check, or a body cut short: the SDK answers
+        session_id = found.get(_SESSION, b"").decode("latin-1")
+        transport = self._server_instances.get(session_id)
+        if transport is None or _requestor(scope) != self._session_owners.get(session_id):
+            return None
+        if self.relay is not None:
+            try:
+                if _is_answer(json.loads(body)):
+                    return None
+            except (ValueError, RecursionError):
+                return None
+        return session_id, transport
+
     def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
         opening = _opening.get()
         if opening is None:
@@ -298,6 +331,49 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
             await transport.handle_request(request, _replay(body), _discard)
 
         self._task_group.start_soon(hand_over)
+
+
+class EstablishedPosts:
+    """In front of the SDK's app (Starlette's middleware and routing, the body limit, both
+    session managers' request handlers), a POST to the MCP path that an established
+    handshake-era session's transport would get goes to that transport directly
+    (:meth:`ReplicaSessionManager.established` checks what the layers skipped would have);
+    the transport runs its own checks (Host/Origin, Content-Type, idle and terminated
+    states) and its fast path (:mod:`pegboard.gateway.http_fast`). Anything else goes
+    through the app. Only where the app has no authentication middleware of its own (no
+    OAuth resource server): it is put inside pegboard's token, header and request id
+    guards."""
+
+    def __init__(self, app: ASGIApp, manager: ReplicaSessionManager, path: str) -> None:
+        self.app = app
+        self.manager = manager
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope.get("method") != "POST"
+            or scope.get("path") != self.path
+            or scope.get("root_path")
+        ):
+            await self.app(scope, receive, send)
+            return
+        body = await _body(receive)
+        receive = replay(body, receive)
+        found = self.manager.established(scope, body)
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        session_id, transport = found
+        await transport.handle_request(scope, receive, send)
+        if transport.is_terminated:  # as the SDK's manager: forget it now
+            await self.manager._discard_session(session_id, transport)
+
+
+def _requestor(scope: Scope) -> Any:
+    """Who opened a session, as the SDK's manager records it (None: no OAuth identity)."""
+    user = scope.get("user")
+    return authorization_context(user) if isinstance(user, AuthenticatedUser) else None
 
 
 def _request(

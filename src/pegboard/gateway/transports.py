@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from pegboard.gateway.oauth import JwtVerifier
+    from pegboard.gateway.sessions import ReplicaSessionManager
     from pegboard.mcp.spawn import Launch
 
 logger = logging.getLogger("pegboard.gateway")
@@ -217,7 +218,11 @@ def _mcp_http_app(
         app: ASGIApp = gateway.server.streamable_http_app(
             streamable_http_path=MCP_PATH, host=host, transport_security=guard
         )
-        _revivable_sessions(gateway)
+        manager = _revivable_sessions(gateway)
+        if manager.fast.enabled:
+            from pegboard.gateway.sessions import EstablishedPosts
+
+            app = EstablishedPosts(app, manager, MCP_PATH)
         app = RequestIdMiddleware(app)
         if guard is not None:
             app = HeaderShapeMiddleware(app)
@@ -242,7 +247,7 @@ def _mcp_http_app(
     return HeaderShapeMiddleware(app) if guard is not None else app
 
 
-def _revivable_sessions(gateway: Gateway) -> None:
+def _revivable_sessions(gateway: Gateway) -> ReplicaSessionManager:
     """Handshake-era session ids any replica on the store can serve
     (:mod:`pegboard.gateway.sessions`); with a PostgreSQL store, answers relayed between
     replicas; plain requests of both eras answered on the fast path
@@ -265,6 +270,7 @@ def _revivable_sessions(gateway: Gateway) -> None:
     manager = revivable(made, store.secret(KEY_NAME), relay, fast)
     if db is not None:
         gateway.background.append(lambda: db.listen(RELAY_CHANNEL, manager.relayed))
+    return manager
 
 
 def _root_metadata_route(verifier: JwtVerifier) -> list[Any]:

@@ -16,7 +16,7 @@ is answered).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import TracebackType
@@ -36,6 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from referencing.exceptions import Unresolvable
 
+from pegboard.core.quick_check import quick_check
 from pegboard.core.tool import canonical_json
 from pegboard.mcp.checked import CheckedDefinitions, default_checked, definition_digest
 
@@ -112,7 +113,9 @@ def structured_content_problem(output_schema: Mapping[str, Any], structured: Any
     """
     if structured is None:
         return "it has an output schema but returned no structured content"
-    validator = _validator_of(output_schema)
+    validator, quick = _validator_of(output_schema)
+    if quick is not None and quick(structured):
+        return None
     try:
         error = best_match(validator.iter_errors(structured))
     except Unresolvable as exc:
@@ -125,21 +128,25 @@ def structured_content_problem(output_schema: Mapping[str, Any], structured: Any
     return None if error is None else f"invalid structured content: {error.message}"
 
 
-_BY_IDENTITY: dict[int, tuple[Mapping[str, Any], Any]] = {}
+_Checks = tuple[Any, Callable[[Any], bool] | None]
+_BY_IDENTITY: dict[int, tuple[Mapping[str, Any], _Checks]] = {}
 
 
-def _validator_of(schema: Mapping[str, Any]) -> Any:
-    """The validator of ``schema``, found by the object itself while it is the catalog's
-    (a cached definition is never changed in place: a change is a new definition), so a
-    call does not serialize its tool's schema to find it; held, so its id stays its own."""
+def _validator_of(schema: Mapping[str, Any]) -> _Checks:
+    """The validator of ``schema`` and its quick check
+    (:func:`~pegboard.core.quick_check.quick_check`), found by the object itself while it is
+    the catalog's (a cached definition is never changed in place: a change is a new
+    definition), so a call does not serialize its tool's schema to find them; held, so its
+    id stays its own."""
     held = _BY_IDENTITY.get(id(schema))
     if held is not None and held[0] is schema:
         return held[1]
-    validator = _output_validator(canonical_json(schema))
+    key = canonical_json(schema)
+    checks = (_output_validator(key), quick_check(key))
     if len(_BY_IDENTITY) >= 1024:
         _BY_IDENTITY.clear()
-    _BY_IDENTITY[id(schema)] = (schema, validator)
-    return validator
+    _BY_IDENTITY[id(schema)] = (schema, checks)
+    return checks
 
 
 @lru_cache(maxsize=1024)
