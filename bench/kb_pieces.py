@@ -17,6 +17,11 @@ and the best z kept), then the library fuses and collects documents as always. P
   given number of seconds.");
 - paragraphs: every paragraph of 4 words or more.
 
+Then the coarse pass (session 12): the paragraphs capped at a chunk's first 8, rounded to int8,
+and scored only for the C chunks nearest the query by their own vector (``--near``), z by the
+chunks' own cosines: dev only unless ``--held-out`` (look at held out once per candidate). The
+same step in the library itself (stored ``chunk_pieces``) is on branch ``kbrank-pieces``.
+
 Prints hit@1 / hit@3 on the dev questions (bench/kb_pydoc/questions.tsv) and the held-out ones
 (holdout.tsv), the pieces' count and tokens, the encoder's CPU time for them, and the query-time
 cost of the pieces' matrix at python3-doc's density tiled to 100,000 chunks.
@@ -91,8 +96,27 @@ def embed_pieces(
     return (np.asarray(owner), vectors), tokens, cpu
 
 
-def dense_with(pieces: Pieces | None, standardise: bool) -> Callable[..., kb_vectors.Dense]:
-    """kb_vectors.dense_ranking for one base, a chunk's cosine raised to its best piece's."""
+def capped(pieces: Pieces, cap: int) -> Pieces:
+    """The first ``cap`` pieces of each chunk (pieces are in reading order)."""
+    owner, vectors = pieces
+    first = np.searchsorted(owner, owner, side="left")
+    keep = np.arange(len(owner)) - first < cap
+    return owner[keep], vectors[keep]
+
+
+def int8(pieces: Pieces) -> Pieces:
+    """The pieces' vectors rounded to int8 (one scale per vector) and back."""
+    owner, vectors = pieces
+    scale = np.abs(vectors).max(axis=1, keepdims=True) / 127.0
+    return owner, (np.round(vectors / scale).astype(np.int8) * scale).astype(np.float32)
+
+
+def dense_with(
+    pieces: Pieces | None, standardise: bool, near: int | None = None
+) -> Callable[..., kb_vectors.Dense]:
+    """kb_vectors.dense_ranking for one base, a chunk's cosine raised to its best piece's;
+    with ``near``, only the ``near`` best chunks by their own cosine are raised (the coarse
+    pass), z by every chunk's own cosines."""
 
     def dense_ranking(
         conn: sqlite3.Connection, db_path: Path, generations: dict[str, int], model: str, q: str
@@ -103,6 +127,11 @@ def dense_with(pieces: Pieces | None, standardise: bool) -> Callable[..., kb_vec
         own = m.vectors @ vector
         if pieces is None:
             score = kb_vectors._standardised(own)
+        elif near is not None:
+            chosen = np.isin(pieces[0], np.argpartition(-own, near - 1)[:near])
+            raised = own.copy()
+            np.maximum.at(raised, pieces[0][chosen], pieces[1][chosen] @ vector)
+            score = (raised.astype(np.float64) - float(own.mean())) / float(own.std())
         elif standardise:
             score = kb_vectors._standardised(own)
             np.maximum.at(score, pieces[0], kb_vectors._standardised(pieces[1] @ vector))
@@ -155,6 +184,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store", type=Path, help="a python3-doc store built by bench/kb.py")
     parser.add_argument("--cache", type=Path, help="keep the pieces' vectors here")
+    parser.add_argument("--near", type=int, nargs="*", default=[300, 1000, 2000, 3000])
+    parser.add_argument(
+        "--held-out", action="store_true", help="score the coarse-pass rows on held out too"
+    )
     args = parser.parse_args()
     if args.cache:
         args.cache.mkdir(parents=True, exist_ok=True)
@@ -193,6 +226,18 @@ def main() -> None:
             base_ranks = base_ranks or ranks
             moved = ", ".join(f"{a}->{b}" for a, b in zip(base_ranks, ranks, strict=True) if a != b)
             print(row(label, d1, d3, h1, h3, moved or "-"))
+        print(
+            "\nCoarse pass: paragraphs (the first 8 of each chunk), int8, scored only for the"
+            " C chunks nearest the query by their own vector (z by the chunks' own cosines)\n"
+        )
+        print(f"| C | dev hit@1 ({len(dev)}) | dev hit@3 | held-out hit@1 | held-out hit@3 |")
+        print("| ---: | ---: | ---: | ---: | ---: |")
+        near_pieces = int8(capped(built["paragraphs"][0], 8))
+        for near in args.near:
+            kb_search.dense_ranking = dense_with(near_pieces, False, near)  # type: ignore[assignment]
+            d1, d3, _ = hits(args.store, dev)
+            h1, h3 = hits(args.store, held)[:2] if args.held_out else ("-", "-")
+            print(row(near, d1, d3, h1, h3))
     finally:
         kb_search.dense_ranking = kept
     print("\n| query-time product at 100,000 chunks (CPU p50, ms) | chunks | + pieces, max |")
