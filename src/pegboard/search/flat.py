@@ -37,9 +37,10 @@ def scores(
     terms = tokenize(query)
     total = [0.0] * len(state.lexical.names)
     if terms:
-        total = [t + s for t, s in zip(total, _unit_max(state.lexical.score(terms)), strict=True)]
+        lexical = _unit_max(list(state.lexical.score(terms)))  # a list: the index is small
+        total = [t + s for t, s in zip(total, lexical, strict=True)]
         if fusion.namespace_weight and len(state.space_of):
-            spaces = [*_unit_max(state.spaces.score(terms)), 0.0]
+            spaces = [*_unit_max(list(state.spaces.score(terms))), 0.0]
             boost = fusion.namespace_weight
             total = [
                 t * (1.0 + boost * spaces[space])

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from pegboard.search.dense import Vectors
+    from pegboard.search.lexical import FloatArray
 else:  # numpy loads on first use: a small stored index is ranked without it (search.flat)
     from pegboard._lazy import LazyModule
 
@@ -127,9 +128,11 @@ class LoadedLexical:
         df, n = int(self.bounds[row + 1] - self.bounds[row]), self.size
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
-    def score(self, terms: Iterable[str]) -> list[float]:
+    def score(self, terms: Iterable[str]) -> list[float] | FloatArray:
         """The same sums, in the same order, as :meth:`LexicalState.score` (float64 both:
-        the same numbers)."""
+        the same numbers): in Python for a small index, numpy's above :data:`FLAT_TOOLS`."""
+        if len(self.names) > FLAT_TOOLS:
+            return self._numpy_score(terms)
         scores = [0.0] * len(self.names)
         for term in sorted(set(terms)):
             row = self.terms.get(term)
@@ -140,6 +143,17 @@ class LoadedLexical:
                     self.slots[start:end], self.weights[start:end], strict=True
                 ):
                     scores[slot] += idf * weight
+        return scores
+
+    def _numpy_score(self, terms: Iterable[str]) -> FloatArray:
+        slots = np.asarray(self.slots, dtype=np.int64)
+        weights = np.asarray(self.weights, dtype=np.float64)
+        scores = np.zeros(len(self.names))
+        for term in sorted(set(terms)):
+            row = self.terms.get(term)
+            if row is not None:
+                start, end = self.bounds[row], self.bounds[row + 1]
+                scores[slots[start:end]] += self.idf(term) * weights[start:end]
         return scores
 
 
