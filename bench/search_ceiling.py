@@ -23,15 +23,17 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
+import numpy.typing as npt
 
 from eval_data import EVAL_DIR  # bench/ is the script's directory
 from pegboard.bench.baselines import BM25Baseline, IndexMethod, Method
 from pegboard.bench.data import Catalog, QueryRecord, build_catalog, load_dataset, load_tools
 from pegboard.search import DENSE_FUSION, DenseSignal, ToolIndex, default_index
-from pegboard.search.dense import Embedder, Vectors, WordWeight, shared_embedder
+from pegboard.search.dense import Embedder, WordWeight, shared_embedder
 from pegboard.search.interface import SearchIndex
 from pegboard.search.wordllama import shared_wordllama
 
+Vectors = npt.NDArray[np.float32]
 DATASETS = ("livemcpbench", "metatool", "sealtools")
 SAMPLE = 2000
 DEFAULT_EVAL = EVAL_DIR
@@ -59,6 +61,10 @@ class E5Embedder:
 
     def embed_query(self, text: str, weight: WordWeight) -> Vectors:
         return np.asarray(self._model.query(text[:E5_CHARS]), dtype=np.float32)
+
+    def query_vector(self, text: str, weight: WordWeight) -> list[float]:
+        vector: list[float] = self.embed_query(text, weight).tolist()
+        return vector
 
 
 def rankers() -> dict[str, Callable[[], Method]]:

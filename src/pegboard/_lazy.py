@@ -54,3 +54,15 @@ def import_burst() -> Iterator[None]:
             gc.freeze()
         if enabled:
             gc.enable()
+
+
+class LazyModule:
+    """A stand-in for module ``name``, imported on the first attribute read:
+    ``np = LazyModule("numpy")`` (under ``if not TYPE_CHECKING``) lets a module that uses numpy
+    in some functions be imported, and run its other functions, without numpy."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(import_module(self._name), attribute)

@@ -169,6 +169,16 @@ def test_tools_search_loads_only_its_ranker(cached_server_env: dict[str, str]) -
     assert loaded == []
 
 
+def test_a_later_tools_search_ranks_the_stored_index_without_numpy(
+    cached_server_env: dict[str, str],
+) -> None:
+    # The first search builds the index (numpy embeds the catalog) and stores it; the next
+    # one reads the stored file and, for a small catalog, ranks it in plain Python.
+    assert _loaded_after("tools", "search", "file", env=cached_server_env) == []
+    heavy = (*HEAVY_FOR_READS, "numpy")
+    assert _loaded_after("tools", "search", "file", heavy=heavy, env=cached_server_env) == []
+
+
 # What a cache read does not import since the packages export lazily: knowledge-base
 # ingestion and search (the kb tools' entry point needs only the store's path), and for
 # `servers list` (the config alone) no runtime at all.

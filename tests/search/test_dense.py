@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from pegboard.search import (
@@ -21,13 +22,14 @@ from pegboard.search import (
 from pegboard.search.dense import (
     MODEL_DIR,
     Embedder,
-    Vectors,
     WordWeight,
     shared_embedder,
 )
 from pegboard.search.wordpiece import WordPiece
 
 from .test_index import CATALOG, entry, names
+
+Vectors = npt.NDArray[np.float32]
 
 
 def test_wordpiece_splits_identifiers_and_unknown_words_into_vocabulary_pieces() -> None:

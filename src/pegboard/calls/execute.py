@@ -33,10 +33,6 @@ from pegboard.errors import (
 logger = logging.getLogger("pegboard.calls.execute")
 
 
-def stub_of(entry: ToolEntry) -> str:
-    return entry.definition.stub()
-
-
 async def authorise_call(call: Call, entry: ToolEntry) -> None:
     """The approval step of ``call`` (asks the session's handler when interactive).
 
@@ -188,7 +184,7 @@ def error_output(
     if isinstance(exc, InvalidToolArguments) and exc.tool_name and lookup is not None:
         entry = lookup(exc.tool_name)
         if entry is not None:
-            return ToolOutput.error(f"{exc}\nExpected signature:\n{stub_of(entry)}")
+            return ToolOutput.error(f"{exc}\nExpected signature:\n{entry.definition.stub()}")
     if isinstance(exc, PegboardError):
         return ToolOutput.error(str(exc))
     return ToolOutput.error(f"Tool call failed: {type(exc).__name__}: {exc}")

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pegboard.calls.execute import stub_of
 from pegboard.cli import trust_cmd
 from pegboard.cli._common import (
     EXIT_FAILED,
@@ -169,7 +168,7 @@ def inspect_tool(
             f"// server: {entry.source.server_id}, original name: {entry.source.tool_name}"
         )
         typer.echo(shown(origin_line))
-    typer.echo(shown(stub_of(entry)))
+    typer.echo(shown(entry.definition.stub()))
     if line := trust_cmd.flag_line(services.tools.flags(entry)):
         typer.echo(line)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pegboard.calls.execute import stub_of
 from pegboard.core.output import ToolOutput
 from pegboard.core.tool import Tool, ToolContext
 from pegboard.deferral.definitions import (
@@ -40,7 +39,7 @@ def inspect_tool(pool: DeferredPool, name: str, code_name: CodeName | None = Non
     """The stub of ``name``; raises ToolNotAllowed / ToolNotFound."""
     entry = pool.resolve(name, meta_tool=TOOL_INSPECT)
     if code_name is None:
-        return ToolOutput.text(stub_of(entry))
+        return ToolOutput.text(entry.definition.stub())
     alias = code_name(entry.name)
     stub = python_signature(entry, alias)
     if alias != entry.name:  # tool_invoke still takes the wire name

@@ -12,25 +12,32 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
-from pegboard.search.pages import keep as keep_pages
+from pegboard.search.tables import npy_table
 from pegboard.search.vocab import BULK_TEXTS, cached_vocabulary
 from pegboard.search.wordpiece import WordPiece, basic_words
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+else:  # numpy loads on first use: a small stored index is ranked without it (search.flat)
+    from pegboard._lazy import LazyModule
+
+    np = LazyModule("numpy")
 
 logger = logging.getLogger("pegboard.search")
 
 MODEL_DIR = Path(__file__).resolve().parent / "static_minilm"
-Vectors = npt.NDArray[np.float32]
 
 
 WordWeight = Callable[[str], float]
@@ -46,6 +53,10 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str, weight: WordWeight) -> Vectors:
         """One unit vector for ``text``, each word's pieces scaled by ``weight(word)``."""
+        ...
+
+    def query_vector(self, text: str, weight: WordWeight) -> Sequence[float]:
+        """:meth:`embed_query` as Python numbers, computed without numpy."""
         ...
 
 
@@ -125,12 +136,11 @@ class StaticEmbedder:
         self._tokenizer = WordPiece(cached_vocabulary(vocab_file, pieces, "minilm"))
         table = model_dir / "embeddings.npy"
         # Mapped, not read: only the rows texts use become resident.
-        self._int8 = np.load(table, mmap_mode="r")
-        keep_pages(self._int8.base)  # unmapped after each search
-        self._scales = np.load(model_dir / "scales.npy").astype(np.float32)[:, None]
-        self.dims = int(self._int8.shape[1])
+        self._table = npy_table(table)
+        self._scales = npy_table(model_dir / "scales.npy", mapped=False).values()
+        self.dims = self._table.dims
         files = [table, model_dir / "scales.npy"]
-        digest = remembered_digest(files, lambda: table_digest(self._rows, len(self._int8)))
+        digest = remembered_digest(files, lambda: table_digest(self._rows, self._table.rows))
         self.model_id = f"static-minilm-{self.dims}-{digest}"
 
     @property
@@ -139,8 +149,15 @@ class StaticEmbedder:
         return self._tokenizer.vocab
 
     def _rows(self, ids: Any) -> Vectors:
-        rows: Vectors = self._int8[ids].astype(np.float32) * self._scales[ids]
+        int8, scales = self._arrays()
+        rows: Vectors = int8[ids].astype(np.float32) * scales[ids]
         return rows
+
+    @cache  # noqa: B019 - one embedder per process (shared_embedder)
+    def _arrays(self) -> tuple[npt.NDArray[np.int8], Vectors]:
+        """The table and its scales (a column) for numpy: what a bulk embedding reads."""
+        scales = np.asarray(self._scales, dtype=np.float32)[:, None]
+        return self._table.array(), scales
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         tokenizer = self._tokenizer.bulk() if len(texts) >= BULK_TEXTS else self._tokenizer
@@ -151,7 +168,8 @@ class StaticEmbedder:
                 out[row] = self._rows(ids).mean(0)
         return unit_rows(out)
 
-    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+    def _weighted(self, text: str, weight: WordWeight) -> tuple[list[int], list[float]]:
+        """The table rows of ``text``'s word pieces and each one's weight (its word's)."""
         rows: list[int] = []
         weights: list[float] = []
         for word in basic_words(text):
@@ -160,12 +178,32 @@ class StaticEmbedder:
             if w > 0:
                 rows.extend(pieces)
                 weights.extend([w] * len(pieces))
+        return rows, weights
+
+    def embed_query(self, text: str, weight: WordWeight) -> Vectors:
+        rows, weights = self._weighted(text, weight)
         if not rows:
             return np.zeros(self.dims, dtype=np.float32)
         vector = np.asarray(weights, dtype=np.float32) @ self._rows(rows)
         norm = float(np.linalg.norm(vector))
         unit: Vectors = vector / norm if norm > 0 else vector
         return unit
+
+    def query_vector(self, text: str, weight: WordWeight) -> list[float]:
+        """:meth:`embed_query` in plain Python (float64 sums of the same rows)."""
+        vector = [0.0] * self.dims
+        for piece, w in zip(*self._weighted(text, weight), strict=True):
+            scale = self._scales[piece]
+            vector = [
+                v + w * (x * scale) for v, x in zip(vector, self._table.row(piece), strict=True)
+            ]
+        return unit(vector)
+
+
+def unit(vector: list[float]) -> list[float]:
+    """``vector`` scaled to unit length (a zero vector stays zero)."""
+    norm = math.sqrt(math.fsum(v * v for v in vector))
+    return [v / norm for v in vector] if norm > 0 else vector
 
 
 class Dictionary(AbstractSet[str]):
@@ -236,6 +274,9 @@ class VectorCache:
 
     def embed_query(self, text: str, weight: WordWeight) -> Vectors:
         return self._embedder.embed_query(text, weight)
+
+    def query_vector(self, text: str, weight: WordWeight) -> Sequence[float]:
+        return self._embedder.query_vector(text, weight)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         rows = self._load()

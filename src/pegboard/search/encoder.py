@@ -22,15 +22,18 @@ import os
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from pegboard.search.dense import MODEL_DIR as VOCAB_DIR
-from pegboard.search.dense import Vectors, WordWeight, unit_rows
+from pegboard.search.dense import WordWeight, unit_rows
 from pegboard.search.encoder_onnx import OnnxLayers, layers_graph, onnx_available
 from pegboard.search.wordpiece import WordPiece, basic_words
+
+if TYPE_CHECKING:
+    from pegboard.search.dense import Vectors
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "minilm_l6"
 MAX_TOKENS = 128  # the length the model was trained at (its card); halves ingestion
@@ -140,6 +143,11 @@ class SentenceEncoder:
             out[batch] = self._forward([encoded[i] for i in batch])
             start = end
         return unit_rows(out)
+
+    def query_vector(self, text: str, weight: WordWeight) -> list[float]:
+        """:meth:`embed_query` as Python numbers (this encoder always runs in numpy)."""
+        vector: list[float] = self.embed_query(text, weight).tolist()
+        return vector
 
     def embed_query(self, text: str, weight: WordWeight) -> Vectors:
         """The query's sentence vector, in float32 numpy whatever the backend: exact, and the

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:  # numpy loads on first use: a small stored index is ranked without it (search.flat)
+    from pegboard._lazy import LazyModule
+
+    np = LazyModule("numpy")
+
 
 # top_slots first sorts only about this many times ``limit`` of the best-scored slots.
 PREFILTER = 4

@@ -10,27 +10,33 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pegboard.core.entry import ToolEntry
-from pegboard.search.dense import Embedder, Vectors, dictionary
+from pegboard.search.dense import Embedder, dictionary
 from pegboard.search.document import ToolDocument, document_for
 from pegboard.search.fusion import interleave, top_slots
 from pegboard.search.interface import SearchHit
 from pegboard.search.lexical import (
     EMPTY_STATE,
     BM25FParams,
-    FloatArray,
-    IntArray,
     LexicalState,
     updated_state,
 )
 from pegboard.search.namespaces import space_slots, updated_spaces
 from pegboard.search.pages import release as release_pages
 from pegboard.search.text import term_of, tokenize
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from pegboard.search.dense import Vectors
+    from pegboard.search.lexical import FloatArray, IntArray
+else:  # numpy loads on first use: a small stored index is ranked without it (search.flat)
+    from pegboard._lazy import LazyModule
+
+    np = LazyModule("numpy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +70,14 @@ class IndexState:
     space_of: IntArray  # tool slot -> namespace slot (-1 when the slot is free)
     vectors: tuple[Vectors, ...]  # per dense signal: row i belongs to slot i, 0 when free
 
+    @property
+    def flat(self) -> bool:
+        """Whether ranking scores in plain Python (:mod:`pegboard.search.flat`): never for an
+        index in memory, whose arrays are numpy's."""
+        return False
 
-EMPTY_INDEX = IndexState(EMPTY_STATE, EMPTY_STATE, np.empty(0, dtype=np.int64), ())
+
+EMPTY_INDEX = IndexState(EMPTY_STATE, EMPTY_STATE, cast("IntArray", ()), ())
 
 
 class LexicalView(Protocol):
@@ -84,7 +96,7 @@ class LexicalView(Protocol):
 
     def idf(self, term: str) -> float: ...
 
-    def score(self, terms: Iterable[str]) -> FloatArray: ...
+    def score(self, terms: Iterable[str]) -> FloatArray | list[float]: ...
 
 
 class RankedState(Protocol):
@@ -97,10 +109,13 @@ class RankedState(Protocol):
     def spaces(self) -> LexicalView: ...
 
     @property
-    def space_of(self) -> IntArray: ...
+    def space_of(self) -> IntArray | Sequence[int]: ...
 
     @property
     def vectors(self) -> Sequence[Vectors]: ...
+
+    @property
+    def flat(self) -> bool: ...
 
 
 class ToolIndex:
@@ -192,16 +207,22 @@ def rank(
     names = state.lexical.names
     keep = _filter(state.lexical, namespaces, allowed)
     texts = [q for q in queries if q.strip()]
+    scorer: Callable[..., Any] = _scores
+    top: Callable[..., list[tuple[str, float]]] = top_slots
+    if state.flat:  # a small stored index: no numpy (pegboard.search.flat)
+        from pegboard.search import flat
+
+        scorer, top = flat.scores, flat.top_slots
     try:
-        scored = [s for s in (_scores(state, signals, fusion, q) for q in texts) if s is not None]
+        scored = [s for s in (scorer(state, signals, fusion, q) for q in texts) if s is not None]
     finally:
         release_pages()
     if not scored:
         browse = sorted(n for n in state.lexical.live() if keep is None or keep(n))
         return [SearchHit(name, 0.0) for name in browse[:limit]]
     if len(scored) == 1:
-        return [SearchHit(n, s) for n, s in top_slots(scored[0], names, limit, keep)]
-    rankings = [[n for n, _ in top_slots(s, names, limit, keep)] for s in scored]
+        return [SearchHit(n, s) for n, s in top(scored[0], names, limit, keep)]
+    rankings = [[n for n, _ in top(s, names, limit, keep)] for s in scored]
     return [SearchHit(n, s) for n, s in interleave(rankings, limit)]
 
 
@@ -210,15 +231,16 @@ def _scores(
 ) -> FloatArray | None:
     terms = tokenize(query)
     total = np.zeros(len(state.lexical.names))
+    space_of = np.asarray(state.space_of, dtype=np.int64)  # a stored index's is a memoryview
     if terms:
-        total += _unit_max(state.lexical.score(terms))
-        if fusion.namespace_weight and len(state.space_of):
-            spaces = _unit_max(state.spaces.score(terms))
-            per_tool = np.append(spaces, 0.0)[state.space_of]
+        total += _unit_max(np.asarray(state.lexical.score(terms), dtype=np.float64))
+        if fusion.namespace_weight and len(space_of):
+            spaces = _unit_max(np.asarray(state.spaces.score(terms), dtype=np.float64))
+            per_tool = np.append(spaces, 0.0)[space_of]
             total *= 1.0 + fusion.namespace_weight * per_tool
     dense = False
-    if signals and len(state.space_of):
-        weight, live = _idf_weight(state.lexical), state.space_of >= 0
+    if signals and len(space_of):
+        weight, live = idf_weight(state.lexical), space_of >= 0
         for signal, vectors in zip(signals, state.vectors, strict=True):
             query_vector = signal.embedder.embed_query(query, weight)
             if query_vector.any():
@@ -252,7 +274,7 @@ def _vectors(
     return rows
 
 
-def _idf_weight(lexical: LexicalView) -> Callable[[str], float]:
+def idf_weight(lexical: LexicalView) -> Callable[[str], float]:
     """A query word's weight in the dense query vectors: its IDF in this catalog.
 
     Stopwords weigh nothing; a word the catalog lacks gets the rarest word's IDF when it is a

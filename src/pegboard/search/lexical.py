@@ -20,15 +20,21 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from pegboard.search.document import FIELDS, ToolDocument
 from pegboard.search.text import tokenize
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+    IntArray = npt.NDArray[np.int64]
+else:  # numpy loads on first use: a small stored index is ranked without it (search.flat)
+    from pegboard._lazy import LazyModule
+
+    np = LazyModule("numpy")
 
 
 @dataclass(frozen=True, slots=True)

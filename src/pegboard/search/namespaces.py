@@ -9,19 +9,26 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pegboard.core.names import strip_mcp_namespace
 from pegboard.search.document import FIELDS, ToolDocument
 from pegboard.search.lexical import (
     BM25FParams,
     IndexedDoc,
-    IntArray,
     LexicalState,
     updated_state,
 )
 from pegboard.search.text import tokenize
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from pegboard.search.lexical import IntArray
+else:  # numpy loads on first use: a small stored index is ranked without it (search.flat)
+    from pegboard._lazy import LazyModule
+
+    np = LazyModule("numpy")
 
 _NAME = FIELDS.index("name")
 _DESCRIPTION = FIELDS.index("description")

@@ -36,19 +36,28 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from pegboard.core.entry import ToolEntry
 from pegboard.core.memory import after_burst
-from pegboard.search.dense import Vectors
 from pegboard.search.document import ToolDocument, document_for
+from pegboard.search.flat import FLAT_TOOLS
 from pegboard.search.index import IndexState, RankedState, ToolIndex, rank
 from pegboard.search.interface import SearchHit
-from pegboard.search.lexical import FloatArray, IntArray, LexicalState
+from pegboard.search.lexical import LexicalState
 from pegboard.search.pages import keep as keep_pages
+from pegboard.search.tables import CODES, Table
 from pegboard.search.vocab import Vocabulary
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from pegboard.search.dense import Vectors
+    from pegboard.search.lexical import FloatArray
+else:  # numpy loads on first use: a small stored index is ranked without it (search.flat)
+    from pegboard._lazy import LazyModule
+
+    np = LazyModule("numpy")
 
 logger = logging.getLogger("pegboard.search")
 
@@ -92,14 +101,15 @@ def _version() -> str:
 @dataclass(frozen=True, slots=True)
 class LoadedLexical:
     """A :class:`~pegboard.search.lexical.LexicalState` as stored: postings in three arrays
-    (compressed sparse rows, one row per term), mapped from the index file."""
+    (compressed sparse rows, one row per term), mapped from the index file as Python
+    sequences (``memoryview``; numpy wraps them without a copy when it ranks)."""
 
     names: tuple[str | None, ...]
     places: Mapping[str, tuple[str, str]]
     terms: Mapping[str, int]  # term -> row: a Vocabulary table in the file, not a dict
-    bounds: IntArray  # term i's postings are slots[bounds[i]:bounds[i + 1]]
-    slots: IntArray
-    weights: FloatArray
+    bounds: Sequence[int]  # term i's postings are slots[bounds[i]:bounds[i + 1]]
+    slots: Sequence[int]
+    weights: Sequence[float]
 
     @property
     def size(self) -> int:
@@ -118,14 +128,32 @@ class LoadedLexical:
         df, n = int(self.bounds[row + 1] - self.bounds[row]), self.size
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
-    def score(self, terms: Iterable[str]) -> FloatArray:
-        """The same sums, in the same order, as :meth:`LexicalState.score`."""
+    def score(self, terms: Iterable[str]) -> list[float] | FloatArray:
+        """The same sums, in the same order, as :meth:`LexicalState.score` (float64 both:
+        the same numbers): in Python for a small index, numpy's above :data:`FLAT_TOOLS`."""
+        if len(self.names) > FLAT_TOOLS:
+            return self._numpy_score(terms)
+        scores = [0.0] * len(self.names)
+        for term in sorted(set(terms)):
+            row = self.terms.get(term)
+            if row is not None:
+                idf = self.idf(term)
+                start, end = self.bounds[row], self.bounds[row + 1]
+                for slot, weight in zip(
+                    self.slots[start:end], self.weights[start:end], strict=True
+                ):
+                    scores[slot] += idf * weight
+        return scores
+
+    def _numpy_score(self, terms: Iterable[str]) -> FloatArray:
+        slots = np.asarray(self.slots, dtype=np.int64)
+        weights = np.asarray(self.weights, dtype=np.float64)
         scores = np.zeros(len(self.names))
         for term in sorted(set(terms)):
             row = self.terms.get(term)
             if row is not None:
-                start, end = int(self.bounds[row]), int(self.bounds[row + 1])
-                scores[self.slots[start:end]] += self.idf(term) * self.weights[start:end]
+                start, end = self.bounds[row], self.bounds[row + 1]
+                scores[slots[start:end]] += self.idf(term) * weights[start:end]
         return scores
 
 
@@ -135,9 +163,19 @@ class LoadedState:
 
     lexical: LoadedLexical
     spaces: LoadedLexical
-    space_of: IntArray
-    vectors: tuple[Vectors, ...]
+    space_of: Sequence[int]
+    tables: tuple[Table, ...]  # per dense signal: row i belongs to slot i
     pages: mmap.mmap | None = None  # the file's mapping, which the arrays view
+
+    @property
+    def vectors(self) -> tuple[Vectors, ...]:
+        """The tables as numpy arrays (views of the same pages)."""
+        return tuple(table.array() for table in self.tables)
+
+    @property
+    def flat(self) -> bool:
+        """A small catalog is ranked without numpy (:mod:`pegboard.search.flat`)."""
+        return len(self.lexical.names) <= FLAT_TOOLS
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -250,30 +288,35 @@ def read_index(path: Path, key: str) -> LoadedState:
             left -= len(chunk)
         if data.hexdigest() != header["data_digest"]:
             raise BadIndexFile("data digest mismatch")
-    pages = mapped = None
+    pages: mmap.mmap | bytes = b""
     if size:
         with path.open("rb") as f:
             pages = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         keep_pages(pages)  # unmapped after each search (pegboard.search.pages)
-        mapped = np.frombuffer(pages, dtype=np.uint8, count=size, offset=start)
 
-    def array(name: str) -> Any:
+    def table(name: str) -> Table:
         spec = header["arrays"][name]
-        dtype, shape = np.dtype(spec["dtype"]), tuple(spec["shape"])
-        count = int(np.prod(shape)) if shape else 1
-        if mapped is None or count == 0:
-            return np.zeros(shape, dtype=dtype)
-        offset = int(spec["offset"])
-        raw = mapped[offset : offset + count * dtype.itemsize]
-        return np.ndarray(shape, dtype=dtype, buffer=raw)
+        dtype, shape = spec["dtype"], tuple(spec["shape"])
+        if dtype not in CODES or len(shape) > 2:
+            raise BadIndexFile(f"array {name} of type {dtype} and shape {shape}")
+        rows, dims = (*shape, 1, 1)[:2] if shape else (1, 1)
+        found = Table(pages, start + int(spec["offset"]), rows, dims, dtype)
+        if not pages or rows * dims == 0:  # nothing stored: zeros of the right shape
+            return Table(bytes(rows * dims * found.itemsize), 0, rows, dims, dtype)
+        if found.offset + rows * dims * found.itemsize > start + size:
+            raise BadIndexFile(f"array {name} runs past the data")
+        return found
+
+    def array(name: str) -> Sequence[Any]:
+        return table(name).values()
 
     vectors = sorted((n for n in header["arrays"] if n.startswith("vectors.")), key=_vector_order)
     return LoadedState(
         _lexical(header["lexical"], "lexical", array),
         _lexical(header["spaces"], "spaces", array),
         array("space_of"),
-        tuple(array(n) for n in vectors),
-        pages,
+        tuple(table(n) for n in vectors),
+        pages if isinstance(pages, mmap.mmap) else None,
     )
 
 
@@ -281,13 +324,15 @@ def _vector_order(name: str) -> int:
     return int(name.rsplit(".", 1)[1])
 
 
-def _lexical(part: dict[str, Any], prefix: str, array: Callable[[str], Any]) -> LoadedLexical:
+def _lexical(
+    part: dict[str, Any], prefix: str, array: Callable[[str], Sequence[Any]]
+) -> LoadedLexical:
     names = tuple(part["names"])
     places = {n: (p[0], p[1]) for n, p in zip(names, part["places"], strict=True) if n is not None}
     return LoadedLexical(
         names,
         places,
-        Vocabulary(memoryview(array(f"{prefix}.terms"))),
+        Vocabulary(memoryview(array(f"{prefix}.terms"))),  # type: ignore[arg-type]
         array(f"{prefix}.bounds"),
         array(f"{prefix}.slots"),
         array(f"{prefix}.weights"),

@@ -1,5 +1,6 @@
 """The semantic extra's dense signal: WordLlama's static token embeddings.
 
+
 ``pip install 'pegboard[semantic]'`` adds `wordllama <https://github.com/dleemiller/WordLlama>`_
 (MIT), whose wheel carries 256-dimension token embeddings trained for sentence similarity from
 LLaMA-2's embedding table (16 MB) and the LLaMA-2 tokenizer. A text's vector is the normalised
@@ -17,27 +18,36 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import mmap
 import struct
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from pegboard.errors import OptionalDependencyMissing, SearchModelError
 from pegboard.search.dense import (
-    Vectors,
     WordWeight,
     remembered_digest,
     table_digest,
+    unit,
     unit_rows,
 )
 from pegboard.search.llama_bpe import LlamaBPE
 from pegboard.search.pages import keep as keep_pages
+from pegboard.search.tables import CODES, Table
 from pegboard.search.vocab import BULK_TEXTS
 from pegboard.search.wordpiece import basic_words
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from pegboard.search.dense import Vectors
+else:  # numpy loads on first use: a small stored index is ranked without it (search.flat)
+    from pegboard._lazy import LazyModule
+
+    np = LazyModule("numpy")
 
 WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
 TOKENIZER = Path("tokenizers") / "l2_supercat_tokenizer_config.json"
@@ -75,13 +85,17 @@ class WordLlamaEmbedder:
         # resident, as float32 when a text is embedded; float16 -> float32 is exact, so the
         # vectors are those of a float32 table.
         self._table = table
-        self.dims = int(self._table.shape[1])
-        digest = remembered_digest([weights], lambda: table_digest(self._rows, len(self._table)))
+        self.dims = self._table.dims
+        digest = remembered_digest([weights], lambda: table_digest(self._rows, self._table.rows))
         self.model_id = f"wordllama-l2-supercat-{self.dims}-{digest}"
 
     def _rows(self, ids: Any) -> Vectors:
-        rows: Vectors = self._table[ids].astype(np.float32)
+        rows: Vectors = self._array()[ids].astype(np.float32)
         return rows
+
+    @cache  # noqa: B019 - one embedder per process (shared_wordllama)
+    def _array(self) -> npt.NDArray[np.float16]:
+        return self._table.array()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         tokenizer = self._tokenizer.bulk() if len(texts) >= BULK_TEXTS else self._tokenizer
@@ -103,11 +117,22 @@ class WordLlamaEmbedder:
         vector: Vectors = self.embed([text])[0]
         return vector
 
+    def query_vector(self, text: str, weight: WordWeight) -> list[float]:
+        """:meth:`embed_query` in plain Python (float64 sums of the same rows)."""
+        vector = [0.0] * self.dims
+        if not any(weight(word) > 0 for word in basic_words(text)):
+            return vector
+        ids = self._tokenizer.encode(text)
+        if not ids:
+            return vector
+        rows = [self._table.row(i) for i in ids]
+        return unit([sum(column) / len(ids) for column in zip(*rows, strict=True)])
 
-_DTYPES = {"F16": np.float16, "F32": np.float32, "BF16": None}
+
+_DTYPES = {"F16": "<f2", "F32": "<f4", "BF16": None}
 
 
-def mapped_tensor(path: Path, name: str) -> npt.NDArray[Any]:
+def mapped_tensor(path: Path, name: str) -> Table:
     """Tensor ``name`` of a safetensors file, memory-mapped read-only.
 
     The format is an 8-byte little-endian header length, a JSON header naming each tensor's
@@ -120,20 +145,19 @@ def mapped_tensor(path: Path, name: str) -> npt.NDArray[Any]:
         if not 0 < length <= path.stat().st_size - 8:
             raise ValueError(f"{path} is not a safetensors file")
         header = json.loads(f.read(length))
-    spec = header.get(name)
-    if not isinstance(spec, dict):
-        raise ValueError(f"{path} has no {name!r} tensor")
-    dtype = _DTYPES.get(spec["dtype"])
-    shape = tuple(int(n) for n in spec["shape"])
-    if dtype is None or len(shape) != 2:
-        raise ValueError(f"{path}: {name!r} is not a 2-D float16/float32 table")
-    begin, end = (int(n) for n in spec["data_offsets"])
-    if end - begin != shape[0] * shape[1] * np.dtype(dtype).itemsize:
-        raise ValueError(f"{path}: {name!r} has {end - begin} bytes for shape {shape}")
-    offset = 8 + length + begin
-    table: npt.NDArray[Any] = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
-    keep_pages(table.base)  # unmapped after each search
-    return table
+        spec = header.get(name)
+        if not isinstance(spec, dict):
+            raise ValueError(f"{path} has no {name!r} tensor")
+        dtype = _DTYPES.get(spec["dtype"])
+        shape = tuple(int(n) for n in spec["shape"])
+        if dtype is None or len(shape) != 2:
+            raise ValueError(f"{path}: {name!r} is not a 2-D float16/float32 table")
+        begin, end = (int(n) for n in spec["data_offsets"])
+        if end - begin != shape[0] * shape[1] * struct.calcsize(CODES[dtype]):
+            raise ValueError(f"{path}: {name!r} has {end - begin} bytes for shape {shape}")
+        pages = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    keep_pages(pages)  # unmapped after each search
+    return Table(pages, 8 + length + begin, shape[0], shape[1], dtype)
 
 
 @cache
