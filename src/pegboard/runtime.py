@@ -51,6 +51,7 @@ from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ConfigError, PegboardError, UserError
 from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
 from pegboard.mcp.checked import default_checked
+from pegboard.mcp.poison import default_known
 from pegboard.mcp.status import namespace_statuses
 from pegboard.mcp.store import CatalogStore, ReplicaStateStore
 from pegboard.mcp.store_sqlite import SqliteCatalogStore
@@ -71,6 +72,8 @@ SEARCH_INDEX_DIR = "search-index"
 TOKEN_COUNTS_FILE = "token-counts.bin"
 # Digests of the tool definitions that passed the listing checks (pegboard.mcp.checked).
 CHECKED_FILE = "checked-definitions.bin"
+# The poisoning flags of the tool definitions checked before (pegboard.mcp.poison).
+FLAGS_FILE = "poison-flags.bin"
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +380,7 @@ class ToolRuntime:
         if isinstance(counter, BpeTokenCounter):  # deferral's counts, kept across starts
             keep_counts(counter, loaded.data_dir / TOKEN_COUNTS_FILE)
         keep_counts(default_checked(), loaded.data_dir / CHECKED_FILE)  # a re-list checks less
+        keep_counts(default_known(), loaded.data_dir / FLAGS_FILE)  # `servers status` too
         given = replace(self.components, events=self.events)
         if given.search_index is None and self.options.build_index_apart:
             given = replace(given, search_index=_default_index(loaded, build_apart=True))

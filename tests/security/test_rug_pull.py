@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pegboard.errors import ServerUnavailable, ToolNotAllowed
-from pegboard.mcp import McpCatalog, SqliteCatalogStore, poison
+from pegboard.mcp import McpCatalog, SqliteCatalogStore
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.status import namespace_statuses
 from pegboard.mcp.trust import trust_server, trust_tool
@@ -83,15 +83,11 @@ async def test_a_poisoned_rug_pull_is_flagged_and_a_flag_approves_nothing(tmp_pa
 
 
 async def test_a_status_read_for_its_state_checks_no_definition_until_its_flags_are_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, poison_checks: list[str]
 ) -> None:
     # The gateway reads every server's status at each start (the deferred-tools prompt's
     # namespaces): at 5,000 tools, checking every definition then cost ~0.7 s of its start.
-    checked: list[str] = []
-    check = poison.poison_flags
-    monkeypatch.setattr(
-        poison, "poison_flags", lambda raw: checked.append(raw["name"]) or check(raw)
-    )
+    checked = poison_checks
     modes = tmp_path / "modes"
     catalog = McpCatalog([scripted("s", mode_file=modes)])
     async with catalog.running(prewarm=False):

@@ -10,16 +10,29 @@ its sentence asks for one to be read or passed on and does not warn against it. 
 heuristic shown to people (``servers status``, ``tools inspect``); a flag never approves or
 hides anything. :func:`strip_invisible` removes the invisible characters from what the model
 sees (applied when MCP tools become registry entries).
+
+The checks cost about 45 us a tool (24 ms for ``servers status`` at 527 tools): the flags of
+each definition checked are kept by its digest (:class:`KnownFlags`, in the data directory's
+``poison-flags.bin``, written by :mod:`pegboard.deferral.kept_counts`), under a head line that
+names :data:`FLAGS_VERSION`, pegboard's version and a digest of the patterns, so a change of
+the checks starts from nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from pegboard.core.redact import shown
+from pegboard.mcp.checked import definition_digest
+
+# Bump when what poison_flags decides changes beyond its patterns (whose text the head holds).
+FLAGS_VERSION = 1
 
 _TAGS = re.compile("[\U000e0000-\U000e007f]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u00ad]")
@@ -101,21 +114,106 @@ def _names_secrets(text: str) -> bool:
     return False
 
 
+LABELS = (
+    "unicode tag characters",
+    "zero-width characters",
+    "bidi controls",
+    "<IMPORTANT>-style block",
+    "mentions files or credentials",
+    "instructs calling other tools or hiding from the user",
+)
+
+
 def poison_flags(raw: Mapping[str, Any]) -> list[str]:
     """Flags of one MCP tool definition (its description, title, schemas), sorted."""
     text = "\n".join(
         _strings([raw.get(k) for k in ("title", "description", "inputSchema", "outputSchema")])
     )
+    tags, zero_width, bidi, block, secrets, calls = LABELS
     checks = (
-        (_TAGS.search, "unicode tag characters"),
-        (_ZERO_WIDTH.search, "zero-width characters"),
-        (_BIDI.search, "bidi controls"),
-        (_BLOCK.search, "<IMPORTANT>-style block"),
-        (_names_secrets, "mentions files or credentials"),
-        (_READ_FILE.search, "mentions files or credentials"),
-        (_CALLS.search, "instructs calling other tools or hiding from the user"),
+        (_TAGS.search, tags),
+        (_ZERO_WIDTH.search, zero_width),
+        (_BIDI.search, bidi),
+        (_BLOCK.search, block),
+        (_names_secrets, secrets),
+        (_READ_FILE.search, secrets),
+        (_CALLS.search, calls),
     )
     return sorted({label for found, label in checks if found(text)})
+
+
+class KnownFlags:
+    """The flags of definitions checked before, by digest (thread-safe; a kept table of
+    :mod:`pegboard.deferral.kept_counts`: each record's count is the flags' bits in
+    :data:`LABELS`)."""
+
+    def __init__(self) -> None:
+        self._known: dict[bytes, int] = {}
+        self._lock = threading.Lock()
+        self.on_new: Callable[[], None] | None = None
+
+    @property
+    def kept_head(self) -> bytes:
+        return _head()
+
+    def flags(self, raw: Mapping[str, Any]) -> list[str]:
+        """:func:`poison_flags` of ``raw``, checked only if its digest is not known."""
+        digest = definition_digest(raw, "poison-flags")
+        if digest is None:
+            return poison_flags(raw)
+        with self._lock:
+            bits = self._known.get(digest)
+        if bits is not None:
+            return sorted(label for i, label in enumerate(LABELS) if bits >> i & 1)
+        found = poison_flags(raw)
+        with self._lock:
+            self._known[digest] = sum(1 << LABELS.index(label) for label in found)
+        if self.on_new is not None:
+            self.on_new()
+        return found
+
+    def seed(self, counts: Iterable[tuple[bytes, int]]) -> None:
+        with self._lock:
+            self._known.update(counts)
+
+    def counts(self) -> list[tuple[bytes, int]]:
+        with self._lock:
+            return list(self._known.items())
+
+
+_default = KnownFlags()
+
+
+def default_known() -> KnownFlags:
+    """The process's table of checked definitions (seeded by the runtime)."""
+    return _default
+
+
+@cache
+def _head() -> bytes:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("pegboard")
+    except PackageNotFoundError:  # run from a source tree
+        release = "source"
+    patterns = hashlib.sha256()
+    for pattern in (
+        _TAGS,
+        _ZERO_WIDTH,
+        _BIDI,
+        _BLOCK,
+        _SECRET_PLACES,
+        _SECRET_WORDS,
+        _TAKES,
+        _WARNS,
+        _UNWARNS,
+        _SENTENCE_END,
+        _READ_FILE,
+        _CALLS,
+    ):
+        patterns.update(f"{pattern.pattern}\0{pattern.flags}\0".encode())
+    return f"pegboard-poison-flags {FLAGS_VERSION} {release} {patterns.hexdigest()[:16]}\n".encode()
 
 
 class ToolFlags(Mapping[str, list[str]]):
@@ -123,8 +221,9 @@ class ToolFlags(Mapping[str, list[str]]):
     tool is checked when it is first asked for (``tools inspect`` shows one tool's), every
     tool when the mapping is iterated (``servers status``)."""
 
-    def __init__(self, tools: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, tools: Sequence[Mapping[str, Any]], known: KnownFlags | None = None) -> None:
         self._tools = tools  # raw definitions, one per name
+        self._known = known
         self._by_name: dict[str, Mapping[str, Any]] | None = None
         self._checked: dict[str, list[str]] = {}  # name -> its flags (empty: none)
         self._flagged: dict[str, list[str]] | None = None
@@ -135,7 +234,8 @@ class ToolFlags(Mapping[str, list[str]]):
             if self._by_name is None:
                 self._by_name = {raw["name"]: raw for raw in self._tools}
             raw = self._by_name.get(name)
-            found = self._checked[name] = poison_flags(raw) if raw is not None else []
+            known = _default if self._known is None else self._known
+            found = self._checked[name] = known.flags(raw) if raw is not None else []
         return found
 
     def _every(self) -> dict[str, list[str]]:
