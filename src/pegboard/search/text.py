@@ -26,9 +26,21 @@ _CJK_RANGES = (
 # followed by lower case (``HTTP`` in ``HTTPResponse``), a capitalised or lower-case word with
 # trailing digits (``Response``, ``oauth2``), a number, or any other run of letters.
 _LATIN = r"[A-Z]{2,}s(?![a-z])|[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+"
-_RUN = re.compile(rf"([{_CJK_RANGES}]+)|({_LATIN}|[^\W_A-Za-z0-9{_CJK_RANGES}]+)")
 _ASCII_RUN = re.compile(_LATIN)
-_CJK = re.compile(rf"[{_CJK_RANGES}]")
+
+
+# The patterns with CJK ranges take about 2 ms each to compile (a charset over the ranges):
+# compiled on their first use, so an ASCII query (a one-shot ``pegboard tools search``) never
+# pays for them.
+@lru_cache(maxsize=1)
+def _run() -> re.Pattern[str]:
+    return re.compile(rf"([{_CJK_RANGES}]+)|({_LATIN}|[^\W_A-Za-z0-9{_CJK_RANGES}]+)")
+
+
+@lru_cache(maxsize=1)
+def _cjk() -> re.Pattern[str]:
+    return re.compile(rf"[{_CJK_RANGES}]")
+
 
 # Function words that never tell tools apart; kept tiny so that tool vocabulary ("list", "get",
 # "all", "new") still counts.
@@ -77,7 +89,7 @@ def _cjk_grams(run: str) -> list[str]:
 def words(text: str) -> list[str]:
     """Lower-cased surface words (no stemming, stopwords kept), CJK runs as bigrams."""
     out: list[str] = []
-    for cjk, latin in _RUN.findall(text):
+    for cjk, latin in _run().findall(text):
         if cjk:
             out.extend(_cjk_grams(cjk))
         else:
@@ -90,7 +102,7 @@ def tokenize(text: str) -> list[str]:
     if text.isascii():
         return [t for t in map(_term, _ASCII_RUN.findall(text)) if t is not None]
     out: list[str] = []
-    for cjk, latin in _RUN.findall(text):
+    for cjk, latin in _run().findall(text):
         if cjk:
             out.extend(_cjk_grams(cjk))
         else:
@@ -101,4 +113,4 @@ def tokenize(text: str) -> list[str]:
 
 
 def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
+    return _cjk().search(text) is not None

@@ -22,16 +22,26 @@ MAX_WORD_CHARS = 100
 _CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 # A CJK character alone, a run of letters and digits, or any other visible character alone
 # (BERT splits off every punctuation mark, underscore included).
-_PIECE = re.compile(rf"[{_CJK_CHARS}]|[^\W_{_CJK_CHARS}]+|\S")
+_PIECE = rf"[{_CJK_CHARS}]|[^\W_{_CJK_CHARS}]+|\S"
+# The same pieces of ASCII text (no CJK character to split off), without the CJK ranges'
+# charset: about 1.5 ms less to compile in a process that reads only ASCII text.
+_ASCII_PIECE = re.compile(r"[^\W_]+|\S")
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+@lru_cache(maxsize=1)
+def _pieces() -> re.Pattern[str]:
+    """:data:`_PIECE` compiled, on first use (a non-ASCII text)."""
+    return re.compile(_PIECE)
 
 
 def basic_words(text: str) -> list[str]:
     """Accent-stripped lower-case words, each punctuation mark and CJK character on its own."""
     text = split_identifier(text).lower()
-    if not text.isascii():
-        text = _COMBINING.sub("", unicodedata.normalize("NFD", text))
-    return _PIECE.findall(text)
+    if text.isascii():
+        return _ASCII_PIECE.findall(text)
+    text = _COMBINING.sub("", unicodedata.normalize("NFD", text))
+    return _pieces().findall(text)
 
 
 class WordPiece:
