@@ -189,7 +189,8 @@ def _searcher(db: Path, mode: Mode) -> Callable[[str], object]:
 
 
 def _tile_vectors(target: Path, source: Path) -> None:
-    """Give every chunk of ``target`` a vector of ``source`` (in turn) and its model."""
+    """Give every chunk (and document title) of ``target`` a vector of ``source`` (in turn)
+    and its model."""
     src = sqlite3.connect(source)
     (model,) = src.execute("SELECT model FROM bases").fetchone()
     vectors = [r[0] for r in src.execute("SELECT vector FROM chunks ORDER BY id")]
@@ -199,6 +200,14 @@ def _tile_vectors(target: Path, source: Path) -> None:
             "UPDATE chunks SET vector = ? WHERE id = ?",
             [(vectors[i % len(vectors)], chunk_id) for i, chunk_id in enumerate(ids)],
         )
+        titled = src.execute("SELECT name FROM sqlite_master WHERE name = 'document_titles'")
+        if titled.fetchone():  # the documents' title vectors too (main's code has none)
+            titles = [r[0] for r in src.execute("SELECT vector FROM document_titles")]
+            documents = [r[0] for r in conn.execute("SELECT document FROM document_titles")]
+            conn.executemany(
+                "UPDATE document_titles SET vector = ? WHERE document = ?",
+                [(titles[i % len(titles)], d) for i, d in enumerate(documents)],
+            )
         conn.execute("UPDATE bases SET model = ?, generation = generation + 1", (model,))
 
 

@@ -110,7 +110,7 @@ def test_scores_are_normalised_over_every_base_searched_so_a_weak_match_stays_be
     assert alone[0].score > pooled.score  # its own best, scaled by itself alone
 
 
-def test_a_document_scores_its_best_chunks_plus_half_the_z_score_of_its_lead(db: Path) -> None:
+def test_a_document_scores_its_best_chunks_plus_its_lead_and_title_z_scores(db: Path) -> None:
     import numpy as np
 
     from pegboard.kb.embedding import load_embedder
@@ -125,17 +125,61 @@ def test_a_document_scores_its_best_chunks_plus_half_the_z_score_of_its_lead(db:
         for source, position, blob in conn.execute("SELECT source, position, vector FROM chunks"):
             if source not in first or position < first[source][0]:
                 first[source] = (position, blob)
-        vector = load_embedder("minilm-static").embed_query(query, _idf_weight(conn, db))
+        named = dict(
+            conn.execute(
+                "SELECT d.source, t.vector FROM document_titles t JOIN documents d"
+                " ON d.id = t.document"
+            ).fetchall()
+        )
+        embedder = load_embedder("minilm-static")
+        vector = embedder.embed_query(query, _idf_weight(conn, db))
+        (colorsys_title,) = conn.execute(
+            "SELECT title FROM documents WHERE source LIKE '%colorsys.html'"
+        ).fetchone()
     sources = sorted(first)
-    leads = np.stack([np.frombuffer(first[s][1], dtype=np.float32) for s in sources]) @ vector
-    z = dict(zip(sources, (leads - leads.mean()) / leads.std(), strict=True))
+    assert sorted(named) == sources  # one title vector per document, its title embedded alone
+    colorsys = next(s for s in sources if s.endswith("colorsys.html"))
+    assert np.frombuffer(named[colorsys], dtype=np.float32) == pytest.approx(
+        embedder.embed([colorsys_title])[0], abs=1e-6
+    )
+
+    def z(blobs: dict[str, bytes]) -> dict[str, float]:
+        cos = np.stack([np.frombuffer(blobs[s], dtype=np.float32) for s in sources]) @ vector
+        return dict(zip(sources, ((cos - cos.mean()) / cos.std()).tolist(), strict=True))
+
+    leads, titles = z({s: b for s, (_, b) in first.items()}), z(named)
 
     assert Path(documents[0].source).name == "colorsys.html"
-    assert z[documents[0].source] > 0  # the colorsys page's opening says what it is about
+    assert leads[colorsys] > 0  # the colorsys page's opening says what it is about
+    assert titles[colorsys] > 0  # and so does its title
     for hit in documents:
         own = [p.score for p in passages if p.source == hit.source]
-        expected = _lse(own, passages[0].score / 4) + 0.5 * max(float(z[hit.source]), 0.0)
+        expected = (
+            _lse(own, passages[0].score / 4)
+            + 0.5 * max(leads[hit.source], 0.0)
+            + 0.25 * max(titles[hit.source], 0.0)
+        )
         assert hit.score == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_store_from_before_title_vectors_is_searched_without_them(tmp_path: Path) -> None:
+    path = tmp_path / "kb.sqlite3"
+    ingest(path, "py", [LIBRARY], model="minilm-static")
+    query = "convert a colour between RGB and HSV coordinates"
+    with_titles = search_base(path, "py", query, top_k=3)
+    with sqlite3.connect(path) as conn:
+        (documents,) = conn.execute("SELECT count(*) FROM documents").fetchone()
+        (titles,) = conn.execute("SELECT count(*) FROM document_titles").fetchone()
+        conn.execute("DELETE FROM documents WHERE source LIKE '%bisect.html'")
+        (left,) = conn.execute("SELECT count(*) FROM document_titles").fetchone()
+        conn.execute("DROP TABLE document_titles")
+        conn.execute("UPDATE bases SET generation = generation + 1")
+
+    without = search_base(path, "py", query, top_k=3)
+
+    assert (titles, left) == (documents, documents - 1)  # a document's title goes with it
+    assert without[0].source == with_titles[0].source
+    assert without[0].score < with_titles[0].score  # no title term, no error
 
 
 def _lse(scores: list[float], temperature: float) -> float:

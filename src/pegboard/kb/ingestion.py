@@ -143,11 +143,9 @@ def _one(
     pieces = chunk(doc)
     stored = store.chunk_vectors(conn, base, source)
     new = [i for i, c in enumerate(pieces) if (c.title, c.text) not in stored]
-    fresh: dict[int, bytes] = {}
-    if new:
-        texts = [f"{pieces[i].title}\n{pieces[i].text}" for i in new]
-        rows = np.ascontiguousarray(load_embedder(model).embed(texts), dtype=np.float32)
-        fresh = {i: rows[row].tobytes() for row, i in enumerate(new)}
+    texts = [f"{pieces[i].title}\n{pieces[i].text}" for i in new] + [doc.title]
+    rows = np.ascontiguousarray(load_embedder(model).embed(texts), dtype=np.float32)
+    fresh = {i: rows[row].tobytes() for row, i in enumerate(new)}
     replace_document(
         conn,
         base,
@@ -156,6 +154,7 @@ def _one(
         content_hash=digest,
         title=doc.title,
         size=len(data),
+        title_vector=rows[-1].tobytes(),  # the page's title alone (search.TITLE)
         chunks=[
             NewChunk(c.position, c.title, c.text, fresh.get(i) or stored[(c.title, c.text)])
             for i, c in enumerate(pieces)

@@ -11,7 +11,9 @@ best chunk's score (its best chunk, plus a little for every other chunk that mat
 well: a page that answers in several places beats one stray match, without a fixed count of
 chunks deciding; the temperature follows the scores' scale, so the same holds for BM25 alone
 or rank fusion) plus 0.5 times the z-score of its lead's cosine (its first chunk, scored
-against the leads of every document searched: what the page as a whole is about), times 0.7
+against the leads of every document searched: what the page as a whole is about) plus 0.25
+times the z-score of its title's vector (the page's title embedded alone at ingestion, scored
+against every title searched), times 0.7
 when its lead says it is deprecated (a module kept for old code, "Deprecated since version
 3.2: The optparse module is deprecated", ranks below the live module that does the same);
 its best chunk gives the result its title (document › heading) and snippet.
@@ -36,6 +38,7 @@ RRF_K = 60
 DENSE_WEIGHT = 1.0
 SPREAD = 4.0  # a document's log-sum-exp temperature is the best chunk's score / SPREAD
 LEAD = 0.5  # weight of the z-score of a document's lead (its first chunk) (bench/kb.py (b))
+TITLE = 0.25  # weight of the z-score of a document's title vector (bench/kb_titles.py)
 DEPRECATED = 0.7  # factor on the score of a document whose lead says it is deprecated
 SNIPPET_CHARS = 240
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -75,6 +78,7 @@ def search(
     lexical = _fts(conn, list(states), words) if mode != "vector" else []
     dense: list[tuple[int, float]] = []
     leads: dict[int, float] = {}
+    titles: dict[int, float] = {}
     if mode != "fts":
         by_model: dict[str, dict[str, int]] = {}
         for base, (model, generation) in states.items():
@@ -83,6 +87,7 @@ def search(
             found = dense_ranking(conn, db_path, generations, model, query)
             dense.extend(found.chunks)
             leads.update(found.leads)
+            titles.update(found.titles)
         dense.sort(key=lambda item: (-item[1], item[0]))
     if mode == "fts":
         ranked = lexical
@@ -100,6 +105,7 @@ def search(
         top_k,
         by_document=not chunks,
         leads=leads if fused else {},
+        titles=titles if fused else {},
         demote=fused and not chunks,
     )
 
@@ -159,11 +165,13 @@ def _collect(
     *,
     by_document: bool,
     leads: dict[int, float],
+    titles: dict[int, float],
     demote: bool = False,
 ) -> list[Hit]:
     """The ``top_k`` best hits: documents (the same content in two bases or at two paths is
     one), each scored as the log-sum-exp of its chunks' scores (temperature: the best score of
-    ``ranked`` over ``SPREAD``) plus ``LEAD`` times its lead's score, times ``DEPRECATED``
+    ``ranked`` over ``SPREAD``) plus ``LEAD`` times its lead's score and ``TITLE`` times its
+    title's, times ``DEPRECATED``
     when ``demote`` and its lead says it is deprecated; or chunks with distinct texts."""
     ids = [chunk_id for chunk_id, _ in ranked]
     rows: dict[int, tuple[str, str, str, str, str, int]] = {}
@@ -191,7 +199,8 @@ def _collect(
         score = best
         if by_document:
             lead = max(leads.get(rows[chunk_id][5], 0.0) for chunk_id, _ in members)
-            score += LEAD * lead
+            named = max(titles.get(rows[chunk_id][5], 0.0) for chunk_id, _ in members)
+            score += LEAD * lead + TITLE * named
             if temperature > 0:
                 spread = sum(math.exp((s - best) / temperature) for _, s in members)
                 score += temperature * math.log(spread)

@@ -32,6 +32,10 @@ CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY, document INTEGER NOT NULL REFERENCES documents(id),
     base TEXT NOT NULL, source TEXT NOT NULL, title TEXT NOT NULL, position INTEGER NOT NULL,
     text TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS document_titles(
+    document INTEGER PRIMARY KEY REFERENCES documents(id), vector BLOB NOT NULL);
+CREATE TRIGGER IF NOT EXISTS documents_ad AFTER DELETE ON documents BEGIN
+    DELETE FROM document_titles WHERE document = old.id; END;
 CREATE TABLE IF NOT EXISTS base_excludes(
     base TEXT NOT NULL, pattern TEXT NOT NULL, PRIMARY KEY(base, pattern));
 CREATE INDEX IF NOT EXISTS chunks_base ON chunks(base, id);
@@ -156,9 +160,11 @@ def replace_document(
     title: str,
     size: int,
     chunks: Sequence[NewChunk],
+    title_vector: bytes = b"",
 ) -> None:
-    """Swap in a document's new chunks in one transaction (all or nothing); the base is
-    created with ``model`` in the same transaction if it is new."""
+    """Swap in a document's new chunks, and its title's vector (float32 bytes) when given, in
+    one transaction (all or nothing); the base is created with ``model`` in the same
+    transaction if it is new."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         ensure_base(conn, base, model)
@@ -173,6 +179,11 @@ def replace_document(
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(cur.lastrowid, base, source, c.title, c.position, c.text, c.vector) for c in chunks],
         )
+        if title_vector:
+            conn.execute(
+                "INSERT INTO document_titles(document, vector) VALUES (?, ?)",
+                (cur.lastrowid, title_vector),
+            )
         _bump(conn, base)
         conn.execute("COMMIT")
     except BaseException:

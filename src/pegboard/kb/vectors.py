@@ -7,7 +7,8 @@ The query vector weighs each word by its IDF over the store's FTS5 vocabulary.
 
 Each document's lead (its first chunk: a page's opening paragraph says what the whole page is
 about) is also scored against the query, over the leads of every document searched, so a page
-whose subject is the question can outrank a large page that mentions it in passing.
+whose subject is the question can outrank a large page that mentions it in passing. So is
+its title alone (embedded at ingestion; stores from before have none, and score as before).
 """
 
 from __future__ import annotations
@@ -41,16 +42,20 @@ class _Matrix:
     vectors: npt.NDArray[np.float32]
     lead_documents: npt.NDArray[np.int64]  # document ids, one per lead row
     lead_rows: npt.NDArray[np.int64]  # the row of each document's first chunk
+    title_documents: npt.NDArray[np.int64]  # document ids, one per title row
+    titles: npt.NDArray[np.float32]  # each document's title vector
 
 
 @dataclass(frozen=True, slots=True)
 class Dense:
     """The vector side of a search: the best chunks by cosine, each as (chunk id, z-score of
-    its cosine over every chunk searched), and each document's lead z-score (document id ->
-    z of its first chunk's cosine over every lead searched, negatives as 0)."""
+    its cosine over every chunk searched), each document's lead z-score (document id -> z of
+    its first chunk's cosine over every lead searched, negatives as 0) and its title's (over
+    every title searched, negatives as 0)."""
 
     chunks: list[tuple[int, float]] = field(default_factory=list)
     leads: dict[int, float] = field(default_factory=dict)
+    titles: dict[int, float] = field(default_factory=dict)
 
 
 _matrices: dict[tuple[str, str], _Matrix] = {}
@@ -87,7 +92,13 @@ def dense_ranking(
     lead_z = _standardised(np.concatenate(lead_cosines))
     documents = np.concatenate([p.lead_documents for p in parts])
     leads = {int(d): float(v) for d, v in zip(documents, lead_z, strict=True) if v > 0}
-    return Dense(chunks, leads)
+    titled = [p for p in parts if len(p.title_documents)]
+    titles: dict[int, float] = {}
+    if titled:
+        title_z = _standardised(np.concatenate([p.titles @ vector for p in titled]))
+        owners = np.concatenate([p.title_documents for p in titled])
+        titles = {int(d): float(v) for d, v in zip(owners, title_z, strict=True) if v > 0}
+    return Dense(chunks, leads, titles)
 
 
 def _standardised(values: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
@@ -121,18 +132,41 @@ def _matrix(conn: sqlite3.Connection, db_path: Path, base: str, generation: int)
         if document not in lead or position < lead[document][0]:
             lead[document] = (position, row)
     ids = np.asarray(ids_list, dtype=np.int64)
-    flat = np.frombuffer(b"".join(blobs), dtype=np.float32)
-    matrix = flat.reshape(len(ids_list), -1) if ids_list else flat.reshape(0, 0)
+    title_rows = _titles(conn, base)
     built = _Matrix(
         generation,
         ids,
-        matrix,
+        _rows(blobs),
         np.asarray(list(lead), dtype=np.int64),
         np.asarray([r for _, r in lead.values()], dtype=np.int64),
+        np.asarray([d for d, _ in title_rows], dtype=np.int64),
+        _rows([b for _, b in title_rows]),
     )
     with _lock:
         _matrices[key] = built
     return built
+
+
+def _rows(blobs: list[bytes]) -> npt.NDArray[np.float32]:
+    import numpy as np
+
+    flat = np.frombuffer(b"".join(blobs), dtype=np.float32)
+    return flat.reshape(len(blobs), -1) if blobs else flat.reshape(0, 0)
+
+
+def _titles(conn: sqlite3.Connection, base: str) -> list[tuple[int, bytes]]:
+    """(document id, title vector) of ``base``'s documents ([] in a store from before titles
+    were embedded)."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'document_titles'"
+    ).fetchone():
+        return []
+    rows = conn.execute(
+        "SELECT t.document, t.vector FROM document_titles t JOIN documents d"
+        " ON d.id = t.document WHERE d.base = ? ORDER BY t.document",
+        (base,),
+    )
+    return [(int(d), bytes(v)) for d, v in rows]
 
 
 def _idf_weight(conn: sqlite3.Connection, db_path: Path) -> WordWeight:
