@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pegboard.kb import ingest, search_base, search_bases
+from pegboard.kb import ingest, remove, search_base, search_bases
 from pegboard.kb.extract import extract, main_region
 
 PYDOC = Path(__file__).resolve().parents[1] / "fixtures" / "pydoc"
@@ -162,7 +162,9 @@ def test_a_document_scores_its_best_chunks_plus_its_lead_and_title_z_scores(db: 
         assert hit.score == pytest.approx(expected, abs=1e-5)
 
 
-def test_a_store_from_before_title_vectors_is_searched_without_them(tmp_path: Path) -> None:
+def test_a_store_from_before_title_vectors_is_searched_without_them_until_re_added(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "kb.sqlite3"
     ingest(path, "py", [LIBRARY], model="minilm-static")
     query = "convert a colour between RGB and HSV coordinates"
@@ -170,7 +172,8 @@ def test_a_store_from_before_title_vectors_is_searched_without_them(tmp_path: Pa
     with sqlite3.connect(path) as conn:
         (documents,) = conn.execute("SELECT count(*) FROM documents").fetchone()
         (titles,) = conn.execute("SELECT count(*) FROM document_titles").fetchone()
-        conn.execute("DELETE FROM documents WHERE source LIKE '%bisect.html'")
+    remove(path, "py", str(LIBRARY / "bisect.html"))
+    with sqlite3.connect(path) as conn:
         (left,) = conn.execute("SELECT count(*) FROM document_titles").fetchone()
         conn.execute("DROP TABLE document_titles")
         conn.execute("UPDATE bases SET generation = generation + 1")
@@ -180,6 +183,16 @@ def test_a_store_from_before_title_vectors_is_searched_without_them(tmp_path: Pa
     assert (titles, left) == (documents, documents - 1)  # a document's title goes with it
     assert without[0].source == with_titles[0].source
     assert without[0].score < with_titles[0].score  # no title term, no error
+
+    again = ingest(path, "py", [LIBRARY], model="minilm-static")  # a re-add fills them in
+    with sqlite3.connect(path) as conn:
+        (titles_again,) = conn.execute("SELECT count(*) FROM document_titles").fetchone()
+    restored = search_base(path, "py", query, top_k=3)
+
+    assert (len(again.indexed), len(again.unchanged)) == (1, documents - 1)  # bisect.html back
+    assert titles_again == documents
+    assert [h.source for h in restored] == [h.source for h in with_titles]
+    assert [h.score for h in restored] == pytest.approx([h.score for h in with_titles], abs=1e-6)
 
 
 def _lse(scores: list[float], temperature: float) -> float:

@@ -138,6 +138,11 @@ def _one(
     digest = hashlib.sha256(data).hexdigest()
     if document_hash(conn, base, source) == digest:
         report.unchanged.append(source)
+        untitled = store.untitled_document(conn, base, source)
+        if untitled is not None:  # stored before titles were embedded: add its title's vector
+            document, title = untitled
+            vector = np.ascontiguousarray(load_embedder(model).embed([title]), dtype=np.float32)
+            store.add_title_vector(conn, document, vector[0].tobytes())
         return
     doc = extract(data, candidate.path)
     pieces = chunk(doc)

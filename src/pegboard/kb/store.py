@@ -191,6 +191,35 @@ def replace_document(
         raise
 
 
+def untitled_document(conn: sqlite3.Connection, base: str, source: str) -> tuple[int, str] | None:
+    """(id, title) of the document at ``source`` in ``base`` when it has no title vector yet
+    (stored by a pegboard from before titles were embedded)."""
+    row = conn.execute(
+        "SELECT d.id, d.title FROM documents d LEFT JOIN document_titles t ON t.document = d.id"
+        " WHERE d.base = ? AND d.source = ? AND t.document IS NULL",
+        (base, source),
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
+def add_title_vector(conn: sqlite3.Connection, document: int, vector: bytes) -> None:
+    """Store ``document``'s title vector (float32 bytes); the base's searches see it."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "INSERT INTO document_titles(document, vector) VALUES (?, ?)", (document, vector)
+        )
+        conn.execute(
+            "UPDATE bases SET generation = generation + 1"
+            " WHERE name = (SELECT base FROM documents WHERE id = ?)",
+            (document,),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
 def remove(conn: sqlite3.Connection, base: str, source_prefix: str | None = None) -> int:
     """Remove a whole base, or its documents at or under ``source_prefix``; returns documents
     removed. Raises when the base does not exist."""
