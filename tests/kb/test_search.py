@@ -252,3 +252,45 @@ def test_a_page_whose_lead_says_it_is_deprecated_ranks_below_the_live_page_for_t
     assert legacy[0].score == pytest.approx(legacy_undemoted[0].score * 0.7, abs=2e-6)
     assert Path(named[0].source).name == "optkit.html"  # asked for by name, still found
     assert Path(chunks[0].source).name == "optkit.html"  # passages are not demoted
+
+
+def test_a_deprecated_page_with_a_negative_score_is_still_ranked_lower(tmp_path: Path) -> None:
+    """A document's score can be below zero (z-scores fused); the demotion lowers it whatever
+    its sign (a factor of 0.7 on a negative score would raise it above the live page)."""
+    from pegboard.kb.search import DEPRECATED, _collect
+
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "optkit.html").write_text(
+        _page(
+            "optkit — Command line options",
+            "Deprecated since version 3.2: The optkit module is deprecated; use flagparse.",
+            "Parses the command line.",
+        )
+    )
+    (pages / "flagparse.html").write_text(
+        _page("flagparse — Parser for arguments", "Parses the command line.")
+    )
+    path = tmp_path / "kb.sqlite3"
+    ingest(path, "docs", [pages], model="minilm-static")
+    with sqlite3.connect(path) as conn:
+        first = {
+            Path(source).name: chunk_id
+            for chunk_id, source in conn.execute(
+                "SELECT MIN(id), source FROM chunks GROUP BY source"
+            )
+        }
+        ranked = [(first["optkit.html"], -1.0), (first["flagparse.html"], -1.1)]
+        kept, demoted = (
+            _collect(conn, ranked, [], 2, by_document=True, leads={}, titles={}, demote=demote)
+            for demote in (False, True)
+        )
+
+    assert [(Path(h.source).name, h.score) for h in kept] == [
+        ("optkit.html", -1.0),
+        ("flagparse.html", -1.1),
+    ]
+    assert [(Path(h.source).name, h.score) for h in demoted] == [
+        ("flagparse.html", -1.1),
+        ("optkit.html", pytest.approx(-1.0 - (1.0 - DEPRECATED))),
+    ]
