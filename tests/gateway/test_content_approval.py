@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+import anyio
 import mcp_types
 import pytest
 from mcp.client.context import ClientRequestContext
@@ -16,6 +17,7 @@ from pegboard.calls.pending_sqlite import SqlitePendingStore
 from pegboard.runtime import PENDING_FILE
 from tests.gateway.harness import (
     GATEWAY_SERVERS,
+    STARTUP_BOUND,
     scripted_elicitation,
     serve_stdio,
     write_config,
@@ -126,6 +128,15 @@ async def test_a_modern_client_is_asked_about_a_read_and_a_get_in_rounds_each_ro
     elicit = scripted_elicitation(["allow_once", "deny", "allow_session"], asked)
 
     async with serve_stdio(tmp_path, mode="2026-07-28", elicitation=elicit) as client:
+        # A grant is bound to the listed prompt; one decided before the listing arrived covers
+        # the unlisted one only (a get never waits for a listing), and the next get would be
+        # asked again: wait for the prompt to be listed.
+        with anyio.fail_after(STARTUP_BOUND):
+            while True:
+                listed = (await client.list_prompts()).prompts
+                if "mcp__a__greet" in [prompt.name for prompt in listed]:
+                    break
+                await anyio.sleep(0.05)
         read = await client.read_resource(README)
         with pytest.raises(Exception, match=f"The user denied the call to {README}"):
             await client.read_resource(README)
