@@ -38,7 +38,8 @@ shared machine hits all alike; ratios are against the floor of the same run):
   ``initialize`` answer, against the later ones.
 * ``cli``: the cache-read commands (``tools list``/``search``/``inspect``, ``servers
   status``/``list``) as whole processes beside ``python -c "import mcp.types"``: CPU, wall,
-  peak RSS (``--starts`` runs each; ``bench/versus_cli.py``).
+  peak RSS (``--starts`` runs each; ``bench/versus_cli.py``); with ``--cli-instructions``
+  also each row's instructions under callgrind, which load does not move.
 * ``memory``: RSS of each serving process after tools/list, a search (deferred rows) and a
   call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled);
   each row read again 2 s later (``..., 2 s later``), the process idle by then.
@@ -646,6 +647,9 @@ async def main(ns: argparse.Namespace) -> None:
         if "cli" in only:
             found = versus_cli.cli_reads(Path(name) / "cli", ns.before_src, ns.starts)
             versus_cli.print_cli(found, ns.starts)
+            if ns.cli_instructions:
+                counted = versus_cli.cli_instructions(Path(name) / "cli-counted", ns.before_src)
+                versus_cli.print_instructions(counted)
 
 
 if __name__ == "__main__":
@@ -657,6 +661,11 @@ if __name__ == "__main__":
     )
     parser.add_argument("--clients", default="1,8,32,64", help="throughput levels")
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput row")
+    parser.add_argument(
+        "--cli-instructions",
+        action="store_true",
+        help="cli section: also each row's instructions under callgrind (needs valgrind)",
+    )
     parser.add_argument("--starts", type=int, default=5, help="spawns per first-call row")
     parser.add_argument(
         "--search-pauses", default="0,5", help="seconds between ready and the first search"
