@@ -21,7 +21,13 @@ shared machine hits all alike; ratios are against the floor of the same run):
 * ``throughput``: calls/s with 1, 8, 32 and 64 concurrent sessions (``--clients``), each on
   its own kept-alive connection, raw JSON-RPC from this process; server CPU per call. Each row
   is ``--rounds`` windows, the servers taking turns window by window; the table gives the
-  windows' spread beside the whole row's rate.
+  windows' spread beside the whole row's rate. A second table splits each call's wall time
+  into the CPU of the clients (this process), of the proxy and of its upstream (the proxy's
+  child processes), and the rest (no process of the chain running: wake-ups, the
+  scheduler). Extra rows, beside the SDK-upstream ones: pegboard and FastMCP in front of
+  ``tests/mcp/servers/scripted.py --names echo`` (stdlib only, near-zero cost per call), so
+  the proxies' own cost is not hidden behind the SDK server's; their x is against FastMCP in
+  front of that same upstream.
 * ``cpu``: stdio, sequential calls: the upstream itself and a standard-library JSON-RPC relay
   (``bench/relay.py``) as floors, ``pegboard serve --no-defer``, FastMCP's stdio proxy; CPU
   per call of the proxy process alone.
@@ -44,6 +50,7 @@ Before any section, this checkout's ``src/`` and ``--before-src`` are byte-compi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -72,6 +79,8 @@ import versus_stdio
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SDK_SERVER = ROOT / "tests" / "mcp" / "servers" / "sdk_server.py"
+SCRIPTED = ROOT / "tests" / "mcp" / "servers" / "scripted.py"
+LITE = ", stdlib upstream (scripted.py)"
 PEGBOARD = str(Path(sys.executable).parent / "pegboard")
 FASTMCP_PROXY = HERE / "fastmcp_proxy.py"
 FETCH_CALLS = HERE / "clients" / "fetch_calls.mjs"
@@ -89,6 +98,16 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds(pid: int) -> float:
+    """CPU so far of a process's children (a proxy's upstream servers; Linux /proc)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):  # a process that ended meanwhile
+            if stat.read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                total += cpu_seconds(int(stat.parent.name))
+    return total
 
 
 def percentile(samples: list[float], pct: float) -> float:
@@ -125,6 +144,11 @@ class Setup:
         before = {"data_dir": str(self.tmp / "data-before"), "servers": {"up": upstream}}
         (self.tmp / "config-before.toml").write_text(tomli_w.dumps(before))
         (self.tmp / "fastmcp.json").write_text(json.dumps({"mcpServers": {"up": upstream}}))
+        # The extra measure: an upstream of near-zero cost per call (stdlib, a few dict reads).
+        lite = {"command": sys.executable, "args": [str(SCRIPTED), "--names", "echo"]}
+        config = {"data_dir": str(self.tmp / "data-lite"), "servers": {"lite": lite}}
+        (self.tmp / "config-lite.toml").write_text(tomli_w.dumps(config))
+        (self.tmp / "fastmcp-lite.json").write_text(json.dumps({"mcpServers": {"lite": lite}}))
 
 
 async def _first_line(process: Process, marker: str, from_stderr: bool) -> str:
@@ -157,8 +181,9 @@ async def http_server(
 
 
 @asynccontextmanager
-async def http_targets(setup: Setup) -> AsyncIterator[list[Target]]:
-    """The floor (the upstream's own HTTP endpoint), pegboard serve --http, FastMCP's proxy."""
+async def http_targets(setup: Setup, lite: bool = False) -> AsyncIterator[list[Target]]:
+    """The floor (the upstream's own HTTP endpoint), pegboard serve --http, FastMCP's proxy;
+    with ``lite``, pegboard and FastMCP again in front of the stdlib upstream (:data:`LITE`)."""
     async with AsyncExitStack() as stack:
         direct, direct_pid = await stack.enter_async_context(
             http_server([sys.executable, str(SDK_SERVER), "http"], "PORT ", None, False)
@@ -191,12 +216,26 @@ async def http_targets(setup: Setup) -> AsyncIterator[list[Target]]:
         fastmcp, fastmcp_pid = await stack.enter_async_context(
             http_server([*fastmcp_args, str(setup.tmp / "fastmcp.json")], "PORT ", None, False)
         )
+        lites: list[Target] = []
+        if lite:
+            env = setup.pegboard_env() | {
+                "PEGBOARD_CONFIG": str(setup.tmp / "config-lite.toml"),
+                "PEGBOARD_DATA_DIR": str(setup.tmp / "data-lite"),
+            }
+            url, pid = await stack.enter_async_context(
+                http_server(gateway_args, "pegboard serving MCP on ", env, True)
+            )
+            lites.append(Target("pegboard serve --http" + LITE, url, "mcp__lite__echo", pid))
+            lite_args = [*fastmcp_args, str(setup.tmp / "fastmcp-lite.json")]
+            url, pid = await stack.enter_async_context(http_server(lite_args, "PORT ", None, False))
+            lites.append(Target("FastMCP proxy" + LITE, url, "echo", pid))
         yield [
             Target("direct (upstream's own HTTP, floor)", direct, "echo", direct_pid),
             Target("pegboard serve --http", gateway, "mcp__up__echo", gateway_pid),
             Target(SDK_ROUTE, sdk_route, "mcp__up__echo", sdk_route_pid),
             *before,
             Target("FastMCP proxy", fastmcp, "echo", fastmcp_pid),
+            *lites,
         ]
 
 
@@ -425,15 +464,20 @@ class Driven:
     calls: int = 0
     seconds: float = 0.0
     cpu_s: float = 0.0
+    client_s: float = 0.0  # this process's CPU (the clients)
+    upstream_s: float = 0.0  # the server's children's CPU (a proxy's upstream)
     rates: list[float] = field(default_factory=list)
 
-    def add(self, calls: int, seconds: float, cpu_s: float) -> None:
-        self.calls, self.seconds, self.cpu_s = (
-            self.calls + calls,
-            self.seconds + seconds,
-            self.cpu_s + cpu_s,
-        )
-        self.rates.append(calls / seconds)
+    def add(self, window: Window) -> None:
+        self.calls += window.calls
+        self.seconds += window.seconds
+        self.cpu_s += window.cpu_s
+        self.client_s += window.client_s
+        self.upstream_s += window.upstream_s
+        self.rates.append(window.calls / window.seconds)
+
+    def per_call_ms(self, seconds: float) -> float:
+        return seconds * 1000 / max(1, self.calls)
 
     @property
     def rate(self) -> float:
@@ -441,7 +485,19 @@ class Driven:
 
     @property
     def cpu_ms(self) -> float:
-        return self.cpu_s * 1000 / max(1, self.calls)
+        return self.per_call_ms(self.cpu_s)
+
+
+@dataclass
+class Window:
+    """One throughput window of one server: calls, seconds, and CPU seconds of the server,
+    of this process (the clients) and of the server's children (its upstream)."""
+
+    calls: int
+    seconds: float
+    cpu_s: float
+    client_s: float
+    upstream_s: float
 
 
 async def throughput(
@@ -451,7 +507,7 @@ async def throughput(
     targets taking turns window by window (in reverse every other round), so that load
     arriving or leaving meanwhile falls on all of them alike."""
     found: dict[int, dict[str, Driven]] = {}
-    async with http_targets(setup) as targets:
+    async with http_targets(setup, lite=True) as targets:
         for clients in levels:
             rows = found[clients] = {target.label: Driven() for target in targets}
             async with AsyncExitStack() as stack:
@@ -475,13 +531,11 @@ async def _level(
             await session.open(target.tool)
     for turn in range(rounds):
         for target in targets if turn % 2 == 0 else targets[::-1]:
-            rows[target.label].add(*await _drive(target, sessions[target.label], seconds / rounds))
+            rows[target.label].add(await _drive(target, sessions[target.label], seconds / rounds))
 
 
-async def _drive(
-    target: Target, sessions: list[AsyncRawSession], seconds: float
-) -> tuple[int, float, float]:
-    """Calls made, seconds taken and server CPU seconds of one window."""
+async def _drive(target: Target, sessions: list[AsyncRawSession], seconds: float) -> Window:
+    """One window of calls from ``sessions`` to ``target``."""
     count = 0
     deadline = time.perf_counter() + seconds
 
@@ -491,12 +545,16 @@ async def _drive(
             await session.rpc("tools/call", {"name": target.tool, "arguments": ECHO})
             count += 1
 
-    started, cpu_before = time.perf_counter(), cpu_seconds(target.pid)
+    upstream_before = children_cpu_seconds(target.pid)
+    client_before, cpu_before = time.process_time(), cpu_seconds(target.pid)
+    started = time.perf_counter()
     async with anyio.create_task_group() as tg:
         for session in sessions:
             tg.start_soon(one, session)
     elapsed = time.perf_counter() - started
-    return count, elapsed, cpu_seconds(target.pid) - cpu_before
+    cpu_s, client_s = cpu_seconds(target.pid) - cpu_before, time.process_time() - client_before
+    upstream_s = children_cpu_seconds(target.pid) - upstream_before
+    return Window(count, elapsed, cpu_s, client_s, upstream_s)
 
 
 def print_throughput(found: dict[int, dict[str, Driven]], seconds: float, rounds: int) -> None:
@@ -510,14 +568,50 @@ def print_throughput(found: dict[int, dict[str, Driven]], seconds: float, rounds
     )
     print("| ---: | --- | ---: | ---: | ---: | ---: |")
     for clients, rows in found.items():
-        fastmcp = next((v.rate for k, v in rows.items() if k.startswith("FastMCP")), float("nan"))
         for label, row in rows.items():
             spread = f"{min(row.rates):.0f}-{max(row.rates):.0f}"
             print(
-                f"| {clients} | {label} | {row.rate:.0f} | {spread} | x{row.rate / fastmcp:.2f} "
-                f"| {row.cpu_ms:.2f} |"
+                f"| {clients} | {label} | {row.rate:.0f} | {spread} "
+                f"| x{row.rate / _fastmcp_rate(rows, label):.2f} | {row.cpu_ms:.2f} |"
             )
-    print("\nThe load comes from this process (raw JSON-RPC on httpx2), on the same 2 cores.")
+    print(
+        "\nThe load comes from this process (raw JSON-RPC on httpx2), on the same 2 cores. "
+        f"Rows ending {LITE!r} (an extra measure, beside the SDK-upstream rows): the same "
+        "proxies in front of the stdlib test server, whose own cost per call is near zero; "
+        "their x is against FastMCP in front of the same upstream."
+    )
+    print_split(found)
+
+
+def _fastmcp_rate(rows: dict[str, Driven], label: str) -> float:
+    """The rate of the FastMCP row in front of the same upstream as ``label``'s row."""
+    lite = label.endswith(LITE)
+    found = (
+        v.rate for k, v in rows.items() if k.startswith("FastMCP") and k.endswith(LITE) == lite
+    )
+    return next(found, float("nan"))
+
+
+def print_split(found: dict[int, dict[str, Driven]]) -> None:
+    """Where a call's time goes: per call, the wall time and the CPU of the clients, the
+    server and the server's upstream; the rest is time no process of the chain was running
+    (wake-ups, the scheduler) or, with concurrent clients, minus their overlap."""
+    print("\nHTTP throughput, where a call's time goes (ms per call; CPU from /proc)\n")
+    print("| clients | server | wall | client CPU | proxy CPU | upstream CPU | rest (wall - CPU) |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for clients, rows in found.items():
+        for label, row in rows.items():
+            wall = 1000 / max(row.rate, 1e-9)
+            client, server = row.per_call_ms(row.client_s), row.cpu_ms
+            upstream = row.per_call_ms(row.upstream_s)
+            direct = label.startswith("direct")  # the server is the upstream: no proxy
+            proxy_cell = "-" if direct else f"{server:.2f}"
+            upstream, server = (server, 0.0) if direct else (upstream, server)
+            rest = wall - client - server - upstream
+            print(
+                f"| {clients} | {label} | {wall:.2f} | {client:.2f} | {proxy_cell} "
+                f"| {upstream:.2f} | {rest:+.2f} |"
+            )
 
 
 SECTIONS = ("latency", "throughput", "cpu", "first-call", "first-search", "memory", "cli")

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import anyio
 import typer
 
+from pegboard._lazy import import_burst
 from pegboard.config import LoadedConfig, load_config
 from pegboard.errors import ConfigError, PegboardError
 from pegboard.service.app import RuntimeFactory, Service, default_runtime
@@ -28,6 +30,7 @@ EXIT_USAGE = 2
 EXIT_NOT_FOUND = 3
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(slots=True)
@@ -44,6 +47,19 @@ def state(ctx: typer.Context) -> CliState:
     if not isinstance(root.obj, CliState):
         root.obj = CliState()
     return root.obj
+
+
+def cache_read(command: F) -> F:
+    """A command that reads the caches and exits (``tools list``, ``servers status``...): its
+    lazy imports and the runtime it builds are one :func:`~pegboard._lazy.import_burst`, so no
+    garbage collection walks them while they are made (36-53 passes, ~2% of the command)."""
+
+    @functools.wraps(command)
+    def read(*args: Any, **kwargs: Any) -> Any:
+        with import_burst():
+            return command(*args, **kwargs)
+
+    return cast(F, read)
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
