@@ -79,14 +79,18 @@ def service(ctx: typer.Context, options: RuntimeOptions | None = None) -> Servic
     return Service(load(ctx), options, factory=state(ctx).runtime_factory)
 
 
-def run(fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
+def run(
+    fn: Callable[[], Coroutine[Any, Any, T]], backend_options: dict[str, Any] | None = None
+) -> T:
     """Run an async command body; pegboard errors become a message and an exit code.
 
     A ConfigError (bad usage, a port in use) exits 2, any other PegboardError 1, also when a
-    task group wrapped it in an exception group.
+    task group wrapped it in an exception group. ``backend_options``: anyio's, for the
+    asyncio backend (``pegboard serve --http`` passes
+    :func:`~pegboard.gateway.transports.loop_options`).
     """
     try:
-        return anyio.run(fn)
+        return anyio.run(fn, backend_options=backend_options)
     except (PegboardError, BaseExceptionGroup) as exc:
         error = first_pegboard_error(exc)
         if error is None:

@@ -90,6 +90,7 @@ def serve(
             bind_listening_socket,
             check_port,
             is_loopback,
+            loop_options,
             serve_http,
             serve_stdio,
         )
@@ -199,7 +200,7 @@ def serve(
             tg.cancel_scope.cancel()
 
     try:
-        run(body)
+        run(body, loop_options() if http else None)
     finally:
         trimmer.close()
 
