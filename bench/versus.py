@@ -601,7 +601,7 @@ def _fastmcp_rate(rows: dict[str, Driven], label: str) -> float:
     found = (
         v.rate for k, v in rows.items() if k.startswith("FastMCP") and k.endswith(LITE) == lite
     )
-    return next(found, float("nan"))
+    return next(found, 0.0) or float("nan")  # no call answered in its windows: no ratio
 
 
 def print_split(found: dict[int, dict[str, Driven]]) -> None:
