@@ -257,6 +257,43 @@ print(json.dumps(seen))
     assert _probe(code) == [[True, True]]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tools", "list"],
+        ["tools", "search", "file"],
+        ["tools", "inspect", "mcp__demo__read_file"],
+        ["servers", "status"],
+        ["servers", "list"],
+    ],
+)
+def test_a_cache_read_runs_no_garbage_collection(
+    cached_server_env: dict[str, str], args: list[str]
+) -> None:
+    # A command that reads the caches and exits is one import burst from the config's load
+    # on: what it imports and builds lives until the exit, so a collection would only walk it
+    # (36-53 passes at 527 tools). Before the load, typer parses the command line.
+    code = f"""
+import gc, json, sys
+import pegboard.cli._common as common
+seen = []
+load_config = common.load_config
+def load(*args, **kwargs):
+    seen.append("load")
+    return load_config(*args, **kwargs)
+common.load_config = load
+sys.argv = ["pegboard", *{args!r}]
+from pegboard.cli import main
+gc.callbacks.append(lambda phase, info: phase == "start" and seen.append(info["generation"]))
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps(seen[seen.index("load"):]))
+"""
+    assert _probe(code, cached_server_env) == ["load"]
+
+
 def test_serve_imports_the_sdk_as_a_burst(cached_server_env: dict[str, str]) -> None:
     # serve imports the gateway and the MCP SDK after the command line is read: as a burst of
     # its own, so the SDK's objects are frozen by the time it serves, the collector on.

@@ -101,32 +101,3 @@ async def test_http_serving_needs_the_token_notifies_every_client_and_stops_chil
             process.send_signal(signal.SIGTERM)
             assert await process.wait() == 0
             assert process_gone(victim_pid)
-
-
-def _uvloop_mapped(pid: int) -> bool:
-    return "/uvloop/loop." in Path(f"/proc/{pid}/maps").read_text()
-
-
-@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc (Linux)")
-async def test_http_serving_runs_on_uvloop_unless_asked_for_asyncio_loop(tmp_path: Path) -> None:
-    """``serve --http`` runs on uvloop's event loop (gateway/transports.py ``loop_options``),
-    a call answered on it; ``PEGBOARD_ASYNCIO_LOOP=1`` keeps asyncio's own loop."""
-    write_config(tmp_path, {"servers": {"toolbox": sdk_server()}})
-    args = [PEGBOARD, "serve", "--http", "--port", "0", "--no-defer"]
-    found = {}
-    for asyncio_loop in ("", "1"):
-        env = gateway_env(tmp_path) | {"PEGBOARD_ASYNCIO_LOOP": asyncio_loop}
-        with anyio.fail_after(STARTUP_BOUND):
-            async with await anyio.open_process(args, env=env) as process:
-                url = await _served_url(process)
-                changes = Notifications()
-                async with Client(
-                    streamable_http_client(url), mode="legacy", message_handler=changes
-                ) as client:
-                    await wait_for_tools(client, changes, "mcp__toolbox__add")
-                    added = await client.call_tool("mcp__toolbox__add", {"a": 20, "b": 22})
-                    assert text_of(added) == "42"
-                found[asyncio_loop] = _uvloop_mapped(process.pid)
-                process.send_signal(signal.SIGTERM)
-                assert await process.wait() == 0
-    assert found == {"": True, "1": False}

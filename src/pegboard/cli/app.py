@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from typer import _click as click
 
+from pegboard._lazy import import_burst
 from pegboard.cli._common import state
 from pegboard.cli.help import PlainCommand, PlainGroup
 
@@ -29,9 +30,11 @@ COMMANDS = {
 
 
 def lazy_command(name: str) -> click.Command:
-    """The click command ``name`` of :data:`COMMANDS`, its module imported now."""
+    """The click command ``name`` of :data:`COMMANDS`, its module imported now (a burst:
+    :func:`~pegboard._lazy.import_burst`)."""
     module, attribute = COMMANDS[name]
-    target = getattr(importlib.import_module(module), attribute)
+    with import_burst():
+        target = getattr(importlib.import_module(module), attribute)
     command: click.Command
     if isinstance(target, typer.Typer):
         command = typer.main.get_group(target)

@@ -90,7 +90,6 @@ def serve(
             bind_listening_socket,
             check_port,
             is_loopback,
-            loop_options,
             serve_http,
             serve_stdio,
         )
@@ -200,7 +199,7 @@ def serve(
             tg.cancel_scope.cancel()
 
     try:
-        run(body, loop_options() if http else None)
+        run(body, fast_loop=True)
     finally:
         trimmer.close()
 

@@ -13,6 +13,7 @@ from pegboard.cli._common import (
     EXIT_FAILED,
     EXIT_NOT_FOUND,
     EXIT_USAGE,
+    cache_read,
     echo_json,
     fail,
     load,
@@ -161,6 +162,7 @@ def _check_ids(services: Service, ids: list[str] | None) -> list[str]:
 
 
 @app.command("list", cls=PlainCommand)
+@cache_read
 def list_cmd(ctx: typer.Context, wide: WideOpt = False, as_json: JsonOpt = False) -> None:
     """List the configured servers.
 
@@ -200,6 +202,7 @@ def list_cmd(ctx: typer.Context, wide: WideOpt = False, as_json: JsonOpt = False
 
 
 @app.command("status", cls=PlainCommand)
+@cache_read
 def status_cmd(
     ctx: typer.Context, ids: IdsArg = None, wide: WideOpt = False, as_json: JsonOpt = False
 ) -> None:

@@ -15,6 +15,7 @@ from pegboard.cli._common import (
     EXIT_FAILED,
     EXIT_NOT_FOUND,
     EXIT_USAGE,
+    cache_read,
     echo_json,
     fail,
     print_excluded,
@@ -74,6 +75,7 @@ def _table(title: str, entries: list[ToolEntry], wide: bool = False) -> None:
 
 
 @app.command("list", cls=PlainCommand)
+@cache_read
 def list_tools(
     ctx: typer.Context,
     query: Annotated[
@@ -101,6 +103,7 @@ def list_tools(
 
 
 @app.command("search", cls=PlainCommand)
+@cache_read
 def search_tools(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What the tool should do, in words.")],
@@ -131,6 +134,7 @@ def _entry(services: Service, name: str) -> ToolEntry:
 
 
 @app.command("inspect", cls=PlainCommand)
+@cache_read
 def inspect_tool(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Wire name, e.g. mcp__github__create_issue.")],

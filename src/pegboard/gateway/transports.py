@@ -9,7 +9,6 @@ import hmac
 import ipaddress
 import json
 import logging
-import os
 import socket
 import sys
 from collections.abc import Iterator, Sequence
@@ -362,26 +361,6 @@ def uvicorn_config(
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         http=coalescing(),
     )
-
-
-ASYNCIO_LOOP_ENV = "PEGBOARD_ASYNCIO_LOOP"
-
-
-def loop_options() -> dict[str, Any]:
-    """anyio's backend options for a process serving streamable HTTP: uvloop's event loop
-    where it is installed (a dependency wherever it builds: not on Windows), as uvicorn picks
-    it by itself when it owns the loop; ``PEGBOARD_ASYNCIO_LOOP=1`` keeps asyncio's own.
-
-    Why: a request's CPU is spread over many small steps and no single hot spot is left, but
-    asyncio's loop is Python code run several times per request (``call_soon``, handles,
-    the selector, the transports' writes); uvloop runs the same interface in C, x0.89 of the
-    instructions per HTTP ``tools/call`` (``bench/callgrind_call.py --http``,
-    bench/RESULTS.md)."""
-    from importlib.util import find_spec
-
-    if os.environ.get(ASYNCIO_LOOP_ENV) == "1" or find_spec("uvloop") is None:
-        return {}
-    return {"use_uvloop": True}
 
 
 def check_port(port: int) -> None:

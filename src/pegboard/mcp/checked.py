@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any
 
+from pegboard._release import release
+
 # Bump when tool_problem's checks change what passes.
 CHECKS_VERSION = 1
 
@@ -94,12 +96,5 @@ def default_checked() -> CheckedDefinitions:
 
 @cache
 def _head() -> bytes:
-    from importlib.metadata import PackageNotFoundError, version
-
-    versions = []
-    for package in ("pegboard", "mcp", "mcp-types"):
-        try:
-            versions.append(version(package))
-        except PackageNotFoundError:  # run from a source tree
-            versions.append("source")
+    versions = [release(package) for package in ("pegboard", "mcp", "mcp-types")]
     return f"pegboard-checked-definitions {CHECKS_VERSION} {' '.join(versions)}\n".encode()

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
 
+from pegboard._release import release
 from pegboard.core.redact import shown
 from pegboard.mcp.checked import definition_digest
 
@@ -191,12 +192,6 @@ def default_known() -> KnownFlags:
 
 @cache
 def _head() -> bytes:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        release = version("pegboard")
-    except PackageNotFoundError:  # run from a source tree
-        release = "source"
     patterns = hashlib.sha256()
     for pattern in (
         _TAGS,
@@ -213,7 +208,8 @@ def _head() -> bytes:
         _CALLS,
     ):
         patterns.update(f"{pattern.pattern}\0{pattern.flags}\0".encode())
-    return f"pegboard-poison-flags {FLAGS_VERSION} {release} {patterns.hexdigest()[:16]}\n".encode()
+    version = release("pegboard")
+    return f"pegboard-poison-flags {FLAGS_VERSION} {version} {patterns.hexdigest()[:16]}\n".encode()
 
 
 class ToolFlags(Mapping[str, list[str]]):

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pegboard._release import release
 from pegboard.core.entry import ToolEntry
 from pegboard.core.memory import after_burst
 from pegboard.search.document import ToolDocument, document_for
@@ -77,7 +78,7 @@ def index_key(index: ToolIndex, documents: Sequence[ToolDocument]) -> str:
     digest = hashlib.sha256()
     head = {
         "format": FORMAT,
-        "version": _version(),
+        "version": release("pegboard"),
         "bm25f": asdict(index.params),
         "fusion": asdict(index.fusion),
         "models": [s.embedder.model_id for s in index.signals],
@@ -87,15 +88,6 @@ def index_key(index: ToolIndex, documents: Sequence[ToolDocument]) -> str:
         row = [doc.name, doc.namespace, doc.label, *doc.fields.values()]
         digest.update(json.dumps(row).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:24]
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pegboard")
-    except PackageNotFoundError:  # run from a source tree
-        return "source"
 
 
 @dataclass(frozen=True, slots=True)
