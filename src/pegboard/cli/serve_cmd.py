@@ -199,7 +199,7 @@ def serve(
             tg.cancel_scope.cancel()
 
     try:
-        run(body)
+        run(body, fast_loop=True)
     finally:
         trimmer.close()
 

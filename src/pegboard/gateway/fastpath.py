@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from functools import partial
 from typing import Any
 
 import anyio
@@ -37,7 +38,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pegboard.gateway.approval import client_can_elicit, connection_of
 from pegboard.gateway.ready import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, response
 from pegboard.gateway.server import Gateway, call_response
-from pegboard.gateway.stdio import Answering, Outgoing, Replies
+from pegboard.gateway.stdio import Answering, AnswerTask, Outgoing, Replies
 from pegboard.mcp import direct
 
 logger = logging.getLogger("pegboard.gateway")
@@ -56,7 +57,7 @@ class FastToolCalls:
         self._gateway = gateway
         self._version = version  # negotiated by the early reader, if it answered initialize
         self.enabled = direct.enabled()
-        self._running: dict[int | str, anyio.CancelScope] = {}
+        self._running: dict[int | str, AnswerTask] = {}
 
     def __call__(
         self,
@@ -103,9 +104,14 @@ class FastToolCalls:
         ):
             return False
         args = (request_id, params["name"], params.get("arguments") or {}, reply)
-        self._running[request_id] = anyio.CancelScope()
-        answering.start_soon(self._answer, *args)
+        task = answering.start_soon(self._answer, *args)
+        self._running[request_id] = task
+        task.add_done_callback(partial(self._finished, request_id))
         return True
+
+    def _finished(self, request_id: int | str, task: AnswerTask) -> None:
+        if self._running.get(request_id) is task:  # (also when cancelled before it ran)
+            del self._running[request_id]
 
     def _list_or_ping(self, line: bytes) -> bytes | None:
         try:
@@ -162,12 +168,11 @@ class FastToolCalls:
         assert session is not None
         message: Outgoing | None = None
         try:
-            with self._running[request_id] as scope:
-                result = await self._gateway.call(session, request_id, name, arguments)
-                version = connection_of(session).protocol_version
-                message = call_response(request_id, str(version), result)
-            if scope.cancelled_caught:
-                return  # cancelled by the client: no response
+            # A client's cancel cancels this task (no response); a plain task, not an anyio
+            # cancel scope around the call (~3% of a call's instructions).
+            result = await self._gateway.call(session, request_id, name, arguments)
+            version = connection_of(session).protocol_version
+            message = call_response(request_id, str(version), result)
         except MCPError as exc:  # a protocol answer (the -32042 URL elicitation required)
             error = mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=exc.error)
             message = SessionMessage(error)
@@ -177,8 +182,6 @@ class FastToolCalls:
             message = SessionMessage(
                 mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data)
             )
-        finally:
-            self._running.pop(request_id, None)
         assert message is not None
         # The client may have gone away while the call ran.
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):

@@ -95,6 +95,10 @@ def _encoded(item: Outgoing) -> bytes | None:
     return encode_message(item)
 
 
+AnswerTask = asyncio.Task[None]
+"""One line's answering task (:meth:`Answering.start_soon`): ``cancel()`` stops it."""
+
+
 class Answering:
     """The tasks answering lines a taker took off the reader: plain asyncio tasks (an anyio
     task group's spawn, with the cancel scope it wraps each task in, costs three times as
@@ -105,10 +109,11 @@ class Answering:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def start_soon(self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+    def start_soon(self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> AnswerTask:
         task = asyncio.get_running_loop().create_task(func(*args))
         self._tasks.add(task)
         task.add_done_callback(self._done)
+        return task
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)

@@ -14,8 +14,10 @@ caps each line at a token budget, and a line never counted before would load the
 the data directory with the others, so a later start's searches load no tokenizer at all.
 And the meta-tools' argument checks are compiled (:func:`compile_meta_tool_checks`): a call's
 arguments are validated against its tool's schema, and the first check of a schema compiles
-it (jsonschema's metaschema check: 5-8 ms of CPU for tool_search's, the import aside), which
-made the first search after an idle start x3-x5 slower than the later ones.
+it (jsonschema's metaschema check: 5-8 ms of CPU for tool_search's, the import aside), and its
+quick check's first use generates code (fastjsonschema's import and compile: ~9 ms of the
+event loop's CPU), which made the first search after an idle start x3-x5 slower than the
+later ones.
 """
 
 from __future__ import annotations
@@ -59,11 +61,11 @@ def count_search_lines(surface: RegistrySurface) -> None:
 def compile_meta_tool_checks() -> None:
     """Compile (and cache) the argument validators of ``tool_search``, ``tool_inspect``,
     ``tool_invoke`` and ``tool_exec``, the tools a deferring client calls first."""
-    from pegboard.core.schema import check_schema
+    from pegboard.core.schema import compile_arguments_check
     from pegboard.deferral.definitions import DEFINITIONS
 
     for definition in DEFINITIONS.values():
-        check_schema(definition.input_schema)
+        compile_arguments_check(definition.input_schema)
 
 
 def rehearse_search(surface: RegistrySurface) -> ToolOutput | None:
