@@ -38,7 +38,8 @@ shared machine hits all alike; ratios are against the floor of the same run):
   ``initialize`` answer, against the later ones.
 * ``cli``: the cache-read commands (``tools list``/``search``/``inspect``, ``servers
   status``/``list``) as whole processes beside ``python -c "import mcp.types"``: CPU, wall,
-  peak RSS (``--starts`` runs each; ``bench/versus_cli.py``).
+  peak RSS (``--starts`` runs each; ``bench/versus_cli.py``); with ``--cli-instructions``
+  also each row's instructions under callgrind, which load does not move.
 * ``memory``: RSS of each serving process after tools/list, a search (deferred rows) and a
   call, at 527 tools (LiveMCPBench) and ~5,000 (LiveMCPBench + SealTools + MetaTool pooled);
   each row read again 2 s later (``..., 2 s later``), the process idle by then.
@@ -446,6 +447,15 @@ class AsyncRawSession:
             text = next(ln[6:] for ln in text.splitlines() if ln.startswith("data: "))
         return json.loads(text)["result"]
 
+    async def touch(self, tool: str) -> None:
+        """A call before a throughput window: a kept-alive connection that the server closed
+        while this session waited for its turn (uvicorn's keep-alive timeout is 5 s, as long
+        as six other servers' windows) is opened again here, not in the timed calls."""
+        try:
+            await self.rpc("tools/call", {"name": tool, "arguments": ECHO})
+        except (httpx2.ReadError, httpx2.RemoteProtocolError):
+            await self.rpc("tools/call", {"name": tool, "arguments": ECHO})
+
     async def open(self, tool: str) -> None:
         await self.rpc("initialize", INIT)
         await self.rpc("notifications/initialized", {}, notification=True)
@@ -545,6 +555,9 @@ async def _drive(target: Target, sessions: list[AsyncRawSession], seconds: float
             await session.rpc("tools/call", {"name": target.tool, "arguments": ECHO})
             count += 1
 
+    async with anyio.create_task_group() as tg:  # not timed
+        for session in sessions:
+            tg.start_soon(session.touch, target.tool)
     upstream_before = children_cpu_seconds(target.pid)
     client_before, cpu_before = time.process_time(), cpu_seconds(target.pid)
     started = time.perf_counter()
@@ -589,7 +602,7 @@ def _fastmcp_rate(rows: dict[str, Driven], label: str) -> float:
     found = (
         v.rate for k, v in rows.items() if k.startswith("FastMCP") and k.endswith(LITE) == lite
     )
-    return next(found, float("nan"))
+    return next(found, 0.0) or float("nan")  # no call answered in its windows: no ratio
 
 
 def print_split(found: dict[int, dict[str, Driven]]) -> None:
@@ -646,6 +659,9 @@ async def main(ns: argparse.Namespace) -> None:
         if "cli" in only:
             found = versus_cli.cli_reads(Path(name) / "cli", ns.before_src, ns.starts)
             versus_cli.print_cli(found, ns.starts)
+            if ns.cli_instructions:
+                counted = versus_cli.cli_instructions(Path(name) / "cli-counted", ns.before_src)
+                versus_cli.print_instructions(counted)
 
 
 if __name__ == "__main__":
@@ -657,6 +673,11 @@ if __name__ == "__main__":
     )
     parser.add_argument("--clients", default="1,8,32,64", help="throughput levels")
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput row")
+    parser.add_argument(
+        "--cli-instructions",
+        action="store_true",
+        help="cli section: also each row's instructions under callgrind (needs valgrind)",
+    )
     parser.add_argument("--starts", type=int, default=5, help="spawns per first-call row")
     parser.add_argument(
         "--search-pauses", default="0,5", help="seconds between ready and the first search"

@@ -4,15 +4,22 @@
 The catalog: the SDK test server with generated tools up to 527 (LiveMCPBench's size), listed
 once by ``pegboard servers refresh``; nothing is started by the timed commands. Rows alternate
 run by run (the code before, with ``--before-src``, beside each command), medians.
+
+With ``--cli-instructions`` (:func:`cli_instructions`), each row also runs once under
+``valgrind --tool=callgrind`` (``PYTHONHASHSEED=0``): instructions executed, a figure the
+load of a shared machine does not move (CPU seconds there swing by 20% between runs).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import tomli_w
@@ -61,11 +68,10 @@ def _once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
     return float(user) + float(system), wall, int(rss_kb) / 1024
 
 
-def cli_reads(home: Path, before_src: str | None, repeats: int) -> dict[str, list[float]]:
-    """label -> [median CPU s, median wall s, peak RSS MB]."""
-    if not Path(TIME).exists():
-        raise SystemExit(f"the cli section needs GNU time at {TIME}: apt-get install time")
-    env = prepare(home)
+def _rows(
+    env: dict[str, str], before_src: str | None
+) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """label -> (argv, environment) of every row, ``import mcp.types`` first."""
     rows: dict[str, tuple[list[str], dict[str, str]]] = {
         IMPORT_MCP_TYPES: ([sys.executable, "-c", "import mcp.types"], env)
     }
@@ -73,6 +79,54 @@ def cli_reads(home: Path, before_src: str | None, repeats: int) -> dict[str, lis
         if before_src:
             rows[f"{label} (code before)"] = ([PEGBOARD, *args], env | {"PYTHONPATH": before_src})
         rows[label] = ([PEGBOARD, *args], env)
+    return rows
+
+
+def cli_instructions(home: Path, before_src: str | None) -> dict[str, float]:
+    """label -> millions of instructions of one run under callgrind (two rows at a time; the
+    catalog of :func:`prepare`, its search index built by a first run of each tree)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("--cli-instructions needs valgrind: apt-get install valgrind")
+    rows = _rows(prepare(home), before_src)
+    for argv, env in rows.values():  # each tree's derived files written before the counts
+        subprocess.run(argv, env=env, capture_output=True, check=False)
+
+    def count(row: tuple[list[str], dict[str, str]]) -> float:
+        argv, env = row
+        done = subprocess.run(
+            [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+            env=env | {"PYTHONHASHSEED": "0"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or found is None:
+            raise RuntimeError(f"{argv} under callgrind: {done.stderr[-300:]!r}")
+        return int(found.group(1)) / 1e6
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(rows, pool.map(count, rows.values()), strict=True))
+
+
+def print_instructions(found: dict[str, float]) -> None:
+    print("\nCLI cache reads, 527 cached tools: instructions of one run (callgrind)\n")
+    print("| command | M instructions | x of import mcp.types | x of the code before |")
+    print("| --- | ---: | ---: | ---: |")
+    base = found[IMPORT_MCP_TYPES]
+    for label, value in found.items():
+        before = found.get(f"{label} (code before)")
+        vs = f"x{value / before:.3f}" if before else ""
+        print(f"| {label} | {value:.1f} | x{value / base:.2f} | {vs} |")
+
+
+def cli_reads(home: Path, before_src: str | None, repeats: int) -> dict[str, list[float]]:
+    """label -> [median CPU s, median wall s, peak RSS MB]."""
+    if not Path(TIME).exists():
+        raise SystemExit(f"the cli section needs GNU time at {TIME}: apt-get install time")
+    rows = _rows(prepare(home), before_src)
     runs: dict[str, list[tuple[float, float, float]]] = {label: [] for label in rows}
     for _ in range(repeats):
         for label, (argv, row_env) in rows.items():
