@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ import anyio
 import typer
 
 from pegboard._lazy import import_burst
+from pegboard._switches import switched_off
 from pegboard.config import LoadedConfig, load_config
 from pegboard.errors import ConfigError, PegboardError
 from pegboard.service.app import RuntimeFactory, Service, default_runtime
@@ -120,7 +120,7 @@ def fast_loop_options() -> dict[str, Any]:
     ``uvloop`` extra) when it is installed and ``PEGBOARD_NO_UVLOOP`` is not 1/true/yes,
     else none (asyncio's own loop). uvloop runs the loop's turns in C: x0.90 of the
     instructions per proxied stdio call (bench/callgrind_call.py)."""
-    if os.environ.get(NO_UVLOOP_ENV, "") in ("1", "true", "yes"):
+    if switched_off(NO_UVLOOP_ENV):
         return {}
     try:
         import uvloop  # noqa: F401  # the extra; a missing or broken one leaves asyncio's

@@ -13,13 +13,19 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import AbstractContextManager, nullcontext
+from functools import cache
 from typing import Any
 
 TRACER = "pegboard"
 
 
 _UNKNOWN = object()
-_env_provider: list[bool] = []  # whether OTEL_PYTHON_TRACER_PROVIDER is set, read once
+
+
+@cache
+def _provider_in_environment() -> bool:
+    """Whether the environment names a tracer provider (read once per process)."""
+    return "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 
 
 def tracing_on() -> bool:
@@ -32,11 +38,8 @@ def tracing_on() -> bool:
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
         return False
-    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None:
-        if not _env_provider:
-            _env_provider.append("OTEL_PYTHON_TRACER_PROVIDER" in os.environ)
-        if not _env_provider[0]:
-            return False  # what get_tracer_provider() would say: its proxy, no spans
+    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _provider_in_environment():
+        return False  # what get_tracer_provider() would say: its proxy, no spans
     provider = trace.get_tracer_provider()
     return not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 

@@ -29,11 +29,12 @@ import contextlib
 import itertools
 import json
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
+
+from pegboard._switches import switched_off
 
 if TYPE_CHECKING:
     import mcp_types
@@ -49,7 +50,7 @@ CANCEL_WRITE_TIMEOUT = 5.0  # s for the courtesy cancel of an abandoned call (th
 
 def enabled() -> bool:
     """Whether direct requests are on (``PEGBOARD_NO_FAST_CALLS`` unset or not 1/true/yes)."""
-    return os.environ.get(DISABLE_ENV, "") not in ("1", "true", "yes")
+    return not switched_off(DISABLE_ENV)
 
 
 class _Waiter:
