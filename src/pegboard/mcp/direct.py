@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import anyio
 
 from pegboard._switches import switched_off
+from pegboard.core.definition import wire_json
 
 if TYPE_CHECKING:
     import asyncio
@@ -235,7 +236,7 @@ class NotJson(Exception):
 
 def _dumps(message: dict[str, Any]) -> bytes:
     try:
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = wire_json(message)
     except (TypeError, ValueError, RecursionError) as exc:
         raise NotJson(str(exc)) from None
     return text.encode() + b"\n"
