@@ -271,3 +271,27 @@ def test_tool_exec_with_deferral_off_is_reported_as_not_offered(
         "beside the meta-tools of deferred tools"
     ]
     assert "tool_exec" not in runtime.surface.tools.names
+
+
+async def test_a_calls_scope_is_made_again_once_the_profile_selection_or_window_changed(
+    tmp_path: Path,
+) -> None:
+    loaded = _loaded(tmp_path)
+    runtime = ToolRuntime(loaded, RuntimeOptions(prewarm=False))
+    first = runtime.scope()
+    assert runtime.scope() is first  # nothing changed: the same (immutable) scope
+    raw = dict(loaded.raw) | {"profiles": {"default": {"disabled_tools": ["a/write"]}}}
+    loaded.path.write_text(tomli_w.dumps(raw), encoding="utf-8")
+    async with runtime.running():
+        await runtime.apply_config(load_config(loaded.path))
+
+    scope = runtime.scope()
+    assert scope.assistant is runtime.settings
+    assert scope.assistant.is_tool_disabled("mcp__a__write", "a", "write")
+    assert not first.assistant.is_tool_disabled("mcp__a__write", "a", "write")
+    runtime.selected = frozenset({"mcp__a__read"})
+    assert runtime.scope().mcp_tool_ids == {"mcp__a__read"}
+    runtime.context_window = 1000
+    model = runtime.scope().model
+    assert model is not None
+    assert model.context_window == 1000

@@ -297,6 +297,7 @@ class ToolRuntime:
         self.loaded = loaded
         self.options = options or RuntimeOptions()
         self.components = components or RuntimeComponents()
+        self._scope: ToolApplyScope | None = None  # the last scope() made
         self.events = self.components.events or EventBus()
         config = loaded.config
         # Configured secrets (server env/header values, the gateway token) and URL
@@ -449,8 +450,23 @@ class ToolRuntime:
 
     # -- scope -------------------------------------------------------------------------------
     def scope(self) -> ToolApplyScope:
+        """The scope of a call or listing now: the profile's settings, the selected MCP tools
+        and the context window. Built again only when one of them was replaced (all three
+        are immutable, so the same scope object serves until then: two frozen dataclasses
+        per call saved)."""
+        made = self._scope
+        if (
+            made is not None
+            and made.assistant is self.settings
+            and made.mcp_tool_ids is self.selected
+            and made.model is not None
+            and made.model.context_window == self.context_window
+        ):
+            return made
         model = ModelInfo(context_window=self.context_window)
-        return ToolApplyScope(assistant=self.settings, mcp_tool_ids=self.selected, model=model)
+        made = ToolApplyScope(assistant=self.settings, mcp_tool_ids=self.selected, model=model)
+        self._scope = made
+        return made
 
     def server_allowed(self, server_id: str) -> bool:
         """Whether the profile's MCP mode lets ``server_id`` contribute tools."""

@@ -89,6 +89,7 @@ class GatewayMetrics:
         )
         r.register(_ServerCollector(service))
         self._searched: OrderedDict[str, None] = OrderedDict()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self._outcomes: set[str] = set()
         self._unsubscribe = [
             events.subscribe(CallFinished, self._on_call),
@@ -114,8 +115,8 @@ class GatewayMetrics:
         tool, route = str(record.tool), str(record.via)
         server = self._server_of(tool)
         known = tool if server != "unknown" else "unknown"
-        self.calls.labels(server, known, route, self._outcome(str(record.outcome))).inc()
-        self.duration.labels(server, route).observe(float(record.duration))
+        self._child(self.calls, server, known, route, self._outcome(str(record.outcome))).inc()
+        self._child(self.duration, server, route).observe(float(record.duration))
         session = str(record.session_id or "")
         if tool == SEARCH_TOOL:
             self.searches.inc()
@@ -128,7 +129,17 @@ class GatewayMetrics:
 
     def _on_request(self, event: McpRequestHandled) -> None:
         method = event.method if event.method in MCP_METHODS else "other"
-        self.requests.labels(method, event.era).inc()
+        self._child(self.requests, method, event.era).inc()
+
+    def _child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, kept: prometheus_client's ``labels`` takes a lock and
+        builds its key on every call (three per HTTP call, ~1% of its CPU). A child is never
+        removed from these metrics, so a kept one is the one ``labels`` would return."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
 
     def _server_of(self, tool: str) -> str:
         if tool in META_TOOLS:

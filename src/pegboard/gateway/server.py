@@ -152,10 +152,16 @@ class ClientHub:
 
     def add(self, session: ServerSession) -> None:
         connection = connection_of(session)
+        session_id = connection.session_id  # (an HTTP session's is set after its first add)
+        if connection.state.get("pegboard.hub") is self and (
+            session_id is None or self._by_session.get(session_id) is connection
+        ):
+            return  # held already: every request after the first
         connection.state.setdefault("pegboard.connected_at", time.time())
         self._connections.add(connection)
         if connection.session_id is not None:
             self._by_session[connection.session_id] = connection
+        connection.state["pegboard.hub"] = self
 
     def connection(self, session_id: str) -> Connection | None:
         """The connection of the HTTP session ``session_id``, once a request of it reached
