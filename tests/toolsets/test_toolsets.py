@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -141,3 +142,21 @@ async def test_arguments_are_checked_once_and_a_run_alone_still_checks_them(
     swapped.arguments = {"txt": "hi"}
     with pytest.raises(InvalidToolArguments):
         await alone.call_tool(swapped, listed)
+
+
+def test_a_calls_session_shares_every_field_of_its_session_but_the_calls_own() -> None:
+    # A distinct object per field: a field for_call forgot would come back as its default.
+    original = CallSession(**{f.name: object() for f in dataclasses.fields(CallSession)})
+    own = {
+        "approval_handler": object(),
+        "session_id": "s-call",
+        "client": "client-call",
+        "principal": object(),
+        "grant_ttl": 5.0,
+        "access": object(),
+    }
+    derived = original.for_call(**own)  # type: ignore[arg-type]
+
+    for f in dataclasses.fields(CallSession):
+        expected = own[f.name] if f.name in own else getattr(original, f.name)
+        assert getattr(derived, f.name) is expected, f.name

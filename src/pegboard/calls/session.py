@@ -49,6 +49,34 @@ class CallSession:
     access: AccessView | None = None
     limits: CallLimits | None = None
 
+    def for_call(
+        self,
+        *,
+        approval_handler: ApprovalHandler | None,
+        session_id: str | None,
+        client: str | None,
+        principal: Principal,
+        grant_ttl: float | None,
+        access: AccessView | None,
+    ) -> CallSession:
+        """This session as one call runs in it, with the call's own handler, connection,
+        client, principal, grant lifetime and access; everything else shared (the same
+        grants, pending store, audit sink, gates and limits). What ``dataclasses.replace``
+        gives, without its walk over the fields (~1% of a proxied call)."""
+        return CallSession(
+            approval_handler=approval_handler,
+            grants=self.grants,
+            audit=self.audit,
+            session_id=session_id,
+            pending=self.pending,
+            principal=principal,
+            client=client,
+            grant_ttl=grant_ttl,
+            gates=self.gates,
+            access=access,
+            limits=self.limits,
+        )
+
 
 @dataclass(slots=True)
 class Call:

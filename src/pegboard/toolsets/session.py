@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pegboard.calls.approval import ApprovalHandler, is_approval_gated
@@ -198,14 +198,14 @@ class ToolSession:
         """
         listing = tools if tools is not None else self.tools
         handler = self.calls.approval_handler if approval == "session" else approval
-        session = replace(
-            self.calls,
+        calls = self.calls
+        session = calls.for_call(
             approval_handler=handler,
-            session_id=session_id or self.calls.session_id,
-            client=client or self.calls.client,
-            principal=principal or self.calls.principal,
-            grant_ttl=grant_ttl if grant_ttl is not None else self.calls.grant_ttl,
-            access=access if access is not None else self.calls.access,
+            session_id=session_id or calls.session_id,
+            client=client or calls.client,
+            principal=principal or calls.principal,
+            grant_ttl=grant_ttl if grant_ttl is not None else calls.grant_ttl,
+            access=access if access is not None else calls.access,
         )
         ctx = self.context(
             call_id, session_id=session.session_id, messages=messages, call_session=session
