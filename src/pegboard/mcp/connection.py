@@ -76,6 +76,7 @@ class McpConnection:
         self._session: ClientSession | None = None
         self._state: TransportState | None = None
         self._listing: ListingLog | None = None
+        self._listings = 0  # list_tools calls under way
         self._closing = False
         self.failures = 0
         self.retry_at = 0.0
@@ -273,6 +274,7 @@ class McpConnection:
         listing.skipped.clear()
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
+        self._listings += 1
         try:
             with anyio.fail_after(self.config.list_timeout):
                 for _ in range(MAX_PAGES):
@@ -295,8 +297,56 @@ class McpConnection:
             ) from exc
         except MCPError as exc:
             raise self._request_failed("tools/list", exc, state) from exc
+        finally:
+            self._listings -= 1
+            if not self._listings:  # no other listing's page still on its way to the session
+                listing.release()
         self.failures = 0
         return tools, list(listing.skipped)
+
+    async def tools_as_sent(self) -> tuple[list[dict[str, Any]], list[tuple[str, str]]] | None:
+        """The server's tools as it sent them and the tools skipped as invalid (the checks of
+        :func:`~pegboard.mcp.listing.filter_tools`, as for :meth:`list_tools`), read without
+        the SDK's client, to be compared with a cached listing; None where that is not done
+        (no direct requests on this transport: see :meth:`call_tool`), or when the answer is
+        anything but one page.
+
+        The caller takes these tools only when they equal, as canonical JSON, the cached
+        listing they would replace (every start lists its servers again, and finds them
+        unchanged); otherwise :meth:`list_tools` reads them. The SDK's reading (its parse, the
+        result's schema check, the models and their dump) costs about twice this one and
+        ~30 MB of short-lived heap at 5,000 tools, which the process keeps as free pages.
+        """
+        import mcp_types
+
+        from pegboard.mcp.listing import ListingLog, filter_tools
+
+        sdk = _call_names()
+        session = await self.session()
+        state, listing, version = self._state, self._listing, session.protocol_version
+        caps = session.server_capabilities
+        direct = state.direct if state is not None else None
+        if direct is None or listing is None or caps is None or caps.tools is None:
+            return None
+        if sdk.tracing_on() or version is None or version in sdk.modern_versions:
+            return None
+        try:
+            with anyio.fail_after(self.config.list_timeout):
+                message = await direct.request("tools/list", {})
+        except TimeoutError as exc:
+            raise ServerUnavailable(
+                self.server_id, f"tools/list timed out after {self.config.list_timeout:g}s"
+            ) from exc
+        except sdk.mcp_error:
+            return None  # the connection closed: list_tools says why
+        if not isinstance(message, mcp_types.JSONRPCResponse):
+            return None  # an error answer: list_tools reports it
+        result = message.result
+        if result.get("nextCursor") is not None or not isinstance(result.get("tools"), list):
+            return None
+        log = ListingLog(protocol_version=listing.protocol_version, checked=listing.checked)
+        await anyio.to_thread.run_sync(filter_tools, result, log)
+        return result["tools"], log.skipped
 
     async def call_tool(
         self,
