@@ -110,15 +110,17 @@ async def test_an_unchanged_listing_is_read_once_without_the_sdks_client(tmp_pat
     assert [a is b for a, b in zip(first, again, strict=True)] == [True, True, True]
 
 
-async def test_a_changed_listing_is_listed_again_through_the_sdks_client(tmp_path: Path) -> None:
+async def test_a_changed_listing_read_once_is_taken_as_the_sdks_client_reads_it(
+    tmp_path: Path,
+) -> None:
     ids, modes = tmp_path / "ids", tmp_path / "modes"
     catalog = McpCatalog([scripted("s1", tools=2, id_log=ids, mode_file=modes)])
     async with catalog.running(prewarm=False):
         await catalog.refresh_tools("s1")
         modes.write_text("rug-pull")  # the first tool's description changes
         changed = await catalog.refresh_tools("s1")
-    assert _listing_ids(ids) == ["sdk", "pegboard-1", "sdk"]
-    # what the SDK's client read and pegboard checked: a changed tool waits for trust
+    assert _listing_ids(ids) == ["sdk", "pegboard-1"]  # not listed a second time
+    # read as the SDK's client reads it, then checked: the changed tool waits for trust
     assert [t.name for t in changed] == ["tool_1"]
     assert catalog.status("s1").pending_trust == ("tool_0",)
 

@@ -304,18 +304,17 @@ class McpConnection:
         self.failures = 0
         return tools, list(listing.skipped)
 
-    async def tools_as_sent(self) -> tuple[list[dict[str, Any]], list[tuple[str, str]]] | None:
-        """The server's tools as it sent them and the tools skipped as invalid (the checks of
-        :func:`~pegboard.mcp.listing.filter_tools`, as for :meth:`list_tools`), read without
-        the SDK's client, to be compared with a cached listing; None where that is not done
-        (no direct requests on this transport: see :meth:`call_tool`), or when the answer is
-        anything but one page.
+    async def tools_as_sent(self) -> SentListing | None:
+        """The server's tools read once without the SDK's client (one ``tools/list`` on the
+        direct-request path: see :meth:`call_tool`), checked tool by tool as for
+        :meth:`list_tools` (:func:`~pegboard.mcp.listing.filter_tools`); None where that is
+        not done, or when the answer is anything but one page (:meth:`list_tools` reads it).
 
-        The caller takes these tools only when they equal, as canonical JSON, the cached
-        listing they would replace (every start lists its servers again, and finds them
-        unchanged); otherwise :meth:`list_tools` reads them. The SDK's reading (its parse, the
-        result's schema check, the models and their dump) costs about twice this one and
-        ~30 MB of short-lived heap at 5,000 tools, which the process keeps as free pages.
+        Every start lists its servers again and mostly finds them unchanged: the caller
+        compares :attr:`SentListing.tools` with the cached listing, and only a changed one
+        needs :meth:`SentListing.read` (the SDK client's reading: the result's schema check,
+        the models and their dump). That reading costs about twice the parse and ~30 MB of
+        short-lived heap at 5,000 tools, which the process keeps as free pages afterwards.
         """
         import mcp_types
 
@@ -346,7 +345,8 @@ class McpConnection:
             return None
         log = ListingLog(protocol_version=listing.protocol_version, checked=listing.checked)
         await anyio.to_thread.run_sync(filter_tools, result, log)
-        return result["tools"], log.skipped
+        self.failures = 0
+        return SentListing(result, log.skipped, version)
 
     async def call_tool(
         self,
@@ -518,6 +518,33 @@ def _call_names() -> _CallNames:
         _clamp_inbound_ttl,
         _later_revision_fields,
     )
+
+
+class SentListing:
+    """A ``tools/list`` answer as the server sent it (after the per-tool checks), and the
+    tools those checks skipped; :meth:`read` reads it as the SDK's client does."""
+
+    def __init__(self, result: dict[str, Any], skipped: list[tuple[str, str]], version: str):
+        self._result, self.skipped, self._version = result, skipped, version
+        self.tools: list[dict[str, Any]] = result["tools"]
+
+    def read(self) -> list[dict[str, Any]]:
+        """The tools as ``ClientSession.list_tools`` and :meth:`McpConnection.list_tools`
+        make them: a negative ``ttlMs`` floored, the result checked against its version's
+        schema, a later revision's fields dropped, validated, each tool dumped (raising
+        pydantic's ``ValidationError`` as they do)."""
+        import mcp_types
+        from mcp_types.methods import validate_server_result
+
+        sdk = _call_names()
+        raw = self._result
+        sdk.clamp_ttl(raw)
+        with contextlib.suppress(KeyError):  # a version without a row for tools/list
+            validate_server_result("tools/list", self._version, raw)
+        if not (foreign := sdk.later_fields("tools/list", self._version)).isdisjoint(raw):
+            raw = {key: value for key, value in raw.items() if key not in foreign}
+        result = mcp_types.ListToolsResult.model_validate(raw, by_name=False)
+        return [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in result.tools]
 
 
 _Answer: TypeAlias = "mcp_types.CallToolResult | mcp_types.InputRequiredResult | dict[str, Any]"

@@ -404,18 +404,16 @@ async def _listing(
     entry: ServerEntry,
 ) -> tuple[list[dict[str, Any]], list[tuple[str, str]], str | None]:
     """The server's tools, the tools skipped as invalid and, when it was made, the listing's
-    canonical JSON. A server with a cached listing is first asked without the SDK's client
-    (:meth:`~pegboard.mcp.connection.McpConnection.tools_as_sent`); an answer equal to the
-    cached listing is taken as it came, anything else is listed again through the SDK's
-    client."""
+    canonical JSON. A server with a cached listing is read once without the SDK's client
+    (:meth:`~pegboard.mcp.connection.McpConnection.tools_as_sent`): an answer equal to the
+    cached listing is taken as it came, a changed one read as the SDK's client reads it."""
     if entry.has_cached_listing:
         sent = await entry.connection.tools_as_sent()
         if sent is not None:
-            tools, skipped = sent
-            sent_json = canonical_json(tools)
-            if entry.lists_as_cached(tools, sent_json):
-                entry.connection.failures = 0
-                return tools, skipped, sent_json
-            del sent, tools, sent_json  # not held while the SDK's client lists them again
+            sent_json = canonical_json(sent.tools)
+            if entry.lists_as_cached(sent.tools, sent_json):
+                return sent.tools, sent.skipped, sent_json
+            del sent_json
+            return sent.read(), sent.skipped, None
     raw, skipped = await entry.connection.list_tools()
     return raw, skipped, None
