@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
+import anyio
 import pytest
 
 from pegboard import (
@@ -21,6 +24,8 @@ from pegboard import (
     ToolRegistry,
     build_agent_params,
 )
+from pegboard.calls.audit import FanOut
+from pegboard.calls.audit_log import AuditLog
 
 pytestmark = pytest.mark.anyio
 MODEL = ModelInfo("gpt-test", "openai", 128_000)
@@ -91,3 +96,68 @@ async def test_the_approval_handler_argument_of_build_agent_params_is_asked() ->
     out = await params.dispatcher.call(ToolCall("c1", "delete", {"path": "/a"}))
 
     assert (out.as_text(), asked) == ("deleted /a", ["delete"])
+
+
+class WaitingSink:
+    """An async sink whose write waits (as a database sink's does): no hand-off."""
+
+    def __init__(self) -> None:
+        self.records: list[CallRecord] = []
+
+    async def write(self, records: Sequence[CallRecord]) -> None:
+        await anyio.sleep(0.05)
+        self.records.extend(records)
+
+
+def test_a_fan_out_hands_records_off_at_once_only_when_every_sink_takes_them_at_once(
+    tmp_path: Path,
+) -> None:
+    heard: list[CallRecord] = []
+    warn, refuse = (
+        AuditLog(tmp_path / "a.jsonl"),
+        AuditLog(tmp_path / "b.jsonl", on_failure="refuse"),
+    )
+    direct: list[CallRecord] = []
+    fan_out = FanOut([warn, direct.append], then=heard.append)
+    assert warn.hand_off is not None
+    assert refuse.hand_off is None
+    assert FanOut([warn, refuse]).hand_off is None
+    assert FanOut([warn, WaitingSink()]).hand_off is None
+    assert fan_out.hand_off is not None
+
+    record = CallRecord(1.0, "direct", "t", "c1", None, "0" * 64, "not_required", "ok", 0.0)
+    fan_out.hand_off([record])
+
+    assert direct == heard == [record]  # on the spot, before any await
+    warn.flush()
+    assert [r["call_id"] for r in warn.tail(5)] == ["c1"]
+
+
+@pytest.mark.parametrize("waits", [False, True], ids=["hand-off", "awaited sink"])
+async def test_a_cancelled_call_leaves_its_record_whether_the_sink_waits_or_not(
+    tmp_path: Path, waits: bool
+) -> None:
+    started = anyio.Event()
+
+    async def block(token: str) -> str:
+        """Wait until cancelled."""
+        started.set()
+        await anyio.sleep_forever()
+        return token
+
+    log, waiting = AuditLog(tmp_path / "audit.jsonl"), WaitingSink()
+    sink = FanOut([waiting] if waits else [log])
+    tools = ToolRegistry([ToolEntry("block", "t", Tool.from_function(block))])
+    params = build_agent_params(tools, ToolApplyScope(), MODEL, audit=sink)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(params.dispatcher.call, ToolCall("c1", "block", {"token": "x"}))
+            await started.wait()
+            tg.cancel_scope.cancel()
+
+    if waits:
+        found = [(r.call_id, r.outcome, r.error_class) for r in waiting.records]
+    else:
+        log.flush()
+        found = [(r["call_id"], r["outcome"], r["error_class"]) for r in log.tail(5)]
+    assert found == [("c1", "error", "CancelledError")]

@@ -110,6 +110,20 @@ async def test_a_cancelled_call_tells_the_server_which_request_it_abandoned(
     assert requests(log, "notifications/cancelled") == ["pegboard-1"]
 
 
+async def test_the_call_timeout_also_ends_a_request_the_server_stopped_reading() -> None:
+    catalog = McpCatalog([scripted("s1", "deaf-call", tools=1, call_timeout=0.5)])
+    async with catalog.running(prewarm=False):
+        with pytest.raises(ServerUnavailable, match=r"tool 'slow' did not answer within 0.5s"):
+            await catalog.call_tool("s1", "slow", {})
+        # 1 MiB into a pipe nobody reads: the write itself waits, and the deadline ends it.
+        # (The courtesy cancel then waits out its own bound, 5 s, on the full pipe.)
+        with anyio.fail_after(20):
+            started = anyio.current_time()
+            with pytest.raises(ServerUnavailable, match=r"tool 'tool_0' did not answer within"):
+                await catalog.call_tool("s1", "tool_0", {"q": "x" * (1 << 20)})
+        assert anyio.current_time() - started < 10
+
+
 async def test_a_large_answer_under_the_cap_arrives_whole() -> None:
     catalog = McpCatalog([scripted("s1", "large-result", tools=1)])
     async with catalog.running(prewarm=False):

@@ -76,10 +76,22 @@ class AuditLog:
         self.path = Path(path)
         self.max_bytes = max_bytes
         self.backups = backups
-        self.on_failure = on_failure
+        self._on_failure = on_failure
         self._warned = False
         self._writer = QueuedWriter(self._append_all, name=f"pegboard-audit {self.path.name}")
+        # The synchronous hand-off (pegboard.calls.audit.HandOff): under "warn" a call's
+        # records are queued for the writer thread, never waited for.
+        self.hand_off: Callable[[Sequence[Any]], None] | None = (
+            None if on_failure == "refuse" else self._queue
+        )
         _LOGS.add(self)
+
+    @property
+    def on_failure(self) -> Literal["warn", "refuse"]:
+        return self._on_failure
+
+    def _queue(self, records: Sequence[Any]) -> None:
+        self._writer.submit(records)
 
     async def write(self, records: Sequence[Any]) -> None:
         """The :class:`~pegboard.calls.audit.AsyncAuditSink` face: queue ``records`` for the

@@ -242,13 +242,16 @@ def _add(container: Any, key: str, item: Any) -> None:
     from tomlkit.items import AoT, Comment, Table, Whitespace
 
     body = getattr(container, "value", container)  # a Table's Container, or the Document
+    items = getattr(body, "body", [])
     plain = [
-        k.key
-        for k, v in getattr(body, "body", ())
+        index
+        for index, (k, v) in enumerate(items)
         if k is not None and not isinstance(v, (Table, AoT, Comment, Whitespace))
     ]
-    if plain and not isinstance(item, Table) and hasattr(body, "_insert_after"):
-        body._insert_after(plain[-1], key, item)  # tomlkit has no public insert-at
+    after = plain[-1] + 1 if plain else len(items)
+    if after < len(items) and not isinstance(item, Table) and hasattr(body, "_insert_at"):
+        # tomlkit has no public insert-at (0.15 dropped the ``_insert_after`` it had)
+        body._insert_at(after, key, item)
     else:
         container[key] = item
 

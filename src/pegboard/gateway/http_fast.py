@@ -272,7 +272,7 @@ class FastTransport(StreamableHTTPServerTransport):
     directly (:meth:`HttpFastPath.legacy`)."""
 
     fast: HttpFastPath
-    running: dict[int | str, anyio.CancelScope]
+    running: dict[int | str, _Running]
 
     async def _handle_post_request(
         self, scope: Scope, request: Request, receive: Receive, send: Send
@@ -324,18 +324,21 @@ class HttpFastPath:
             or request_id in transport.running
         ):
             return False
-        scope = transport.running[request_id] = anyio.CancelScope()
+        running = transport.running[request_id] = _Running()
         dctx = _dispatch_context(request, request_id)
         params = message.get("params")
 
         async def answer() -> tuple[int, bytes]:
             try:
-                with scope:
+                try:
                     if method == "tools/call" and not self._gateway.spans:
                         return 200, await self._call(connection, dctx, request, params)
                     runner = ServerRunner(self._gateway.server, connection, self.lifespan_state())
                     result = await runner.on_request(dctx, method, params)
                     return 200, _result(request_id, result)
+                except asyncio.CancelledError:
+                    if not running.taken_back():
+                        raise  # not the client's cancel (or that and another): stays a cancel
                 error = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
             except Exception as exc:
                 found = handler_exception_to_error_data(exc)
@@ -425,7 +428,28 @@ class HttpFastPath:
         return None
 
 
-def _cancel_if_asked(running: dict[int | str, anyio.CancelScope], message: Any) -> None:
+class _Running:
+    """A fast request in its task, which the client's ``notifications/cancelled`` cancels:
+    the task's own cancel, taken back where the answer is made (an anyio cancel scope per
+    request costs ~2% of an HTTP call's instructions)."""
+
+    __slots__ = ("asked", "task")
+
+    def __init__(self) -> None:
+        self.task = asyncio.current_task()
+        self.asked = False
+
+    def cancel(self) -> None:
+        if not self.asked and self.task is not None:
+            self.asked = True
+            self.task.cancel()
+
+    def taken_back(self) -> bool:
+        """After a ``CancelledError``: True if it was only this cancel's (then undone)."""
+        return self.asked and self.task is not None and self.task.uncancel() == 0
+
+
+def _cancel_if_asked(running: dict[int | str, _Running], message: Any) -> None:
     if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
         params = message.get("params")
         cancelled = params.get("requestId") if isinstance(params, dict) else None

@@ -52,6 +52,7 @@ from pegboard.calls.approval import ApprovalPending
 from pegboard.calls.fallback import STORE_LOST_LINE
 from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
 from pegboard.core.access import AccessView, AccessViews
+from pegboard.core.definition import wire_json
 from pegboard.core.events import McpRequestHandled
 from pegboard.core.output import ToolOutput
 from pegboard.core.principal import Principal
@@ -628,7 +629,7 @@ def call_response(request_id: mcp_types.RequestId, version: str, result: CallRes
             result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         payload = serialize_server_result("tools/call", version, result)
         try:
-            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            body = wire_json(payload)
         except ValueError:  # NaN or infinity: pydantic's encoder writes them as null
             message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
             return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
@@ -680,7 +681,7 @@ def _plain_body(version: str, result: dict[str, Any]) -> str | None:
         content.append({k: block[k] for k in block_keys})
     payload["content"] = content
     try:
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return wire_json(payload)
     except (ValueError, TypeError):
         return None
 

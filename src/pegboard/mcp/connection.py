@@ -381,21 +381,22 @@ class McpConnection:
             # envelope in _meta: the SDK's client writes both.
             direct = None
         try:
-            # anyio.fail_after's own steps, without its two generator-based context managers
-            # and backend look-ups (~5% of a call's CPU): the deadline's cancel is a timeout.
             clock = anyio.current_time
-            timer = anyio.CancelScope(deadline=clock() + limit)
+            deadline = clock() + limit
             answer: _Answer | None = None
-            with timer:
-                if direct is not None and version is not None:
-                    answer = await _direct_call(direct, name, arguments, version)
-                if answer is None:
+            if direct is not None and version is not None:  # the deadline: a loop timer
+                answer = await _direct_call(direct, name, arguments, version, deadline)
+            if answer is None:
+                # anyio.fail_after's own steps, without its two generator-based context
+                # managers and backend look-ups: the deadline's cancel is a timeout.
+                timer = anyio.CancelScope(deadline=deadline)
+                with timer:
                     request = mcp_types.CallToolRequest(
                         params=mcp_types.CallToolRequestParams(name=name, arguments=arguments)
                     )
                     answer = await session.send_request(request, _call_results())
-            if timer.cancelled_caught and clock() >= timer.deadline:
-                raise TimeoutError
+                if timer.cancelled_caught and clock() >= timer.deadline:
+                    raise TimeoutError
             assert answer is not None
         except TimeoutError as exc:
             raise ServerUnavailable(
@@ -551,15 +552,17 @@ _Answer: TypeAlias = "mcp_types.CallToolResult | mcp_types.InputRequiredResult |
 
 
 async def _direct_call(
-    direct: DirectRequests, name: str, arguments: dict[str, Any], version: str
+    direct: DirectRequests, name: str, arguments: dict[str, Any], version: str, deadline: float
 ) -> _Answer | None:
-    """``tools/call`` through ``direct``; None if the arguments are for the SDK to encode. A
-    plain result (:func:`~pegboard.mcp.results.plain_result`) comes back as read."""
+    """``tools/call`` through ``direct`` (``TimeoutError`` past ``deadline``); None if the
+    arguments are for the SDK to encode. A plain result
+    (:func:`~pegboard.mcp.results.plain_result`) comes back as read."""
     import mcp_types
 
     sdk = _call_names()
     try:
-        message = await direct.request("tools/call", {"name": name, "arguments": arguments})
+        params = {"name": name, "arguments": arguments}
+        message = await direct.request("tools/call", params, deadline)
     except sdk.not_json:
         return None
     if isinstance(message, dict):  # a plain result, as the SDK's models would take it

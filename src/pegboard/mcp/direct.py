@@ -35,8 +35,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import anyio
 
 from pegboard._switches import switched_off
+from pegboard.core.definition import wire_json
 
 if TYPE_CHECKING:
+    import asyncio
+
     import mcp_types
 
 # =1: tools/call goes through the SDK's client (here) and its server dispatcher (the gateway's
@@ -54,11 +57,27 @@ def enabled() -> bool:
 
 
 class _Waiter:
-    __slots__ = ("answer", "event")
+    """One request's answer (a future of the running loop) and its deadline's state."""
 
-    def __init__(self) -> None:
-        self.event = anyio.Event()
-        self.answer: Answer | None = None
+    __slots__ = ("expired", "future", "sending", "task")
+
+    def __init__(self, future: asyncio.Future[Answer | None], task: asyncio.Task[Any]) -> None:
+        self.future = future
+        self.task = task
+        self.sending = False  # the request line is being written
+        self.expired = False  # the deadline passed before the answer came
+
+    def expire(self) -> None:
+        """The deadline's timer: stop waiting for the answer; a write still under way (the
+        server stopped reading) is cut short by cancelling the call's task, taken back in
+        :meth:`DirectRequests.request`."""
+        if self.future.done():
+            return
+        self.expired = True
+        if self.sending:
+            self.task.cancel()
+        else:
+            self.future.set_result(None)
 
 
 Answer: TypeAlias = "mcp_types.JSONRPCResponse | mcp_types.JSONRPCError | dict[str, Any]"
@@ -79,33 +98,60 @@ class DirectRequests:
         self._waiting: dict[str, _Waiter] = {}
         self._closed = False
 
-    async def request(self, method: str, params: dict[str, Any]) -> Answer:
+    async def request(
+        self, method: str, params: dict[str, Any], deadline: float | None = None
+    ) -> Answer:
         """Send ``method`` with ``params`` and wait for the server's answer (a response or
         an error message, or the result itself when it is a plain ``tools/call`` result:
         see the module docstring). Raises the SDK's ``MCPError`` (``CONNECTION_CLOSED``) when the
         connection is or becomes closed; :class:`NotJson` (before anything is written) when
-        ``params`` holds what JSON cannot carry (``NaN``, say)."""
+        ``params`` holds what JSON cannot carry (``NaN``, say); ``TimeoutError`` when no answer
+        came by ``deadline`` (the event loop's clock, ``anyio.current_time()``; the server is
+        told the request is abandoned, as for a cancel).
+
+        The deadline is a timer on the loop beside a future the reader resolves, not an anyio
+        cancel scope (~3% of a proxied call's instructions); it bounds the write as well."""
+        import asyncio  # the loop's own (running: this module's reader needs it)
+
         request_id = f"{ID_PREFIX}{next(self._ids)}"
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         line = _dumps(message)
         if self._closed:
             raise _connection_closed()
-        waiter = self._waiting[request_id] = _Waiter()
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        waiter = self._waiting[request_id] = _Waiter(loop.create_future(), task)
+        timer = loop.call_at(deadline, waiter.expire) if deadline is not None else None
         try:
             try:
+                waiter.sending = True
                 await self._send(line)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 raise _connection_closed() from None
-            await waiter.event.wait()
-        except anyio.get_cancelled_exc_class():
+            finally:
+                waiter.sending = False
+            answer = await waiter.future
+        except asyncio.CancelledError:
+            # The timer's own cancel of a stuck write is a timeout, unless the call was
+            # cancelled as well meanwhile (then it stays a cancel).
+            timed_out = waiter.expired and task.uncancel() == 0
             if not self._closed:  # a write cut short by the cancel may still have gone out
                 await self._cancel(request_id)
+            if timed_out:
+                raise TimeoutError from None
             raise
         finally:
+            if timer is not None:
+                timer.cancel()
             self._waiting.pop(request_id, None)
-        if waiter.answer is None:  # woken by close()
+        if waiter.expired:
+            if not self._closed:
+                await self._cancel(request_id)
+            raise TimeoutError
+        if answer is None:  # woken by close()
             raise _connection_closed()
-        return waiter.answer
+        return answer
 
     async def _cancel(self, request_id: str) -> None:
         """Tell the server a call it was sent is abandoned (best effort, bounded)."""
@@ -130,10 +176,9 @@ class DirectRequests:
         plain = _plain_answer(line)
         if plain is not None:
             waiter = self._waiting.get(plain[0])
-            if waiter is None or waiter.event.is_set():
+            if waiter is None or waiter.future.done():
                 return False
-            waiter.answer = plain[1]
-            waiter.event.set()
+            waiter.future.set_result(plain[1])
             return True
         from pegboard.mcp.framing import parse_line, unreadable_answer
 
@@ -148,21 +193,21 @@ class DirectRequests:
         if not isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
             return False
         waiter = self._waiting.get(message.id) if isinstance(message.id, str) else None
-        if waiter is None or waiter.event.is_set():
+        if waiter is None or waiter.future.done():
             return False  # an id nobody waits for: the SDK logs and drops it, as before
         if unreadable:
             logger.warning(
                 "an MCP server sent an answer that could not be read (%s)", type(parsed).__name__
             )
-        waiter.answer = message
-        waiter.event.set()
+        waiter.future.set_result(message)
         return True
 
     def close(self) -> None:
         """The connection closed: every waiting call fails with ``CONNECTION_CLOSED``."""
         self._closed = True
         for waiter in self._waiting.values():
-            waiter.event.set()
+            if not waiter.future.done():
+                waiter.future.set_result(None)
 
 
 def _plain_answer(line: bytes) -> tuple[str, dict[str, Any]] | None:
@@ -191,7 +236,7 @@ class NotJson(Exception):
 
 def _dumps(message: dict[str, Any]) -> bytes:
     try:
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = wire_json(message)
     except (TypeError, ValueError, RecursionError) as exc:
         raise NotJson(str(exc)) from None
     return text.encode() + b"\n"

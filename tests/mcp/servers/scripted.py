@@ -6,7 +6,8 @@ Modes (repeatable): ``no-init`` (never answers initialize), ``hang-list`` (never
 tools/list), ``bad-schema`` (adds tools with invalid schemas next to valid ones),
 ``prompts-only`` (no tools capability; tools/list is a -32601 error), ``flood`` (answers
 tools/list with an endless line), ``stderr-flood`` (writes 8 MiB to stderr first),
-``hang-call`` (a call to ``slow`` never answers), ``crash-once`` (the first tools/call exits
+``hang-call`` (a call to ``slow`` never answers), ``deaf-call`` (a call to ``slow`` never
+answers and the server stops reading its stdin), ``crash-once`` (the first tools/call exits
 the process; a marker file next to --log remembers it), ``extra`` (lists one more tool,
 ``extra_tool``), ``rug-pull`` (the first tool's description becomes a poisoned one),
 ``rug-annotations`` (the first tool gains annotations), ``rename-case`` and
@@ -219,6 +220,8 @@ def main() -> None:
                     fh.write(f"{msg['params']['name']}\n")
             if "hang-call" in ns.mode and msg["params"]["name"] == "slow":
                 continue
+            if "deaf-call" in ns.mode and msg["params"]["name"] == "slow":
+                time.sleep(3600)  # stops reading: writes to its stdin fill the pipe and wait
             marker = Path(ns.log + ".crashed") if ns.log else None
             if "crash-once" in ns.mode and marker is not None and not marker.exists():
                 marker.write_text("1")
