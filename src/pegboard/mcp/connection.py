@@ -330,8 +330,8 @@ class McpConnection:
         if sdk.tracing_on() or version is None or version in sdk.modern_versions:
             return None
         try:
-            with anyio.fail_after(self.config.list_timeout):
-                message = await direct.request("tools/list", {})
+            deadline = anyio.current_time() + self.config.list_timeout
+            message = await direct.request("tools/list", {}, deadline)
         except TimeoutError as exc:
             raise ServerUnavailable(
                 self.server_id, f"tools/list timed out after {self.config.list_timeout:g}s"
