@@ -47,7 +47,6 @@ from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import BpeTokenCounter, default_token_counter
 from pegboard.deferral.kept_counts import keep_counts
-from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ConfigError, PegboardError, UserError
 from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
 from pegboard.mcp.checked import default_checked
@@ -421,7 +420,11 @@ class ToolRuntime:
 
     def _build_surface(self) -> None:
         config = self.loaded.config
-        tool_exec = ExecSettings(sandbox=self.sandbox) if self.sandbox is not None else None
+        tool_exec = None
+        if self.sandbox is not None:
+            from pegboard.deferral.tool_exec import ExecSettings  # lazy: only with tool_exec
+
+            tool_exec = ExecSettings(sandbox=self.sandbox)
         defer = self.options.defer if self.options.defer is not None else config.meta.defer
         self.index = self._search_index(self.registry)  # shared by the surface and integrations
         self.surface = RegistrySurface(

@@ -197,6 +197,35 @@ def test_cache_reads_import_no_knowledge_base_code(
     assert _loaded_after(*args, heavy=heavy, env=cached_server_env) == []
 
 
+# Deferral's meta-tools and the tool_exec sandbox: a read lists everything (nothing deferred),
+# so it loads none of their modules (their import and ~20 dataclasses were ~3% of a read).
+DEFERRAL_AND_SANDBOX = (
+    "pegboard.deferral.apply",
+    "pegboard.deferral.pool",
+    "pegboard.deferral.prompt",
+    "pegboard.deferral.tool_exec",
+    "pegboard.deferral.tool_search",
+    "pegboard.sandbox.limits",
+    "pegboard.sandbox.tool",
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tools", "list", "--json"],
+        ["tools", "search", "file"],
+        ["tools", "inspect", "mcp__demo__read_file"],
+        ["servers", "status"],
+    ],
+)
+def test_cache_reads_import_neither_deferral_nor_the_sandbox(
+    cached_server_env: dict[str, str], args: list[str]
+) -> None:
+    heavy = DEFERRAL_AND_SANDBOX
+    assert _loaded_after(*args, heavy=heavy, env=cached_server_env) == []
+
+
 def test_servers_list_reads_the_config_only(cached_server_env: dict[str, str]) -> None:
     heavy = ("pegboard.runtime", "pegboard.mcp.catalog", "pegboard.core.registry", "sqlite3")
     assert _loaded_after("servers", "list", heavy=heavy, env=cached_server_env) == []

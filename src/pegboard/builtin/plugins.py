@@ -18,6 +18,7 @@ import logging
 import pathlib
 from importlib.metadata import EntryPoint, entry_points
 
+from pegboard._release import header_field
 from pegboard.config.load import LoadedConfig, load_config
 from pegboard.config.model import PegboardConfig
 from pegboard.core.entry import ToolEntry
@@ -74,5 +75,8 @@ def load_tool_entries(
 
 
 def _order(point: EntryPoint) -> tuple[bool, str, str]:
-    dist = point.dist.name if point.dist is not None else ""
+    """pegboard's own first, then by distribution and entry-point name (the distribution's
+    name from its metadata's header: parsing the whole file was ~1% of a CLI read)."""
+    found = point.dist
+    dist = (header_field(found, "Name") or found.name) if found is not None else ""
     return (dist != "pegboard", dist, point.name)

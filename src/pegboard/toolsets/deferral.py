@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pegboard.calls.session import CallSession
 from pegboard.core.entry import ToolEntry
@@ -12,10 +13,11 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter
-from pegboard.deferral.apply import apply_defer_exposition
-from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets.base import ToolList, WrapperToolset
+
+if TYPE_CHECKING:  # deferral's modules load with the first deferring listing
+    from pegboard.deferral.tool_exec import ExecSettings
 
 StatusSource = Callable[[], Mapping[str, NamespaceStatus]]
 
@@ -62,6 +64,8 @@ class DeferredToolset(WrapperToolset):
         self.state.sticky = self.state.sticky or self.settings.sticky
 
     def list_tools(self, scope: ToolApplyScope) -> ToolList:
+        from pegboard.deferral.apply import apply_defer_exposition  # lazy: see the imports
+
         base = self.inner.list_tools(scope)
         s = self.settings
         model_window = scope.model.context_window if scope.model else None

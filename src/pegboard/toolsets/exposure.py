@@ -26,9 +26,6 @@ from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import GateReason, ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.core.tool import is_destructive
-from pegboard.deferral.apply import Exposition
-from pegboard.deferral.prompt import render_deferred_section
-from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import ApprovalRequired
 from pegboard.formats.mcp import McpFormat
 from pegboard.search.interface import SearchIndex
@@ -37,6 +34,9 @@ from pegboard.toolsets.session import Deferral, ToolSession
 
 if TYPE_CHECKING:
     import mcp_types
+
+    from pegboard.deferral.apply import Exposition
+    from pegboard.deferral.tool_exec import ExecSettings
 
 logger = logging.getLogger("pegboard.gateway")
 
@@ -155,6 +155,8 @@ class RegistrySurface:
             }
         exposition = self.tools.exposition
         if exposition is not None and exposition.deferred:
+            from pegboard.deferral.prompt import render_deferred_section  # lazy: a read defers none
+
             deferred = exposition.deferred
             if access is not None:
                 deferred = tuple(e for e in deferred if access.allows_entry(e))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pegboard.calls.approval import ApprovalHandler, is_approval_gated
 from pegboard.calls.grants import GrantKey
@@ -25,6 +25,7 @@ from pegboard.calls.session import Call, CallSession
 from pegboard.core.access import AccessView
 from pegboard.core.definition import canonical_json
 from pegboard.core.entry import ToolEntry
+from pegboard.core.names import TOOL_INVOKE
 from pegboard.core.output import ToolOutput
 from pegboard.core.principal import Principal
 from pegboard.core.registry import ToolRegistry
@@ -32,14 +33,15 @@ from pegboard.core.scope import ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter
 from pegboard.core.tool import ToolContext
-from pegboard.deferral.definitions import TOOL_INVOKE
-from pegboard.deferral.tool_exec import ExecSettings
 from pegboard.errors import PegboardError
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets.base import ToolList, Toolset
 from pegboard.toolsets.compose import call_or_error, compose
 from pegboard.toolsets.deferral import DeferralSettings, DeferralState, StatusSource
 from pegboard.toolsets.registry import RegistryToolset
+
+if TYPE_CHECKING:
+    from pegboard.deferral.tool_exec import ExecSettings
 
 logger = logging.getLogger("pegboard.toolsets")
 
