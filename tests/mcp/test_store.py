@@ -230,3 +230,29 @@ def test_a_content_table_of_another_layout_is_rebuilt_and_the_tool_cache_kept(
     assert store.content("s", "resources") == _content("resources", "a")
     assert store.get("s") == record()
     store.close()
+
+
+def test_a_catalog_of_this_schema_opens_without_writing_and_a_missing_table_is_made(
+    tmp_path: Path,
+) -> None:
+    # A cache read opens the store: no write transaction (no journal, no fsync, no write
+    # lock taken) when every table is there as expected; a dropped table is created again.
+    path = tmp_path / "catalog.sqlite"
+    store = SqliteCatalogStore(path)
+    store.put(record())
+    store.close()
+    written = path.stat().st_mtime_ns, path.read_bytes()
+
+    store = SqliteCatalogStore(path)
+    assert store.get("s") == record()
+    store.close()
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == written
+
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE spent")
+    db.close()
+    store = SqliteCatalogStore(path)
+    store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM spent").fetchone() == (0,)
+    db.close()
