@@ -300,3 +300,38 @@ def test_rich_lays_out_what_the_plain_path_cannot() -> None:
     assert plain_table("t", columns, [["a", "b"]], 80, 80) == "t\nname   description\n" + (
         "─" * 18 + "\na      b          \n"
     )
+
+
+def test_a_command_group_makes_only_the_subcommand_named_and_still_lists_all_in_order() -> None:
+    # `tools list` makes one click command of the tools group's five (making one evaluates
+    # its function's annotations); help, completion and a typo's suggestion see every one.
+    import importlib
+
+    import typer
+    from typer import _click as click
+
+    from pegboard.cli.app import COMMANDS, lazy_command
+
+    groups = 0
+    for name, (module, attribute) in COMMANDS.items():
+        target = getattr(importlib.import_module(module), attribute)
+        if not isinstance(target, typer.Typer):
+            continue
+        groups += 1
+        eager = typer.main.get_group(target)
+        lazy = lazy_command(name)
+        ctx = click.Context(lazy)
+        order = eager.list_commands(click.Context(eager))
+        named = lazy.get_command(ctx, order[-1])
+        assert named is not None, name
+        assert named.name == order[-1], name
+        assert list(lazy.commands) == [order[-1]], name
+        assert lazy.list_commands(ctx) == order, name
+        assert [lazy.commands[n].help for n in order] == [eager.commands[n].help for n in order]
+    assert groups == 7
+
+
+def test_a_mistyped_subcommand_is_still_answered_with_the_close_names() -> None:
+    done = subprocess.run([PEGBOARD, "tools", "lst"], capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == "Error: No such command 'lst'. Did you mean 'list'?"

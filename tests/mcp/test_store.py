@@ -211,18 +211,32 @@ def test_resource_and_prompt_lists_survive_reopening_and_go_with_their_server(
     store.close()
 
 
-def test_a_content_table_of_another_layout_is_rebuilt_and_the_tool_cache_kept(
-    tmp_path: Path,
-) -> None:
+def _stored(tmp_path: Path) -> Path:
+    """A catalog file holding :func:`record`, closed."""
     path = tmp_path / "catalog.sqlite"
     store = SqliteCatalogStore(path)
     store.put(record())
     store.close()
+    return path
+
+
+def _sql(path: Path, *statements: str) -> None:
     with sqlite3.connect(path) as db:
-        db.execute("DROP TABLE content")
-        db.execute("CREATE TABLE content (server_id TEXT, items TEXT)")
-        db.execute("INSERT INTO content VALUES ('s', '[]')")
+        for statement in statements:
+            db.execute(statement)
     db.close()
+
+
+def test_a_content_table_of_another_layout_is_rebuilt_and_the_tool_cache_kept(
+    tmp_path: Path,
+) -> None:
+    path = _stored(tmp_path)
+    _sql(
+        path,
+        "DROP TABLE content",
+        "CREATE TABLE content (server_id TEXT, items TEXT)",
+        "INSERT INTO content VALUES ('s', '[]')",
+    )
 
     store = SqliteCatalogStore(path)
     assert store.content("s", "resources") is None
@@ -230,3 +244,24 @@ def test_a_content_table_of_another_layout_is_rebuilt_and_the_tool_cache_kept(
     assert store.content("s", "resources") == _content("resources", "a")
     assert store.get("s") == record()
     store.close()
+
+
+def test_a_catalog_of_this_schema_opens_without_writing_and_a_missing_table_is_made(
+    tmp_path: Path,
+) -> None:
+    # A cache read opens the store: no write transaction (no journal, no fsync, no write
+    # lock taken) when every table is there as expected; a dropped table is created again.
+    path = _stored(tmp_path)
+    written = path.stat().st_mtime_ns, path.read_bytes()
+
+    store = SqliteCatalogStore(path)
+    assert store.get("s") == record()
+    store.close()
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == written
+
+    _sql(path, "DROP TABLE spent")
+    store = SqliteCatalogStore(path)
+    store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM spent").fetchone() == (0,)
+    db.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 from typing import Annotated
 
@@ -37,7 +38,7 @@ def lazy_command(name: str) -> click.Command:
         target = getattr(importlib.import_module(module), attribute)
     command: click.Command
     if isinstance(target, typer.Typer):
-        command = typer.main.get_group(target)
+        command = _lazy_group(target)
     else:
         info = typer.models.CommandInfo(name=name, cls=PlainCommand, callback=target)
         command = typer.main.get_command_from_info(
@@ -45,6 +46,20 @@ def lazy_command(name: str) -> click.Command:
         )
     command.name = name
     return command
+
+
+def _lazy_group(target: typer.Typer) -> click.Command:
+    """``target``'s click group with its commands left pending (:class:`PlainGroup`): only
+    the one a command line names is made."""
+    shell = copy.copy(target)
+    shell.registered_commands = []
+    group = typer.main.get_group(shell)
+    if not isinstance(group, PlainGroup):
+        return typer.main.get_group(target)
+    for info in target.registered_commands:
+        name = info.name or typer.main.get_command_name(info.callback.__name__)  # type: ignore[union-attr]
+        group.pending[name] = info
+    return group
 
 
 class LazyGroup(PlainGroup):

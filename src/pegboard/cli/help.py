@@ -12,6 +12,8 @@ from typing import Any
 
 from typer import _click as click  # typer vendors click; its classes are not the click package's
 from typer.core import TyperCommand, TyperGroup
+from typer.main import get_command_from_info
+from typer.models import CommandInfo
 
 
 def _argument_name(param: Any) -> str:
@@ -71,11 +73,47 @@ class PlainCommand(TyperCommand):
 
 
 class PlainGroup(TyperGroup):
-    """A command group with the same plain help as :class:`PlainCommand`."""
+    """A command group with the same plain help as :class:`PlainCommand`.
+
+    Its subcommands may be left as typer's ``CommandInfo`` (:attr:`pending`, in registration
+    order, by ``pegboard.cli.app.lazy_command``): one is made a click command when it is
+    looked up, all of them when the group lists them or is given a name it does not know (the
+    help, completions and the typo's "Did you mean" see every command, in order). Making one
+    evaluates its function's annotations: ``tools list`` makes one of five.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["rich_markup_mode"] = None
         super().__init__(*args, **kwargs)
+        self.pending: dict[str, CommandInfo] = {}
+
+    def _make(self, name: str) -> None:
+        if (info := self.pending.pop(name, None)) is not None:
+            self.commands[name] = get_command_from_info(
+                info, pretty_exceptions_short=True, rich_markup_mode=None
+            )
+
+    def _make_all(self) -> None:
+        if self.pending:
+            order = [*self.pending, *(n for n in self.commands if n not in self.pending)]
+            for name in list(self.pending):
+                self._make(name)
+            self.commands = {name: self.commands[name] for name in order}
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._make(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._make_all()
+        return super().list_commands(ctx)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.pending and args[0] not in self.commands:
+            self._make_all()
+        return super().resolve_command(ctx, args)
 
     def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
         return [*_usage_pieces(self, ctx), self.subcommand_metavar]

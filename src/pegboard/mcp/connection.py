@@ -76,6 +76,7 @@ class McpConnection:
         self._session: ClientSession | None = None
         self._state: TransportState | None = None
         self._listing: ListingLog | None = None
+        self._listings = 0  # list_tools calls under way
         self._closing = False
         self.failures = 0
         self.retry_at = 0.0
@@ -273,6 +274,7 @@ class McpConnection:
         listing.skipped.clear()
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
+        self._listings += 1
         try:
             with anyio.fail_after(self.config.list_timeout):
                 for _ in range(MAX_PAGES):
@@ -295,8 +297,56 @@ class McpConnection:
             ) from exc
         except MCPError as exc:
             raise self._request_failed("tools/list", exc, state) from exc
+        finally:
+            self._listings -= 1
+            if not self._listings:  # no other listing's page still on its way to the session
+                listing.release()
         self.failures = 0
         return tools, list(listing.skipped)
+
+    async def tools_as_sent(self) -> SentListing | None:
+        """The server's tools read once without the SDK's client (one ``tools/list`` on the
+        direct-request path: see :meth:`call_tool`), checked tool by tool as for
+        :meth:`list_tools` (:func:`~pegboard.mcp.listing.filter_tools`); None where that is
+        not done, or when the answer is anything but one page (:meth:`list_tools` reads it).
+
+        Every start lists its servers again and mostly finds them unchanged: the caller
+        compares :attr:`SentListing.tools` with the cached listing, and only a changed one
+        needs :meth:`SentListing.read` (the SDK client's reading: the result's schema check,
+        the models and their dump). That reading costs about twice the parse and ~30 MB of
+        short-lived heap at 5,000 tools, which the process keeps as free pages afterwards.
+        """
+        import mcp_types
+
+        from pegboard.mcp.listing import ListingLog, filter_tools
+
+        sdk = _call_names()
+        session = await self.session()
+        state, listing, version = self._state, self._listing, session.protocol_version
+        caps = session.server_capabilities
+        direct = state.direct if state is not None else None
+        if direct is None or listing is None or caps is None or caps.tools is None:
+            return None
+        if sdk.tracing_on() or version is None or version in sdk.modern_versions:
+            return None
+        try:
+            deadline = anyio.current_time() + self.config.list_timeout
+            message = await direct.request("tools/list", {}, deadline)
+        except TimeoutError as exc:
+            raise ServerUnavailable(
+                self.server_id, f"tools/list timed out after {self.config.list_timeout:g}s"
+            ) from exc
+        except sdk.mcp_error:
+            return None  # the connection closed: list_tools says why
+        if not isinstance(message, mcp_types.JSONRPCResponse):
+            return None  # an error answer: list_tools reports it
+        result = message.result
+        if result.get("nextCursor") is not None or not isinstance(result.get("tools"), list):
+            return None
+        log = ListingLog(protocol_version=listing.protocol_version, checked=listing.checked)
+        await anyio.to_thread.run_sync(filter_tools, result, log)
+        self.failures = 0
+        return SentListing(result, log.skipped, version)
 
     async def call_tool(
         self,
@@ -469,6 +519,33 @@ def _call_names() -> _CallNames:
         _clamp_inbound_ttl,
         _later_revision_fields,
     )
+
+
+class SentListing:
+    """A ``tools/list`` answer as the server sent it (after the per-tool checks), and the
+    tools those checks skipped; :meth:`read` reads it as the SDK's client does."""
+
+    def __init__(self, result: dict[str, Any], skipped: list[tuple[str, str]], version: str):
+        self._result, self.skipped, self._version = result, skipped, version
+        self.tools: list[dict[str, Any]] = result["tools"]
+
+    def read(self) -> list[dict[str, Any]]:
+        """The tools as ``ClientSession.list_tools`` and :meth:`McpConnection.list_tools`
+        make them: a negative ``ttlMs`` floored, the result checked against its version's
+        schema, a later revision's fields dropped, validated, each tool dumped (raising
+        pydantic's ``ValidationError`` as they do)."""
+        import mcp_types
+        from mcp_types.methods import validate_server_result
+
+        sdk = _call_names()
+        raw = self._result
+        sdk.clamp_ttl(raw)
+        with contextlib.suppress(KeyError):  # a version without a row for tools/list
+            validate_server_result("tools/list", self._version, raw)
+        if not (foreign := sdk.later_fields("tools/list", self._version)).isdisjoint(raw):
+            raw = {key: value for key, value in raw.items() if key not in foreign}
+        result = mcp_types.ListToolsResult.model_validate(raw, by_name=False)
+        return [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in result.tools]
 
 
 _Answer: TypeAlias = "mcp_types.CallToolResult | mcp_types.InputRequiredResult | dict[str, Any]"

@@ -52,6 +52,17 @@ class ListingLog:
     protocol_version: str = DEFAULT_PROTOCOL_VERSION
     checked: CheckedDefinitions = field(default_factory=default_checked)
     _pending: dict[str | int, str] = field(default_factory=dict)
+    # tools/list results handed to the session and not yet released (see release)
+    _handed: list[dict[str, Any]] = field(default_factory=list)
+
+    def release(self) -> None:
+        """Empty the ``tools/list`` results handed to the session so far; call it once the
+        session has read them. The SDK's receive loop keeps the last message it read until
+        the next one arrives, which for a listing can be never (calls are answered past it):
+        a 5,000-tool page held that way is ~12 MB of parsed JSON nobody reads again."""
+        for result in self._handed:
+            result.clear()
+        self._handed.clear()
 
 
 def tool_problem(raw: Any, protocol_version: str = DEFAULT_PROTOCOL_VERSION) -> str | None:
@@ -205,6 +216,7 @@ class _Read:
                     self._log.protocol_version = version
             elif method == "tools/list":
                 await anyio.to_thread.run_sync(filter_tools, item.message.result, self._log)
+                self._log._handed.append(item.message.result)
         return item
 
     async def aclose(self) -> None:

@@ -257,15 +257,36 @@ class ServerEntry:
             raw, self.raw, raw_json, pins_in, self.config, trust.new_pins, self.launch_changed
         )
 
-    def accept(self, raw: list[dict[str, Any]], now: float, empty_backoff: float) -> bool:
+    @property
+    def has_cached_listing(self) -> bool:
+        """Whether tools were derived from a listing (cached or live) that is still held."""
+        return self._derived is not None
+
+    def lists_as_cached(self, raw: Sequence[dict[str, Any]], raw_json: str) -> bool:
+        """Whether a listing (``raw_json``: its :func:`canonical_json`) is the input the
+        cached tools were derived from, under the same pins and config: taking it changes
+        nothing."""
+        derived = self._derived
+        return derived is not None and derived.same_input(
+            tuple(raw), raw_json, self.pins, self.config
+        )
+
+    def accept(
+        self,
+        raw: list[dict[str, Any]],
+        now: float,
+        empty_backoff: float,
+        raw_json: str | None = None,
+    ) -> bool:
         """Store a successful listing; True when the content differs from the cached one.
+        ``raw_json``: ``canonical_json(raw)``, if the caller made it.
 
         A listing equal to the cached one (every start lists its servers again) keeps the
         cached objects, which the registry's tools share, and drops the new ones: the same
         definitions are held once, not twice.
         """
         before = self.raw or ()
-        raw_json = canonical_json(raw)
+        raw_json = canonical_json(raw) if raw_json is None else raw_json
         self._set_tools(tuple(raw), raw_json)
         self.fetched_at = now
         self.attempted = True

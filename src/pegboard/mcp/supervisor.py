@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from pegboard.core.definition import ToolDefinition
+from pegboard.core.definition import ToolDefinition, canonical_json
 from pegboard.core.events import ContentChanged
 from pegboard.core.memory import after_burst
 from pegboard.core.output import ToolOutput
@@ -231,7 +231,7 @@ class ServerSupervisor:
                 raise ServerUnavailable(server_id, launch_refused(server_id))
             if not entry.connection.connected:
                 entry.set_state("connecting")
-            raw, skipped = await entry.connection.list_tools()
+            raw, skipped, raw_json = await _listing(entry)
         except Exception as exc:
             error = exc if isinstance(exc, McpError) else ServerUnavailable(server_id, str(exc))
             entry.flight = None  # over: a warm after the failure must start a new flight
@@ -250,7 +250,7 @@ class ServerSupervisor:
                 entry.flight = None
         for name, why in skipped:
             logger.warning("MCP server %s: skipping tool %r: %s", server_id, name, why)
-        changed = entry.accept(raw, self.cache.clock(), self.settings.empty_backoff)
+        changed = entry.accept(raw, self.cache.clock(), self.settings.empty_backoff, raw_json)
         flight.finish(list(entry.visible))
         await self.cache.persist(entry)
         if changed or entry.visible != shown_before:
@@ -398,3 +398,22 @@ class ServerSupervisor:
 def _never_listed(entry: ServerEntry) -> bool:
     """No tools/list of the server has ever succeeded (nothing cached): a first start."""
     return entry.tools is None
+
+
+async def _listing(
+    entry: ServerEntry,
+) -> tuple[list[dict[str, Any]], list[tuple[str, str]], str | None]:
+    """The server's tools, the tools skipped as invalid and, when it was made, the listing's
+    canonical JSON. A server with a cached listing is read once without the SDK's client
+    (:meth:`~pegboard.mcp.connection.McpConnection.tools_as_sent`): an answer equal to the
+    cached listing is taken as it came, a changed one read as the SDK's client reads it."""
+    if entry.has_cached_listing:
+        sent = await entry.connection.tools_as_sent()
+        if sent is not None:
+            sent_json = canonical_json(sent.tools)
+            if entry.lists_as_cached(sent.tools, sent_json):
+                return sent.tools, sent.skipped, sent_json
+            del sent_json
+            return sent.read(), sent.skipped, None
+    raw, skipped = await entry.connection.list_tools()
+    return raw, skipped, None

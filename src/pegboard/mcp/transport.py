@@ -189,6 +189,7 @@ async def _stdio(
                             state.close(too_large)
                             return
                         await read_writer.send(_parse(line))
+                        line = b""  # not held while the next one is awaited (a listing: MBs)
                 else:
                     async for chunk in process.stdout:
                         for line in lines.feed(chunk):
