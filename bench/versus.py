@@ -35,7 +35,10 @@ shared machine hits all alike; ratios are against the floor of the same run):
   a bare SDK server's ready time and the upstream's own first call.
 * ``first-search``: pegboard deferred over a LiveMCPBench-like catalog (``bench/
   catalog_server.py``): the first ``tool_search`` sent ``--search-pauses`` seconds after the
-  ``initialize`` answer, against the later ones.
+  ``initialize`` answer, against the later ones (``--later-searches``, back to back; they
+  repeat the first's query) and against the first's query sent once more after the same idle
+  pause (on a shared machine any search after an idle pause costs more CPU: caches evicted);
+  wall, the process's CPU and its loop thread's.
 * ``cli``: the cache-read commands (``tools list``/``search``/``inspect``, ``servers
   status``/``list``) as whole processes beside ``python -c "import mcp.types"``: CPU, wall,
   peak RSS (``--starts`` runs each; ``bench/versus_cli.py``); with ``--cli-instructions``
@@ -651,7 +654,9 @@ async def main(ns: argparse.Namespace) -> None:
             found = {}
             for size in ns.sizes.split(","):
                 for pause in (float(p) for p in ns.search_pauses.split(",")):
-                    found[(size, pause)] = await versus_stdio.searches(stdio, size, 5, pause)
+                    found[(size, pause)] = await versus_stdio.searches(
+                        stdio, size, ns.later_searches, pause
+                    )
             versus_stdio.print_searches(found)
         if "memory" in only:
             sizes = ns.sizes.split(",")
@@ -681,6 +686,12 @@ if __name__ == "__main__":
     parser.add_argument("--starts", type=int, default=5, help="spawns per first-call row")
     parser.add_argument(
         "--search-pauses", default="0,5", help="seconds between ready and the first search"
+    )
+    parser.add_argument(
+        "--later-searches",
+        type=int,
+        default=8,
+        help="first-search: searches after the first (the first's query every 4th, from the 4th)",
     )
     parser.add_argument(
         "--sizes",

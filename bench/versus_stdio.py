@@ -372,14 +372,79 @@ def catalog_files(size: str) -> list[str]:
     ]
 
 
-Searched = tuple[list[float], float, list[float]]
+# The first search's query, then the later ones: each of the others once, the first's again,
+# and so on; and at the end, after as long an idle pause as before the first, the first's once
+# more. So the first search is compared with the same query (the same postings, words and
+# rendering) sent back to back, and with it sent after the same idle time: a search after an
+# idle pause costs more CPU on a machine other processes share (its ~10 MB of vectors and the
+# interpreter's own working set evicted from the CPU caches meanwhile; session 16 measured +1
+# to +2 ms at 5,000 tools, and the same in a bare numpy loop reading as much), so only that
+# comparison leaves the start's own one-time work. The first query is the heaviest (five words,
+# the longest postings): first vs all later ones' p50 compares different work (~0.5 ms).
+SEARCH_QUERIES = ("search the web for news", "send an email", "weather forecast", "read a file")
+
+
+def search_order(later: int) -> list[str]:
+    """The queries of the first search and ``later`` more (cycling :data:`SEARCH_QUERIES`)."""
+    return [SEARCH_QUERIES[i % len(SEARCH_QUERIES)] for i in range(later + 1)]
+
+
+@dataclass(frozen=True)
+class Search:
+    """One tool_search: wall ms, the process's CPU ms (every thread) and its loop thread's
+    (the main thread, where one-time work would stall the other requests)."""
+
+    query: str
+    wall: float
+    cpu: float
+    loop: float
+
+
+@dataclass
+class Searched:
+    """One row: its searches in :func:`search_order`, then the first's query again after the
+    same idle pause as before the first (``idle``); the process's CPU s at the first answer."""
+
+    searches: list[Search]
+    idle: Search
+    cpu_at_first: float
+
+    @property
+    def first(self) -> Search:
+        return self.searches[0]
+
+    def same(self, part: str) -> float:
+        """Median ``part`` (wall, cpu, loop) of the later back-to-back searches of the first's
+        query."""
+        query = self.first.query
+        return statistics.median(getattr(s, part) for s in self.searches[1:] if s.query == query)
+
+    def p50(self, part: str) -> float:
+        return statistics.median(getattr(s, part) for s in self.searches[1:])
+
+
+def thread_cpu_seconds(pid: int, tid: int) -> float:
+    """CPU time of one thread of ``pid`` so far (schedstat; 0.0 if it has ended)."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e9
+    except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+        return 0.0
+
+
+async def _search(peer: Peer, query: str) -> Search:
+    pid = peer.process.pid
+    cpu_before, loop_before = cpu_seconds(pid), thread_cpu_seconds(pid, pid)
+    started = time.perf_counter()
+    await peer.request("tools/call", {"name": "tool_search", "arguments": {"query": query}})
+    wall = (time.perf_counter() - started) * 1000
+    cpu = (cpu_seconds(pid) - cpu_before) * 1000
+    return Search(query, wall, cpu, (thread_cpu_seconds(pid, pid) - loop_before) * 1000)
 
 
 async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[str, Searched]:
-    """pegboard rows (deferred): ms of the first tool_search sent ``pause`` s after the
-    initialize answer, then of ``later`` more; the CPU s the process had used (every thread)
-    when the first search was answered; and the process's CPU ms during each search (every
-    thread: what the load of a shared machine does not stretch, unlike the wall times)."""
+    """pegboard rows (deferred): the first tool_search sent ``pause`` s after the initialize
+    answer, then ``later`` more (:func:`search_order`, which repeats the first query), then
+    the first's query once more after ``pause`` s idle."""
     stdio.upstream = [sys.executable, str(CATALOG_SERVER), *catalog_files(size)]
     stdio.search = True
     name = f"search{size}-{pause:g}"  # a fresh data directory for each row pair
@@ -392,26 +457,19 @@ async def searches(stdio: Stdio, size: str, later: int, pause: float) -> dict[st
             dataclass_replace(r, env=env) if r.env and "PYTHONPATH" in r.env else r for r in proxies
         ]
     rows = _first_and_later(proxies, before_too=True)
-    queries = ["search the web for news", "send an email", "weather forecast", "read a file"]
     found: dict[str, Searched] = {}
     for row in rows:
         async with spawned(row.args, row.env) as peer:
             await peer.handshake()
             await peer.request("tools/list")
             await anyio.sleep(pause)
-            times, cpus = [], []
-            for i in range(later + 1):
-                cpu_before = cpu_seconds(peer.process.pid)
-                started = time.perf_counter()
-                await peer.request(
-                    "tools/call", {"name": "tool_search", "arguments": {"query": queries[i % 4]}}
-                )
-                times.append((time.perf_counter() - started) * 1000)
-                cpu_after = cpu_seconds(peer.process.pid)
-                cpus.append((cpu_after - cpu_before) * 1000)
-                if i == 0:
-                    cpu = cpu_after
-            found[row.label] = (times, cpu, cpus)
+            done: list[Search] = []
+            for query in search_order(later):
+                done.append(await _search(peer, query))
+                if len(done) == 1:
+                    cpu_at_first = cpu_seconds(peer.process.pid)
+            await anyio.sleep(pause)
+            found[row.label] = Searched(done, await _search(peer, done[0].query), cpu_at_first)
             if row.label == "pegboard serve, first start":  # as a serve that ran a while
                 await _snapshot_searchable(row.env)
     stdio.search = False
@@ -454,22 +512,67 @@ def _first_and_later(rows: list[Proxy], before_too: bool = False) -> list[Proxy]
     return out
 
 
+def _wall_cells(row: Searched) -> list[str]:
+    wall, idle, p50 = row.first.wall, row.idle.wall, row.p50("wall")
+    return [
+        f"{wall:.1f}",
+        f"{idle:.1f}",
+        f"x{wall / idle:.2f}",
+        f"{row.same('wall'):.1f}",
+        f"{p50:.1f}",
+        f"x{wall / p50:.2f}",
+        f"{row.cpu_at_first:.2f}",
+    ]
+
+
+def _cpu_cells(row: Searched) -> list[str]:
+    cpu, idle, loop, loop_idle = row.first.cpu, row.idle.cpu, row.first.loop, row.idle.loop
+    return [
+        f"{cpu:.2f}",
+        f"{idle:.2f}",
+        f"{cpu - idle:+.2f}",
+        f"{row.same('cpu'):.2f}",
+        f"{row.p50('cpu'):.2f}",
+        f"{loop:.2f}",
+        f"{loop_idle:.2f}",
+        f"{loop - loop_idle:+.2f}",
+    ]
+
+
+SEARCH_TABLES = (
+    (
+        "",
+        "first search (ms) | same query after idle | first / after idle | same query back to "
+        "back | later p50 | first / later p50 | CPU s of the process at the first answer",
+        _wall_cells,
+    ),
+    (
+        "CPU ms during each search: of the process (every thread) and of its loop thread (the "
+        "main thread), which the load stretches far less than the wall; first - after idle is "
+        "the start's own one-time CPU",
+        "process CPU, first | same query after idle | first - after idle | same query back to "
+        "back | later p50 | loop thread, first | after idle | first - after idle",
+        _cpu_cells,
+    ),
+)
+
+
 def print_searches(found: dict[tuple[str, float], dict[str, Searched]]) -> None:
-    print("\nfirst tool_search after a spawn vs later ones (ms), pegboard serve deferred\n")
+    later = len(next(iter(next(iter(found.values())).values())).searches) - 1
+    first = SEARCH_QUERIES[0]
     print(
-        "| catalog | sent after ready | server | first search | later searches p50 "
-        "| first / later | CPU ms of the process in the first search | in later ones p50 "
-        "| first / later (CPU) | CPU s of the process at the first answer |"
+        f"\nfirst tool_search after a spawn vs later ones, pegboard serve deferred: the first "
+        f"is {first!r}; then {later} back to back: {', '.join(map(repr, search_order(later)[1:]))}"
+        f"; then {first!r} again after the same idle pause as the first ('after idle'); "
+        f"'same query' = the median of the back-to-back searches of {first!r}"
     )
-    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for (size, pause), rows in found.items():
-        for label, (times, cpu, cpus) in rows.items():
-            later, later_cpu = statistics.median(times[1:]), statistics.median(cpus[1:])
-            print(
-                f"| {size} tools | {pause:g} s | {label} | {times[0]:.1f} | {later:.1f} "
-                f"| x{times[0] / later:.1f} | {cpus[0]:.1f} | {later_cpu:.1f} "
-                f"| x{cpus[0] / later_cpu:.1f} | {cpu:.2f} |"
-            )
+    for title, columns, cells in SEARCH_TABLES:
+        print(f"\n{title}\n" if title else "")
+        print(f"| catalog | sent after ready | server | {columns} |")
+        print("| --- | ---: | --- |" + " ---: |" * (columns.count("|") + 1))
+        for (size, pause), rows in found.items():
+            for label, row in rows.items():
+                print(f"| {size} tools | {pause:g} s | {label} | " + " | ".join(cells(row)) + " |")
 
 
 # The second reading of each memory row: the same process this long after its call, idle.
