@@ -16,6 +16,7 @@ from pegboard.deferral.tool_search import search_pool
 from pegboard.gateway.warmup import (
     compile_meta_tool_checks,
     count_search_lines,
+    ready_meta_tools,
     rehearse_search,
     warm_search_index,
 )
@@ -200,3 +201,21 @@ async def test_every_listing_has_the_lookups_of_a_call_built_before_any_call(
         pool = listing.exposition.pool  # type: ignore[union-attr]
         assert pool is not None
         assert "deferred_names" in vars(pool)
+
+
+async def test_after_the_warm_up_the_first_search_answer_lays_out_nothing_new(
+    config: Path,
+) -> None:
+    # The first tools/call answer of a protocol version ran the SDK's serializer over a probe
+    # (server._plain_layout) on the event loop, and the meta-tool's schema key was computed
+    # by its first call: both readied in the warm-up thread now.
+    from pegboard.gateway import server
+
+    server._plain_layout.cache_clear()
+    with anyio.fail_after(STARTUP_BOUND):
+        async with runtime_of(config, []) as runtime:
+            ready_meta_tools(runtime.surface)
+            entry = runtime.surface.tools.get("tool_search")
+            assert entry is not None
+            assert "schema_key" in vars(entry.tool)  # the cached property, computed
+    assert server._plain_layout.cache_info().currsize == len(server.VERSIONS)
