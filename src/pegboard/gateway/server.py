@@ -639,7 +639,7 @@ def call_response(request_id: mcp_types.RequestId, version: str, result: CallRes
         except ValueError:  # NaN or infinity: pydantic's encoder writes them as null
             message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
             return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-    head = json.dumps(request_id, ensure_ascii=False)
+    head = wire_json(request_id)
     return f'{{"jsonrpc":"2.0","id":{head},"result":{body}}}\n'.encode()
 
 
