@@ -15,7 +15,8 @@ from tests.cli.conftest import sdk_server, warm_cache, write
 
 HEAVY = ("mcp", "mcp_types")
 
-PROBE = """
+# Runs a command in the probe's process (its modules and state then looked at).
+RUN_COMMAND = """
 import json, sys
 sys.argv = ["pegboard", *{args!r}]
 from pegboard.cli import main
@@ -23,6 +24,8 @@ try:
     main()
 except SystemExit:
     pass
+"""
+PROBE = RUN_COMMAND + """
 print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)
 """
 
@@ -354,3 +357,22 @@ def test_piped_tables_are_printed_without_richs_console(
     # would wrap it at: rich prints that one)
     heavy = ("rich.console", "rich.table", "rich.text")
     assert _loaded_after(*args, heavy=heavy, env=cached_server_env) == []
+
+
+COMPILED_POISON_PATTERNS = """
+from pegboard.mcp import poison
+patterns = {{n: v for n, v in vars(poison).items() if isinstance(v, poison._Pattern)}}
+print(json.dumps([len(patterns), sorted(n for n, v in patterns.items() if v._compiled)]))
+"""
+
+
+@pytest.mark.parametrize(
+    "args", [["tools", "list"], ["tools", "list", "--json"], ["tools", "search", "file"]]
+)
+def test_cache_reads_compile_no_poisoning_pattern(
+    cached_server_env: dict[str, str], args: list[str]
+) -> None:
+    # The flags are not checked by a listing or a search: the 12 patterns of the checks are
+    # compiled when a definition is first checked (`servers status`, `tools inspect`).
+    code = (RUN_COMMAND + COMPILED_POISON_PATTERNS).format(args=args)
+    assert _probe(code, cached_server_env) == [12, []]
