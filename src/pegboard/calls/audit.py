@@ -125,7 +125,7 @@ async def _audited(call: Call, body: Callable[[], Awaitable[T]], current: Any) -
         )
         hand_off = hand_off_of(session.audit)
         if hand_off is not None:  # taken at once: nothing a cancel could cut short
-            _hand_off(hand_off, record)
+            _hand_off(hand_off, (record,))
         else:
             with anyio.CancelScope(shield=True):  # a cancelled call is recorded all the same
                 await emit_record(session.audit, record)
@@ -147,9 +147,10 @@ def _each(sink: Callable[[CallRecord], None], records: Sequence[CallRecord]) -> 
         sink(record)
 
 
-def _hand_off(hand_off: HandOff, record: CallRecord) -> None:
+def _hand_off(hand_off: HandOff, records: Sequence[CallRecord]) -> None:
+    """Give ``records`` to a sink's hand-off; a failing sink is logged, never raised."""
     try:
-        hand_off((record,))
+        hand_off(records)
     except Exception:
         logger.exception("audit sink failed")
 
@@ -191,15 +192,12 @@ class FanOut:
         self._hand_offs = tuple(hand_off_of(sink) for sink in self._sinks)
         self.hand_off: HandOff | None = None
         if all(h is not None for h in self._hand_offs):
-            self.hand_off = self._hand_off
+            self.hand_off = self._hand_off_each
 
-    def _hand_off(self, records: Sequence[CallRecord]) -> None:
+    def _hand_off_each(self, records: Sequence[CallRecord]) -> None:
         for hand_off in self._hand_offs:
             assert hand_off is not None
-            try:
-                hand_off(records)
-            except Exception:
-                logger.exception("audit sink failed")
+            _hand_off(hand_off, records)
         self._listeners(records)
 
     async def write(self, records: Sequence[CallRecord]) -> None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -35,7 +34,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import anyio
 
 from pegboard._switches import switched_off
-from pegboard.core.definition import wire_json
+from pegboard.core.definition import wire_json, wire_loads
+from pegboard.mcp.results import plain_result
 
 if TYPE_CHECKING:
     import asyncio
@@ -171,7 +171,7 @@ class DirectRequests:
     def take(self, line: bytes) -> bool:
         """True if ``line`` answers a request of ours (it is handed to its waiter); False:
         the line is for the SDK's session."""
-        if not self._waiting or _MARKER not in line:
+        if not self._waiting or line.find(_MARKER) < 0:  # (find: see gateway.fastpath)
             return False
         plain = _plain_answer(line)
         if plain is not None:
@@ -213,12 +213,10 @@ class DirectRequests:
 def _plain_answer(line: bytes) -> tuple[str, dict[str, Any]] | None:
     """(id, result) of a response of ours around a plain result, read once; None: anything
     else (the SDK's parser reads it)."""
-    from pegboard.mcp.results import plain_result
-
-    if line.count(b"[") + line.count(b"{") > _MAX_BRACKETS or b"\\u" in line:
+    if line.count(b"[") + line.count(b"{") > _MAX_BRACKETS or line.find(b"\\u") >= 0:
         return None  # deep, or \u-escaped (a lone surrogate, which the SDK's parser refuses)
     try:
-        message = json.loads(line)
+        message = wire_loads(line)
     except (ValueError, RecursionError):
         return None
     if type(message) is not dict or message.keys() != _ENVELOPE:
