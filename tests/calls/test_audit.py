@@ -133,6 +133,28 @@ def test_a_fan_out_hands_records_off_at_once_only_when_every_sink_takes_them_at_
     assert [r["call_id"] for r in warn.tail(5)] == ["c1"]
 
 
+async def test_a_failing_sink_is_logged_and_neither_stops_the_call_nor_the_other_sinks(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken(record: CallRecord) -> None:
+        raise OSError("disk full")
+
+    heard: list[CallRecord] = []
+    direct: list[CallRecord] = []
+    fan_out = FanOut([broken, direct.append], then=heard.append)
+    record = CallRecord(1.0, "direct", "t", "c1", None, "0" * 64, "not_required", "ok", 0.0)
+    with caplog.at_level("ERROR", logger="pegboard.calls.audit"):
+        assert fan_out.hand_off is not None
+        fan_out.hand_off([record])
+        assert direct == heard == [record]
+
+        # A lone failing sink on a call: the call still answers.
+        params = build_agent_params(registry(), ToolApplyScope(), MODEL, audit=broken)
+        out = await params.dispatcher.call(ToolCall("c2", "delete", {"path": "/a"}))
+    assert out.as_text().startswith("Tool delete requires user approval")
+    assert [r.getMessage() for r in caplog.records] == ["audit sink failed"] * 2
+
+
 @pytest.mark.parametrize("waits", [False, True], ids=["hand-off", "awaited sink"])
 async def test_a_cancelled_call_leaves_its_record_whether_the_sink_waits_or_not(
     tmp_path: Path, waits: bool

@@ -1,4 +1,11 @@
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
 from pegboard import Tool, ToolDefinition, ToolEntry
+from pegboard.core.definition import canonical_json, wire_json, wire_loads
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 
@@ -51,3 +58,79 @@ def test_the_stub_and_the_token_text_come_from_the_definition() -> None:
     assert definition.token_text == (
         'find\nFind things.\n{"properties":{"q":{"type":"string"}},"type":"object"}'
     )
+
+
+# -- the JSON helpers: json's own text and errors, by the C encoder and scanner directly ------
+
+_VALUES: list[Any] = [
+    {"b": [1.5, None, True, "é\u2028\ud800"], "a": {"z": 1, "y": -0.0}},
+    'quote " and \\ and \n',
+    5,
+    1e300,
+    [],
+    {},
+    {1: 2, "1": 3},
+    {"nan": float("nan")},
+    {"inf": [float("inf")]},
+    {"odd": object()},
+    {"keys": {1: "a", "b": 2}},
+]
+
+
+def _outcome(encode: Callable[[Any], str], value: Any) -> tuple[str, str]:
+    try:
+        return "ok", encode(value)
+    except Exception as exc:
+        return type(exc).__name__, str(exc).replace(hex(id(value)), "")
+
+
+@pytest.mark.parametrize("value", _VALUES, ids=range(len(_VALUES)))
+def test_wire_and_canonical_json_write_what_json_dumps_writes(value: Any) -> None:
+    def wire(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+    def canonical(v: Any) -> str:
+        return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+    assert _outcome(wire_json, value) == _outcome(wire, value)
+    assert _outcome(canonical_json, value) == _outcome(canonical, value)
+
+
+def test_a_circular_value_is_refused_as_json_refuses_it_and_the_next_value_is_written() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        wire_json(loop)
+    with pytest.raises(ValueError, match="Out of range float values"):
+        wire_json({"x": [float("nan")]})  # an error part-way: nothing is left marked
+    assert wire_json([loop[1:], {"k": []}]) == '[[],{"k":[]}]'
+
+
+_LINES = [
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call"}\n',
+    b'{"a":1}\r\n \t',
+    b'{"a":1} x',
+    b'{"a":1}{"b":2}',
+    b'\xef\xbb\xbf{"a":1}',  # a UTF-8 byte-order mark
+    b'{"a":"\xed\xa0\x80"}',  # an encoded lone surrogate
+    b'{"a":"\xff"}',
+    b'{"a":"\\ud800"}',
+    b'{"a":',
+    b'{"a":1,}',
+    b'{"a":NaN}',
+    b" {}",
+    b"[1]",
+    b"{" * 100_000,
+    '{"é":"ü"}'.encode("utf-16"),
+]
+
+
+@pytest.mark.parametrize("line", _LINES, ids=range(len(_LINES)))
+def test_wire_loads_reads_what_json_loads_reads_and_refuses_what_it_refuses(line: bytes) -> None:
+    def outcome(load: Callable[[bytes], Any]) -> str:
+        try:
+            return repr(load(line))
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    assert outcome(wire_loads) == outcome(json.loads)

@@ -187,7 +187,11 @@ async def run_cli(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     return result.returncode, result.stdout.decode(), result.stderr.decode()
 
 
-INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "v": "0"}}
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "t", "version": "0"},
+}
 
 
 class Lines:

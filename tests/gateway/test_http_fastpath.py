@@ -53,6 +53,9 @@ AUTH = {"authorization": f"Bearer {TOKEN}"}
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INIT = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+ECHO = {"name": "mcp__toolbox__echo", "arguments": {"text": "hi"}}
 LIMITED = "mcp__toolbox__media"
 LIMIT = 2
 CONFIG = {
@@ -77,15 +80,11 @@ class Served:
         content = body if isinstance(body, bytes) else json.dumps(body).encode()
         return self.http.post(self.url, content=content, headers=headers, **kwargs)
 
-    def open_session(self) -> dict[str, str]:
+    def open_session(self, say_initialized: bool = True) -> dict[str, str]:
         """A handshake-era session of a client that cannot elicit: its request headers."""
-        init = {
-            "protocolVersion": LEGACY,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        answer = self.post(_request(0, "initialize", init), AUTH | ACCEPT)
+        answer = self.post(_request(0, "initialize", INIT), AUTH | ACCEPT)
         assert answer.status_code == 200, answer.text
+        assert _message(answer)["result"]["protocolVersion"] == LEGACY
         headers = (
             AUTH
             | ACCEPT
@@ -94,8 +93,8 @@ class Served:
                 "mcp-protocol-version": LEGACY,
             }
         )
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert self.post(note, headers).status_code == 202
+        if say_initialized:
+            assert self.post(INITIALIZED, headers).status_code == 202
         return headers
 
     def call(self, name: str, arguments: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
@@ -313,6 +312,88 @@ def test_each_guard_refuses_a_plain_handshake_era_call_as_the_sdk_route_does(
         refusals.append((answer.status_code, answer.text))
     assert refusals[0] == refusals[1]
     assert refusals[0][0] == status, refusals[0]
+
+
+def test_a_call_sent_right_after_the_initialize_answer_takes_the_fast_path(pair: Pair) -> None:
+    """The session is recorded when its initialize is committed, which is before its answer
+    is written: a call sent as soon as that answer arrives, with no
+    ``notifications/initialized`` at all (which the SDK acknowledges before reading it), finds
+    the session and is answered on the fast path, every time; the SDK route answers it too."""
+    for served in pair.both():
+        kinds, messages = set(), []
+        for _ in range(12):
+            headers = served.open_session(say_initialized=False)
+            answer = served.post(_request(3, "tools/call", ECHO), headers)
+            assert answer.status_code == 200, answer.text
+            kinds.add(answer.headers["content-type"].split(";")[0])
+            messages.append(_message(answer))
+        assert messages == [{"jsonrpc": "2.0", "id": 3, "result": _ECHOED}] * 12
+        assert kinds == {"application/json" if served is pair.fast else "text/event-stream"}
+
+
+_ECHOED = {
+    "content": [{"type": "text", "text": "hi"}],
+    "structuredContent": {"result": "hi"},
+    "isError": False,
+}
+
+
+def test_a_session_whose_initialize_was_refused_is_not_taken_until_its_gate_opens(
+    pair: Pair,
+) -> None:
+    """An initialize the SDK refuses (client info without a version) is answered with an
+    error inside a 200 event stream, so the SDK keeps the session, but commits nothing: the
+    fast path does not take its calls (the SDK refuses them, as without the fast path) until a
+    bare ``notifications/initialized`` opens it, as it opens the SDK's gate. The SDK reads the
+    notification before the next request it is handed (one stream, in order): after that
+    request the session is recorded, and its next plain call is the fast path's."""
+    init = INIT | {"clientInfo": {"name": "no version"}}
+    for served in pair.both():
+        opened = served.post(_request(0, "initialize", init), AUTH | ACCEPT)
+        assert opened.status_code == 200
+        assert _message(opened)["error"]["code"] == -32602
+        headers = AUTH | ACCEPT | {"mcp-session-id": opened.headers["mcp-session-id"]}
+        headers["mcp-protocol-version"] = LEGACY
+        refused = served.post(_request(1, "tools/call", ECHO), headers)
+        assert refused.headers["content-type"].startswith("text/event-stream")
+        assert _message(refused)["error"] == {
+            "code": -32602,
+            "message": "Invalid request parameters",
+            "data": "",
+        }
+        assert served.post(INITIALIZED, headers).status_code == 202
+        progress = {**ECHO, "_meta": {"progressToken": "p"}}  # not plain: the SDK's
+        read_after = served.post(_request(2, "tools/call", progress), headers)
+        assert read_after.headers["content-type"].startswith("text/event-stream")
+        assert _message(read_after)["result"] == _ECHOED
+        answer = served.post(_request(3, "tools/call", ECHO), headers)
+        assert _message(answer) == {"jsonrpc": "2.0", "id": 3, "result": _ECHOED}
+        fast = answer.headers["content-type"] == "application/json"
+        assert fast is (served is pair.fast), answer.headers["content-type"]
+
+
+def test_a_session_is_recorded_once_however_many_requests_it_sends(pair: Pair) -> None:
+    """The admin page's live sessions (the gateway's record of opened sessions) list a session
+    once, named by its client, after fast and SDK requests alike; a session whose initialize
+    was refused and that never opened is not listed."""
+    served = pair.fast
+    headers = served.open_session()
+    for body in (
+        _request(5, "tools/call", ECHO),
+        _request(6, "tools/list", None),
+        _request(7, "tools/call", {**ECHO, "_meta": {"progressToken": "p"}}),
+        _request(8, "tools/call", ECHO),
+    ):
+        assert served.post(body, headers).status_code == 200
+    refused = served.post(
+        _request(0, "initialize", INIT | {"clientInfo": {"name": "never opened"}}), AUTH | ACCEPT
+    )
+    page = served.http.get(served.url.removesuffix("/mcp") + "/admin/sessions", headers=AUTH)
+    assert page.status_code == 200, page.text
+    live = page.text.split("</table>")[0]
+    assert live.count(f"<code>{headers['mcp-session-id'][:12]}</code>") == 1
+    assert f"<code>{refused.headers['mcp-session-id'][:12]}</code>" not in live
+    assert "never opened" not in live
 
 
 def test_a_session_sealed_elsewhere_is_revived_and_an_expired_one_refused(

@@ -234,7 +234,11 @@ async def test_a_client_that_cannot_be_asked_reaches_no_gated_tool_on_the_http_f
     _only_the_ungated_call_ran(tmp_path, answers)
 
 
-RAW_INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw"}}
+RAW_INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "0"},
+}
 RAW_CALLS: list[dict[str, Any]] = [
     {"name": GATED, "arguments": {"q": "rm -rf"}},
     {"name": "tool_invoke", "arguments": {"name": GATED, "params": {"q": "rm -rf"}}},

@@ -13,7 +13,7 @@ import anyio
 
 from pegboard.calls.approval import ApprovalOutcome, arguments_fingerprint
 from pegboard.core.redact import redact_url
-from pegboard.core.tracing import span
+from pegboard.core.tracing import span, tracing_on
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ToolError
 
 if TYPE_CHECKING:
@@ -80,6 +80,8 @@ async def audited(call: Call, body: Callable[[], Awaitable[T]]) -> T:
     resource reads and prompt gets return the MCP result itself. With tracing on, the call is
     a ``pegboard.call`` span (:mod:`pegboard.core.tracing`) with its outcome.
     """
+    if not tracing_on():  # no span: no null context entered and left either (~1% of a call)
+        return await _audited(call, body, None)
     with span("pegboard.call", **{"gen_ai.tool.name": call.name, "pegboard.route": call.via}) as s:
         return await _audited(call, body, s)
 
@@ -125,7 +127,7 @@ async def _audited(call: Call, body: Callable[[], Awaitable[T]], current: Any) -
         )
         hand_off = hand_off_of(session.audit)
         if hand_off is not None:  # taken at once: nothing a cancel could cut short
-            _hand_off(hand_off, record)
+            _hand_off(hand_off, (record,))
         else:
             with anyio.CancelScope(shield=True):  # a cancelled call is recorded all the same
                 await emit_record(session.audit, record)
@@ -147,9 +149,10 @@ def _each(sink: Callable[[CallRecord], None], records: Sequence[CallRecord]) -> 
         sink(record)
 
 
-def _hand_off(hand_off: HandOff, record: CallRecord) -> None:
+def _hand_off(hand_off: HandOff, records: Sequence[CallRecord]) -> None:
+    """Give ``records`` to a sink's hand-off; a failing sink is logged, never raised."""
     try:
-        hand_off((record,))
+        hand_off(records)
     except Exception:
         logger.exception("audit sink failed")
 
@@ -191,15 +194,12 @@ class FanOut:
         self._hand_offs = tuple(hand_off_of(sink) for sink in self._sinks)
         self.hand_off: HandOff | None = None
         if all(h is not None for h in self._hand_offs):
-            self.hand_off = self._hand_off
+            self.hand_off = self._hand_off_each
 
-    def _hand_off(self, records: Sequence[CallRecord]) -> None:
+    def _hand_off_each(self, records: Sequence[CallRecord]) -> None:
         for hand_off in self._hand_offs:
             assert hand_off is not None
-            try:
-                hand_off(records)
-            except Exception:
-                logger.exception("audit sink failed")
+            _hand_off(hand_off, records)
         self._listeners(records)
 
     async def write(self, records: Sequence[CallRecord]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -15,18 +15,69 @@ _CANONICAL = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
 )
 _WIRE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+# The C encoder JSONEncoder.encode makes for each value (after two Python frames, encode and
+# iterencode, and a float formatter the C encoder never calls), made here directly: the same
+# options, so the same text and the same errors. Made per value: its circular-reference
+# markers may keep entries after an error.
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
 
 
-def canonical_json(value: Any) -> str:
-    """Deterministic JSON (sorted keys, no spaces, UTF-8 kept) for hashing and token counts."""
-    return _CANONICAL.encode(value)
+def _encode_with(encoder: json.JSONEncoder, name: str, doc: str) -> Callable[[Any], str]:
+    make = _c_make_encoder
+    if make is None or encoder.ensure_ascii or encoder.indent is not None:
+        return encoder.encode  # no C accelerator, or options these arguments do not carry
+    options = (
+        encoder.default,
+        json.encoder.encode_basestring,  # ensure_ascii=False
+        None,  # indent
+        encoder.key_separator,
+        encoder.item_separator,
+        encoder.sort_keys,
+        encoder.skipkeys,
+        encoder.allow_nan,
+    )
+    join, circular = "".join, encoder.check_circular
+
+    def encode(value: Any) -> str:
+        return join(make({} if circular else None, *options)(value, 0))
+
+    encode.__name__ = encode.__qualname__ = name
+    encode.__doc__ = doc
+    return encode
 
 
-def wire_json(value: Any) -> str:
+canonical_json = _encode_with(
+    _CANONICAL,
+    "canonical_json",
+    "Deterministic JSON (sorted keys, no spaces, UTF-8 kept) for hashing and token counts.",
+)
+wire_json = _encode_with(
+    _WIRE,
+    "wire_json",
     """Compact JSON as MCP messages carry it (no spaces, UTF-8 kept, keys in their order):
     ``json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)``, so
-    ``ValueError`` for NaN or infinity, ``TypeError`` for what JSON has no form for."""
-    return _WIRE.encode(value)
+    ``ValueError`` for NaN or infinity, ``TypeError`` for what JSON has no form for.""",
+)
+
+# what json.loads scans with (its scanner, set on the decoder at run time: typeshed omits it)
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_JSON_SPACE = " \t\n\r"
+
+
+def wire_loads(line: bytes) -> Any:
+    """``json.loads(line)`` (the same value, the same errors) for a JSON-RPC line, with the
+    common line (an object from its first byte, UTF-8) read by the decoder's scanner at once
+    instead of through ``json.loads``' three Python frames; anything else goes to
+    ``json.loads`` itself (a BOM, another encoding, surrogates, an error to report)."""
+    if line[:1] == b"{":
+        try:
+            text = line.decode()
+            value, end = _scan_once(text, 0)
+        except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+            return json.loads(line)
+        if end == len(text) or not text[end:].strip(_JSON_SPACE):
+            return value
+    return json.loads(line)
 
 
 @dataclass(frozen=True, eq=False)

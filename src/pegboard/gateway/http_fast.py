@@ -21,10 +21,11 @@ Host/Origin, Content-Type, Accept, session id and, on the modern era, envelope a
 string or integer ``id`` whose method is ``tools/call`` (``name`` and ``arguments`` only),
 ``tools/list`` (no cursor) or ``ping``, and
 
-- handshake era: on a known, initialized session (``Mcp-Session-Id``), with no ``_meta``
-  but a W3C trace context (``traceparent``, ``tracestate``: what an SDK client adds when it
-  traces itself); a call only from a client that cannot elicit (an eliciting client may need
-  an approval round on the response stream, which the SDK carries);
+- handshake era: on a session (``Mcp-Session-Id``) the gateway recorded as opened
+  (:meth:`~pegboard.gateway.server.ClientHub.opened`: its ``initialize`` committed), with
+  no ``_meta`` but a W3C trace context (``traceparent``, ``tracestate``: what an SDK client
+  adds when it traces itself); a call only from a client that cannot elicit (an eliciting
+  client may need an approval round on the response stream, which the SDK carries);
 - 2026-07-28: a complete envelope in ``_meta`` (version, capabilities, optional client info,
   a trace context, nothing else: no progress token), no ``inputResponses`` or
   ``requestState`` (an approval round's retry); a call only from a client that declares no
@@ -315,13 +316,10 @@ class HttpFastPath:
         if not plain_request(message, modern=False):
             _cancel_if_asked(transport.running, message)
             return False
-        connection = self._gateway.hub.connection(session_id)
+        connection = self._gateway.hub.connection(session_id)  # None: not opened (yet)
         method, request_id = message["method"], message["id"]
-        if connection is not None and not connection.initialize_accepted:
-            await _handshake_recorded(connection)
         if (
             connection is None
-            or not connection.initialize_accepted
             or (method == "tools/call" and _can_elicit(connection.client_capabilities))
             or request_id in transport.running
         ):
@@ -464,17 +462,3 @@ def _result(request_id: int | str, result: dict[str, Any]) -> bytes:
         json.dumps(request_id).encode(),
         json.dumps(result, ensure_ascii=False, separators=(",", ":")).encode(),
     )
-
-
-HANDSHAKE_WAIT = 1.0
-"""Seconds a request of a known session waits for the SDK to record its handshake."""
-
-
-async def _handshake_recorded(connection: Connection) -> None:
-    """Wait (bounded) until the SDK's own task has read the session's handshake: the
-    client's ``notifications/initialized`` is answered 202 before the SDK reads it, so the
-    next request can get here first, and would otherwise go the SDK's slower way (seen under
-    load in the tests). A session that never completes it still reaches the SDK, which
-    answers it as before."""
-    with anyio.move_on_after(HANDSHAKE_WAIT):
-        await connection.initialized.wait()

@@ -139,6 +139,10 @@ class _Bus(InMemorySubscriptionBus):
         return unsubscribe
 
 
+_GATE_OPENERS = frozenset({"initialize", "notifications/initialized"})
+"""The messages after which the SDK serves a handshake-era connection's requests."""
+
+
 class ClientHub:
     """The connected clients, so a change can be announced to each of them: handshake-era
     connections by a notification on the connection, modern listeners through the bus."""
@@ -150,22 +154,22 @@ class ClientHub:
         )
         self.bus = _Bus()
 
-    def add(self, session: ServerSession) -> None:
+    def opened(self, session: ServerSession) -> None:
+        """Record that ``session``'s handshake opened it (:meth:`Gateway._track_clients`): its
+        ``initialize`` answered and committed, or a bare ``notifications/initialized`` read.
+        The one place a connection is tracked (announcements, the listing) and an HTTP
+        session becomes known to :meth:`connection`; a session whose ``initialize`` was
+        refused is not, until its gate opens another way."""
         connection = connection_of(session)
-        session_id = connection.session_id  # (an HTTP session's is set after its first add)
-        if connection.state.get("pegboard.hub") is self and (
-            session_id is None or self._by_session.get(session_id) is connection
-        ):
-            return  # held already: every request after the first
         connection.state.setdefault("pegboard.connected_at", time.time())
         self._connections.add(connection)
-        if connection.session_id is not None:
+        if connection.session_id is not None:  # an HTTP session's, set when it is made
             self._by_session[connection.session_id] = connection
-        connection.state["pegboard.hub"] = self
 
     def connection(self, session_id: str) -> Connection | None:
-        """The connection of the HTTP session ``session_id``, once a request of it reached
-        the SDK (its ``initialize``)."""
+        """The connection of the HTTP session ``session_id`` once :meth:`opened` recorded
+        it: its client's initialize params are committed (or its gate opened by a bare
+        ``notifications/initialized``), so the SDK would serve any request of it."""
         return self._by_session.get(session_id)
 
     def connections(self) -> list[dict[str, Any]]:
@@ -320,20 +324,26 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         self.seen(ctx.session, ctx.method, ctx.protocol_version)
-        return await call_next(ctx)
+        if ctx.method not in _GATE_OPENERS or ctx.protocol_version in MODERN:
+            return await call_next(ctx)
+        result = await call_next(ctx)  # raises when the SDK refuses it: nothing is recorded
+        # The SDK sets ``initialized`` in the chain (unless it drops a malformed one), and
+        # commits ``initialize``'s params right after the chain returns, with no await
+        # between (its span middleware, the only one outside this, ends synchronously): no
+        # request of the session can find this record before the SDK's own.
+        if ctx.method == "initialize" or connection_of(ctx.session).initialized.is_set():
+            self.hub.opened(ctx.session)
+        return result
 
     def seen(self, session: ServerSession, method: str, version: str) -> None:
         """A request of ``session``'s client (the server's middleware, and the HTTP fast path's
-        calls, which skip it): counted in the metrics, the client tracked."""
-        # initialize too: its answer may have come from the early reader, the client then
-        # sends nothing else through the SDK before it needs tools/list_changed. Modern
-        # requests have no connection to announce on (they listen).
+        calls, which skip it): counted in the metrics, the session kept as the latest (stdio's
+        one). Which clients are connected is :meth:`ClientHub.opened`'s record."""
         events = getattr(self.surface, "events", None)
         if events is not None and events.subscribers(McpRequestHandled):
             era = "modern" if version in MODERN else "handshake"
             events.publish(McpRequestHandled(method, era))
         if method != "server/discover" and version not in MODERN:
-            self.hub.add(session)
             self._session = session
             self.client_seen.set()
 
@@ -639,7 +649,7 @@ def call_response(request_id: mcp_types.RequestId, version: str, result: CallRes
         except ValueError:  # NaN or infinity: pydantic's encoder writes them as null
             message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
             return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-    head = json.dumps(request_id, ensure_ascii=False)
+    head = wire_json(request_id)
     return f'{{"jsonrpc":"2.0","id":{head},"result":{body}}}\n'.encode()
 
 

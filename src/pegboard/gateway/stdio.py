@@ -23,7 +23,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sized
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -67,10 +67,20 @@ class Replies:
         self._wire = PipeSend(pipe, threaded=False, set_mode=False)  # set by _divert
         self._queue = queue
         self._queued = queued
+        # Whether the writer waits, asked per answer: the stream's own table of waiting
+        # receivers (anyio's state, shared by both ends) rather than a statistics() dataclass
+        # made each time; should anyio move it, statistics() answers.
+        waiting = getattr(getattr(queued, "_state", None), "waiting_receivers", None)
+        self._waiting: Sized | None = waiting if isinstance(waiting, dict) else None
 
     async def send(self, item: Outgoing) -> None:
         """Write ``item`` after everything sent before it (at once when nothing was)."""
-        if not self._queued.statistics().tasks_waiting_receive:
+        waiting = self._waiting
+        if waiting is None:
+            idle = self._queued.statistics().tasks_waiting_receive > 0
+        else:
+            idle = bool(waiting)
+        if not idle:
             # The writer has an item (queued, just handed to it, or part-way out): after it.
             await self._queue.send(item)
             return

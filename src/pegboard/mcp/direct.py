@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -35,7 +34,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import anyio
 
 from pegboard._switches import switched_off
-from pegboard.core.definition import wire_json
+from pegboard.core.definition import wire_json, wire_loads
+from pegboard.mcp.results import plain_result
 
 if TYPE_CHECKING:
     import asyncio
@@ -99,18 +99,20 @@ class DirectRequests:
         self._closed = False
 
     async def request(
-        self, method: str, params: dict[str, Any], deadline: float | None = None
+        self, method: str, params: dict[str, Any], within: float | None = None
     ) -> Answer:
         """Send ``method`` with ``params`` and wait for the server's answer (a response or
         an error message, or the result itself when it is a plain ``tools/call`` result:
         see the module docstring). Raises the SDK's ``MCPError`` (``CONNECTION_CLOSED``) when the
         connection is or becomes closed; :class:`NotJson` (before anything is written) when
         ``params`` holds what JSON cannot carry (``NaN``, say); ``TimeoutError`` when no answer
-        came by ``deadline`` (the event loop's clock, ``anyio.current_time()``; the server is
-        told the request is abandoned, as for a cancel).
+        came within ``within`` seconds (the server is told the request is abandoned, as for a
+        cancel).
 
-        The deadline is a timer on the loop beside a future the reader resolves, not an anyio
-        cancel scope (~3% of a proxied call's instructions); it bounds the write as well."""
+        The limit is a timer on the loop beside a future the reader resolves, not an anyio
+        cancel scope (~3% of a proxied call's instructions); it bounds the write as well. (Seconds
+        rather than a deadline: the caller need not read anyio's clock, four Python calls to
+        find its backend.)"""
         import asyncio  # the loop's own (running: this module's reader needs it)
 
         request_id = f"{ID_PREFIX}{next(self._ids)}"
@@ -122,7 +124,7 @@ class DirectRequests:
         task = asyncio.current_task()
         assert task is not None
         waiter = self._waiting[request_id] = _Waiter(loop.create_future(), task)
-        timer = loop.call_at(deadline, waiter.expire) if deadline is not None else None
+        timer = loop.call_later(within, waiter.expire) if within is not None else None
         try:
             try:
                 waiter.sending = True
@@ -171,7 +173,7 @@ class DirectRequests:
     def take(self, line: bytes) -> bool:
         """True if ``line`` answers a request of ours (it is handed to its waiter); False:
         the line is for the SDK's session."""
-        if not self._waiting or _MARKER not in line:
+        if not self._waiting or line.find(_MARKER) < 0:  # (find: see gateway.fastpath)
             return False
         plain = _plain_answer(line)
         if plain is not None:
@@ -213,12 +215,10 @@ class DirectRequests:
 def _plain_answer(line: bytes) -> tuple[str, dict[str, Any]] | None:
     """(id, result) of a response of ours around a plain result, read once; None: anything
     else (the SDK's parser reads it)."""
-    from pegboard.mcp.results import plain_result
-
-    if line.count(b"[") + line.count(b"{") > _MAX_BRACKETS or b"\\u" in line:
+    if line.count(b"[") + line.count(b"{") > _MAX_BRACKETS or line.find(b"\\u") >= 0:
         return None  # deep, or \u-escaped (a lone surrogate, which the SDK's parser refuses)
     try:
-        message = json.loads(line)
+        message = wire_loads(line)
     except (ValueError, RecursionError):
         return None
     if type(message) is not dict or message.keys() != _ENVELOPE:
