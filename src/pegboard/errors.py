@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 
@@ -143,39 +144,53 @@ class StoreError(PegboardError):
 
 # -- a server's failure reason as a fixed phrase (stderr and server text never reach the model)
 _NAME = r"'[\w.-]{1,128}'"
-# pegboard's own failure phrases; a match is returned as matched (the patterns admit only
-# safe characters), so a server's stderr or error text cannot ride along.
-_OWN = tuple(
-    re.compile(p)
-    for p in (
-        r"server process exited with code -?\d+",
-        r"server process exited",
-        rf"(?:initialize|tools/list|tool {_NAME}) (?:did not answer within|timed out after) "
-        r"\d+(?:\.\d+)? ?s",
-        r"timed out after \d+(?:\.\d+)? ?s",
-        # with the setting to raise (a server id is [\w.-]: config keys of safe characters)
-        r"no answer to initialize within \d+(?:\.\d+)?s"
-        r"(?: \(raise (?:first_)?connect_timeout in \[servers\.[\w.-]{1,64}\]\))?",
-        r"retrying in \d+s after \d+ failures",
-        r"server sent a message larger than \d+ bytes",
-        r"tools/list ran over \d+ pages",
-        r"server closed its stdin",
-        r"the refresh was cancelled",
-        r"launch definition changed[\w ;:`.-]*",
-        r"not active",
+
+
+@cache
+def _reason_patterns() -> tuple[
+    re.Pattern[str], tuple[re.Pattern[str], ...], tuple[tuple[re.Pattern[str], str], ...]
+]:
+    """(failed, own, fixed): compiled on the first reason made public, not at import (every
+    command imports this module; the 18 patterns were ~0.5% of a cache read)."""
+    # pegboard's own failure phrases; a match is returned as matched (the patterns admit only
+    # safe characters), so a server's stderr or error text cannot ride along.
+    own = tuple(
+        re.compile(p)
+        for p in (
+            r"server process exited with code -?\d+",
+            r"server process exited",
+            rf"(?:initialize|tools/list|tool {_NAME}) (?:did not answer within|timed out after) "
+            r"\d+(?:\.\d+)? ?s",
+            r"timed out after \d+(?:\.\d+)? ?s",
+            # with the setting to raise (a server id is [\w.-]: config keys of safe characters)
+            r"no answer to initialize within \d+(?:\.\d+)?s"
+            r"(?: \(raise (?:first_)?connect_timeout in \[servers\.[\w.-]{1,64}\]\))?",
+            r"retrying in \d+s after \d+ failures",
+            r"server sent a message larger than \d+ bytes",
+            r"tools/list ran over \d+ pages",
+            r"server closed its stdin",
+            r"the refresh was cancelled",
+            r"launch definition changed[\w ;:`.-]*",
+            r"not active",
+        )
     )
-)
-_FAILED = re.compile(rf"^((?:tools/list|initialize|tool {_NAME}) failed): (.*)$", re.S)
-_FIXED = (
-    (
-        re.compile(r"no such file|ENOENT", re.I),
-        "failed to start: command not found (No such file or directory)",
-    ),
-    (re.compile(r"permission denied|EACCES", re.I), "failed to start: permission denied"),
-    (re.compile(r"refused|connect(ion)? attempts failed|ConnectError", re.I), "connection refused"),
-    (re.compile(r"connection closed", re.I), "connection closed"),
-    (re.compile(r"timed out|timeout", re.I), "timed out"),
-)
+    failed = re.compile(rf"^((?:tools/list|initialize|tool {_NAME}) failed): (.*)$", re.S)
+    fixed = (
+        (
+            re.compile(r"no such file|ENOENT", re.I),
+            "failed to start: command not found (No such file or directory)",
+        ),
+        (re.compile(r"permission denied|EACCES", re.I), "failed to start: permission denied"),
+        (
+            re.compile(r"refused|connect(ion)? attempts failed|ConnectError", re.I),
+            "connection refused",
+        ),
+        (re.compile(r"connection closed", re.I), "connection closed"),
+        (re.compile(r"timed out|timeout", re.I), "timed out"),
+    )
+    return failed, own, fixed
+
+
 UNKNOWN_REASON = "failed (see `pegboard servers logs`)"
 
 
@@ -185,13 +200,14 @@ def public_reason(reason: str) -> str:
     Only pegboard's own wording survives; anything a server wrote (stderr, an error message)
     is dropped or replaced by a fixed phrase, so the result is safe inside a prompt.
     """
+    failed, own, fixed = _reason_patterns()
     text = reason.split(" (stderr:", 1)[0].strip()
-    if match := _FAILED.match(text):
+    if match := failed.match(text):
         return f"{match.group(1)}: {public_reason(match.group(2))}"
-    for pattern in _OWN:
+    for pattern in own:
         if match := pattern.search(text):
             return match.group(0)
-    for pattern, phrase in _FIXED:
+    for pattern, phrase in fixed:
         if pattern.search(text):
             return phrase
     return UNKNOWN_REASON

@@ -15,7 +15,8 @@ from tests.cli.conftest import sdk_server, warm_cache, write
 
 HEAVY = ("mcp", "mcp_types")
 
-PROBE = """
+# Runs a command in the probe's process (its modules and state then looked at).
+RUN_COMMAND = """
 import json, sys
 sys.argv = ["pegboard", *{args!r}]
 from pegboard.cli import main
@@ -23,8 +24,13 @@ try:
     main()
 except SystemExit:
     pass
+"""
+PROBE = (
+    RUN_COMMAND
+    + """
 print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)
 """
+)
 
 
 def _loaded_after(
@@ -102,6 +108,7 @@ NOT_FOR_READS = (
     "pegboard.cli.kb_cmd",
     "pegboard.chat",
     "pegboard.gateway.server",
+    "pegboard.gateway.early",  # the stdio serve's early answers: started for `serve` only
     "httpx2",
 )
 
@@ -180,8 +187,8 @@ def test_a_later_tools_search_ranks_the_stored_index_without_numpy(
 
 
 # What a cache read does not import since the packages export lazily: knowledge-base
-# ingestion and search (the kb tools' entry point needs only the store's path), and for
-# `servers list` (the config alone) no runtime at all.
+# ingestion, search and the store (the kb tools' entry point needs only the store's path,
+# `pegboard.kb.kb_path`), and for `servers list` (the config alone) no runtime at all.
 @pytest.mark.parametrize(
     "args",
     [
@@ -193,7 +200,7 @@ def test_a_later_tools_search_ranks_the_stored_index_without_numpy(
 def test_cache_reads_import_no_knowledge_base_code(
     cached_server_env: dict[str, str], args: list[str]
 ) -> None:
-    heavy = ("pegboard.kb.ingestion", "pegboard.kb.api", "pegboard.kb.search")
+    heavy = ("pegboard.kb.ingestion", "pegboard.kb.api", "pegboard.kb.search", "pegboard.kb.store")
     assert _loaded_after(*args, heavy=heavy, env=cached_server_env) == []
 
 
@@ -275,9 +282,9 @@ def test_a_command_runs_with_the_collector_on() -> None:
     # its garbage as usual; the imports it did are frozen.
     code = """
 import gc, json, sys
-import pegboard.cli.app as cli_app
+import typer  # the command tree itself is imported by main's burst
 seen = []
-cli_app.app = lambda: seen.append([gc.isenabled(), gc.get_freeze_count() > 0])
+typer.Typer.__call__ = lambda app: seen.append([gc.isenabled(), gc.get_freeze_count() > 0])
 sys.argv = ["pegboard", "tools", "list"]
 from pegboard.cli import main
 main()
@@ -354,3 +361,25 @@ def test_piped_tables_are_printed_without_richs_console(
     # would wrap it at: rich prints that one)
     heavy = ("rich.console", "rich.table", "rich.text")
     assert _loaded_after(*args, heavy=heavy, env=cached_server_env) == []
+
+
+COMPILED_POISON_PATTERNS = """
+from pegboard.mcp import poison
+patterns = {{n: v for n, v in vars(poison).items() if isinstance(v, poison._Pattern)}}
+compiled = sorted(n for n, v in patterns.items() if v._compiled)
+from pegboard import errors
+print(json.dumps([len(patterns), compiled, errors._reason_patterns.cache_info().currsize]))
+"""
+
+
+@pytest.mark.parametrize(
+    "args", [["tools", "list"], ["tools", "list", "--json"], ["tools", "search", "file"]]
+)
+def test_cache_reads_compile_neither_the_poisoning_nor_the_failure_patterns(
+    cached_server_env: dict[str, str], args: list[str]
+) -> None:
+    # The flags are not checked by a listing or a search: the 12 patterns of the checks are
+    # compiled when a definition is first checked (`servers status`, `tools inspect`); the
+    # 18 of a server's failure reason when one is first made public.
+    code = (RUN_COMMAND + COMPILED_POISON_PATTERNS).format(args=args)
+    assert _probe(code, cached_server_env) == [12, [], 0]

@@ -29,7 +29,7 @@ READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 
 def kb_entries(config: PegboardConfig, data_dir: Path) -> list[ToolEntry]:
     """The ``pegboard.tools`` entry point: kb_search and kb_list over ``data_dir``'s store."""
-    from pegboard.kb.store import kb_path
+    from pegboard.kb import kb_path
 
     db = kb_path(data_dir)
     return [

@@ -1,7 +1,8 @@
 """The ``pegboard`` command line.
 
-:func:`main` starts the stdio serve's early answers (:mod:`pegboard.gateway.early`) before it
-imports the command tree, so a client's handshake does not wait for the imports. The imports
+:func:`main` starts the stdio serve's early answers (:mod:`pegboard.gateway.early`; a command
+line without ``serve`` does not import it) before it imports the command tree, so a client's
+handshake does not wait for the imports. The imports
 run as one :func:`~pegboard._lazy.import_burst` (no garbage collection during them), and the
 process's objects are frozen again at the end, so the exit's collections walk none of them.
 """
@@ -17,9 +18,10 @@ def main() -> None:
     from pegboard._lazy import import_burst
 
     with import_burst():
-        from pegboard.gateway import early
+        if "serve" in sys.argv[1:]:  # no stdio serve without it: other commands skip the module
+            from pegboard.gateway import early
 
-        early.start(sys.argv[1:])
+            early.start(sys.argv[1:])
         from pegboard.cli.app import app
     try:
         app()

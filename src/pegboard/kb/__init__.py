@@ -5,9 +5,20 @@ documents (or chunks) that answer a question, fusing FTS5 BM25 with embedding ve
 imports numpy or a model until a search or an ingestion needs it.
 """
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pegboard._lazy import lazy_exports
+
+# The store's file in a data directory: here, not in ``store``, so that the kb tools' entry
+# point (run by every command that builds a runtime) names it without importing the store.
+KB_FILENAME = "kb.sqlite3"
+
+
+def kb_path(data_dir: Path) -> Path:
+    """The store file of a data directory."""
+    return data_dir / KB_FILENAME
+
 
 # public name -> submodule, loaded on first use (PEP 562): importing one submodule does not
 # import its siblings.
@@ -17,7 +28,6 @@ _EXPORTS = {
     "IngestReport": "ingestion",
     "check_base_name": "ingestion",
     "ingest": "ingestion",
-    "kb_path": "store",
     "list_bases": "api",
     "remove": "api",
     "sample_sources": "api",
@@ -31,7 +41,7 @@ if TYPE_CHECKING:
     from pegboard.kb.api import list_bases, remove, sample_sources, search_base, search_bases
     from pegboard.kb.ingestion import IngestReport, check_base_name, ingest
     from pegboard.kb.search import Hit
-    from pegboard.kb.store import BaseInfo, kb_path
+    from pegboard.kb.store import BaseInfo
 
 __all__ = [
     "BaseInfo",

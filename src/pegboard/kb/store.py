@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pegboard.errors import KnowledgeBaseError
+from pegboard.kb import KB_FILENAME as KB_FILENAME  # the names it had here, kept
+from pegboard.kb import kb_path as kb_path
 
-KB_FILENAME = "kb.sqlite3"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS bases(
     name TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL,
@@ -70,11 +71,6 @@ class NewChunk:
     title: str
     text: str
     vector: bytes
-
-
-def kb_path(data_dir: Path) -> Path:
-    """The store file of a data directory."""
-    return data_dir / KB_FILENAME
 
 
 # SQLite's WAL-reset bug corrupts a database that two or more connections use in WAL mode;

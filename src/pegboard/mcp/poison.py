@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
@@ -35,42 +36,71 @@ from pegboard.mcp.checked import definition_digest
 # Bump when what poison_flags decides changes beyond its patterns (whose text the head holds).
 FLAGS_VERSION = 1
 
-_TAGS = re.compile("[\U000e0000-\U000e007f]")
-_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u00ad]")
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+
+class _Pattern:
+    """A regular expression compiled on its first use: ``re.compile`` of this module's 13
+    patterns was ~1% of a cache read's CPU, and a read checks nothing (the flags of a
+    definition checked before are kept, :class:`KnownFlags`); only :data:`_INVISIBLE` runs
+    there (:func:`strip_invisible`, compiled at import). ``pattern`` and ``flags`` are what the
+    compiled pattern's are (:func:`_head` names them)."""
+
+    __slots__ = ("_compiled", "flags", "pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        # What re.compile reports for a str pattern: re.UNICODE added unless ASCII is asked.
+        self.flags = int(flags if flags & re.ASCII else flags | re.UNICODE)
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled().search(text, pos, endpos)
+
+    def finditer(
+        self, text: str, pos: int = 0, endpos: int = sys.maxsize
+    ) -> Iterator[re.Match[str]]:
+        return self.compiled().finditer(text, pos, endpos)
+
+
+_TAGS = _Pattern("[\U000e0000-\U000e007f]")
+_ZERO_WIDTH = _Pattern("[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u00ad]")
+_BIDI = _Pattern("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+# Compiled now: every read strips the invisible characters of the tools it syncs.
 _INVISIBLE = re.compile(f"{_TAGS.pattern}|{_ZERO_WIDTH.pattern}|{_BIDI.pattern}")
-_BLOCK = re.compile(
+_BLOCK = _Pattern(
     r"<\s*/?\s*(important|system|instructions?|secret|hidden|admin|assistant)\b[^>]*>", re.I
 )
 # Where secrets live: flagged wherever they are named.
-_SECRET_PLACES = re.compile(
-    r"(~/\.|\.ssh|id_rsa|\.env\b|\.aws|/etc/passwd|mcp\.json|\.cursor)", re.I
-)
+_SECRET_PLACES = _Pattern(r"(~/\.|\.ssh|id_rsa|\.env\b|\.aws|/etc/passwd|mcp\.json|\.cursor)", re.I)
 # Secrets by kind are named by tools that handle them (a workbook's protection password, a
 # warning to keep API keys out of a query): flagged when their sentence asks for one to be
 # read, fetched or passed on, unless it warns against exactly that.
-_SECRET_WORDS = re.compile(r"\b(?:credentials?|api[_ -]?keys?|passwords?|private keys?)\b", re.I)
-_TAKES = re.compile(
+_SECRET_WORDS = _Pattern(r"\b(?:credentials?|api[_ -]?keys?|passwords?|private keys?)\b", re.I)
+_TAKES = _Pattern(
     r"\b(?:read|cat|open|get|fetch|retrieve|collect|extract|find|look\s+up|copy|pass|send|"
     r"include|put|append|attach|add|embed|forward|upload|paste|post|submit|provide|share|leak|"
     r"exfiltrate|print|output|return|echo|insert)(?:s|es|d|ed|ing)?\b"
     r"|\b(?:as|in|into|to)\s+(?:the\s+)?[`'\"]\w+[`'\"]",
     re.I,
 )
-_WARNS = re.compile(
+_WARNS = _Pattern(
     r"\b(?:do not|don'?t|never|must not|should not|avoid)\s+(?:ever\s+)?"
     r"(?:includ|send|shar|pass|put|past|enter|expos|log|stor|reveal|leak|disclos|provid|submit)"
     r"\w*\b",
     re.I,
 )
 # After the warning: words that turn it into an instruction after all.
-_UNWARNS = re.compile(r"\b(?:but|then|instead|however|except|unless)\b", re.I)
-_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
+_UNWARNS = _Pattern(r"\b(?:but|then|instead|however|except|unless)\b", re.I)
+_SENTENCE_END = _Pattern(r"[.!?](?=\s)|\n")
 # Reading files is what many tools do ("Read File", "Read the contents of a file"): an
 # instruction to read one names the file (a path) or has its contents passed on, in the same
 # sentence (a dot inside a path or a file name does not end it).
 _SENTENCE = r"(?:[^.!?\n]|[.!?](?=[^\s]))"
-_READ_FILE = re.compile(
+_READ_FILE = _Pattern(
     r"\bread\s+(?:the\s+|any\s+|every\s+|all\s+|each\s+)?(?:contents?\s+of\s+(?:the\s+)?)?"
     r"files?\b(?:[ \t]+(?:at|named|called|in|from))?[ \t]*[`'\"(]?[ \t]*"
     r"(?:~|/|\.\.?/|[a-z]:\\|\$home)"
@@ -78,7 +108,7 @@ _READ_FILE = re.compile(
     r"\b(?:pass|send|include|put|append|attach|forward|upload|paste|embed)\b",
     re.I,
 )
-_CALLS = re.compile(
+_CALLS = _Pattern(
     r"\b(before|after|instead of|first)\b.{0,40}\b(call|use|invoke|run)\b.{0,30}\btools?\b"
     r"|\b(call|invoke|use) (the )?(tool_invoke|tool_exec|mcp__\w+)"
     r"|do not (tell|mention|inform) the user|don'?t (tell|mention)",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,18 +36,25 @@ class ToolDocument:
         return " ".join(self.fields[f] for f in EMBEDDED_FIELDS if self.fields[f])
 
 
-def _properties(schema: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
-    if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
+def _is_mapping(value: Any) -> bool:
+    # A schema read from JSON is made of dicts: ``type(...) is dict`` first spares the ABC check.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _properties(schema: Any, found: list[tuple[str, str]], depth: int = 0) -> None:
+    """Append each property's name and description to ``found``, depth first (a list, not a
+    generator: the index key builds the document of every tool at each ``tools search``)."""
+    if depth > _MAX_DEPTH or not _is_mapping(schema):
         return
     props = schema.get("properties")
-    if isinstance(props, Mapping):
+    if _is_mapping(props):
         for key, sub in props.items():
-            doc = sub.get("description", "") if isinstance(sub, Mapping) else ""
-            yield str(key), doc if isinstance(doc, str) else ""
-            yield from _properties(sub, depth + 1)
+            doc = sub.get("description", "") if _is_mapping(sub) else ""
+            found.append((str(key), doc if isinstance(doc, str) else ""))
+            _properties(sub, found, depth + 1)
     items = schema.get("items")
-    if isinstance(items, Mapping):
-        yield from _properties(items, depth + 1)
+    if _is_mapping(items):
+        _properties(items, found, depth + 1)
 
 
 def _display_name(entry: ToolEntry) -> str:
@@ -58,7 +65,8 @@ def _display_name(entry: ToolEntry) -> str:
 
 
 def document_for(entry: ToolEntry) -> ToolDocument:
-    params = list(_properties(entry.tool.input_schema))
+    params: list[tuple[str, str]] = []
+    _properties(entry.tool.input_schema, params)
     description = entry.tool.description or entry.description
     labels = {strip_mcp_namespace(entry.namespace), strip_mcp_namespace(entry.label)}
     return ToolDocument(
