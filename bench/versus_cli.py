@@ -46,6 +46,10 @@ def prepare(home: Path) -> dict[str, str]:
     (home / "config.toml").write_text(tomli_w.dumps(config))
     env = dict(os.environ, PEGBOARD_CONFIG=str(home / "config.toml"))
     env["PEGBOARD_DATA_DIR"] = str(home / "data")
+    # The models' vocabulary tables of this home's own: the user cache keeps 4 of each model
+    # (search.vocab.KEEP_TABLES), and several checkouts run beside each other on one machine
+    # rewrite each other's, which a run then counts (150 M instructions of a search).
+    env["PEGBOARD_CACHE_DIR"] = str(home / "cache")
     subprocess.run([PEGBOARD, "servers", "refresh"], env=env, capture_output=True, check=True)
     return env
 
