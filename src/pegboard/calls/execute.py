@@ -21,7 +21,7 @@ from pegboard.core.names import TOOL_INVOKE
 from pegboard.core.output import ToolOutput
 from pegboard.core.schema import apply_defaults, validate_arguments
 from pegboard.core.tool import ToolContext
-from pegboard.core.tracing import span
+from pegboard.core.tracing import span, tracing_on
 from pegboard.errors import (
     InvalidToolArguments,
     PegboardError,
@@ -68,20 +68,24 @@ async def settle_approval(call: Call, entry: ToolEntry, *, gated: bool | None = 
     """:func:`~pegboard.calls.approval.authorise` ``call`` with its session's handler (when
     interactive), grants, pending store and principal; the outcome is noted on ``call``."""
     session = call.session
+    asked = authorise(  # runs where it is awaited: in the span when tracing
+        entry,
+        call.arguments,
+        call.ctx,
+        via=call.via,
+        handler=session.approval_handler if call.interactive else None,
+        grants=session.grants,
+        pending=session.pending,
+        principal=session.principal.subject,
+        session_id=call.ctx.session_id or session.session_id,
+        grant_ttl=session.grant_ttl,
+        gated=gated if gated is not None else session.gates.pop(call.ctx.call_id, None),
+    )
+    if not tracing_on():  # no null context entered and left (as in calls.audit.audited)
+        call.approval = await asked
+        return
     with span("pegboard.approval", **{"gen_ai.tool.name": entry.name}) as current:
-        call.approval = await authorise(
-            entry,
-            call.arguments,
-            call.ctx,
-            via=call.via,
-            handler=session.approval_handler if call.interactive else None,
-            grants=session.grants,
-            pending=session.pending,
-            principal=session.principal.subject,
-            session_id=call.ctx.session_id or session.session_id,
-            grant_ttl=session.grant_ttl,
-            gated=gated if gated is not None else session.gates.pop(call.ctx.call_id, None),
-        )
+        call.approval = await asked
         if current is not None:
             current.set_attribute("pegboard.approval", call.approval)
 

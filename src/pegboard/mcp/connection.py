@@ -330,8 +330,7 @@ class McpConnection:
         if sdk.tracing_on() or version is None or version in sdk.modern_versions:
             return None
         try:
-            deadline = anyio.current_time() + self.config.list_timeout
-            message = await direct.request("tools/list", {}, deadline)
+            message = await direct.request("tools/list", {}, self.config.list_timeout)
         except TimeoutError as exc:
             raise ServerUnavailable(
                 self.server_id, f"tools/list timed out after {self.config.list_timeout:g}s"
@@ -381,15 +380,14 @@ class McpConnection:
             # envelope in _meta: the SDK's client writes both.
             direct = None
         try:
-            clock = anyio.current_time
-            deadline = clock() + limit
             answer: _Answer | None = None
-            if direct is not None and version is not None:  # the deadline: a loop timer
-                answer = await _direct_call(direct, name, arguments, version, deadline)
+            if direct is not None and version is not None:  # the timeout: a loop timer
+                answer = await _direct_call(direct, name, arguments, version, limit)
             if answer is None:
                 # anyio.fail_after's own steps, without its two generator-based context
                 # managers and backend look-ups: the deadline's cancel is a timeout.
-                timer = anyio.CancelScope(deadline=deadline)
+                clock = anyio.current_time
+                timer = anyio.CancelScope(deadline=clock() + limit)
                 with timer:
                     request = mcp_types.CallToolRequest(
                         params=mcp_types.CallToolRequestParams(name=name, arguments=arguments)
@@ -552,9 +550,9 @@ _Answer: TypeAlias = "mcp_types.CallToolResult | mcp_types.InputRequiredResult |
 
 
 async def _direct_call(
-    direct: DirectRequests, name: str, arguments: dict[str, Any], version: str, deadline: float
+    direct: DirectRequests, name: str, arguments: dict[str, Any], version: str, within: float
 ) -> _Answer | None:
-    """``tools/call`` through ``direct`` (``TimeoutError`` past ``deadline``); None if the
+    """``tools/call`` through ``direct`` (``TimeoutError`` after ``within`` seconds); None if the
     arguments are for the SDK to encode. A plain result
     (:func:`~pegboard.mcp.results.plain_result`) comes back as read."""
     import mcp_types
@@ -562,7 +560,7 @@ async def _direct_call(
     sdk = _call_names()
     try:
         params = {"name": name, "arguments": arguments}
-        message = await direct.request("tools/call", params, deadline)
+        message = await direct.request("tools/call", params, within)
     except sdk.not_json:
         return None
     if isinstance(message, dict):  # a plain result, as the SDK's models would take it

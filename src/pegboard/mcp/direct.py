@@ -99,18 +99,20 @@ class DirectRequests:
         self._closed = False
 
     async def request(
-        self, method: str, params: dict[str, Any], deadline: float | None = None
+        self, method: str, params: dict[str, Any], within: float | None = None
     ) -> Answer:
         """Send ``method`` with ``params`` and wait for the server's answer (a response or
         an error message, or the result itself when it is a plain ``tools/call`` result:
         see the module docstring). Raises the SDK's ``MCPError`` (``CONNECTION_CLOSED``) when the
         connection is or becomes closed; :class:`NotJson` (before anything is written) when
         ``params`` holds what JSON cannot carry (``NaN``, say); ``TimeoutError`` when no answer
-        came by ``deadline`` (the event loop's clock, ``anyio.current_time()``; the server is
-        told the request is abandoned, as for a cancel).
+        came within ``within`` seconds (the server is told the request is abandoned, as for a
+        cancel).
 
-        The deadline is a timer on the loop beside a future the reader resolves, not an anyio
-        cancel scope (~3% of a proxied call's instructions); it bounds the write as well."""
+        The limit is a timer on the loop beside a future the reader resolves, not an anyio
+        cancel scope (~3% of a proxied call's instructions); it bounds the write as well. (Seconds
+        rather than a deadline: the caller need not read anyio's clock, four Python calls to
+        find its backend.)"""
         import asyncio  # the loop's own (running: this module's reader needs it)
 
         request_id = f"{ID_PREFIX}{next(self._ids)}"
@@ -122,7 +124,7 @@ class DirectRequests:
         task = asyncio.current_task()
         assert task is not None
         waiter = self._waiting[request_id] = _Waiter(loop.create_future(), task)
-        timer = loop.call_at(deadline, waiter.expire) if deadline is not None else None
+        timer = loop.call_later(within, waiter.expire) if within is not None else None
         try:
             try:
                 waiter.sending = True
