@@ -44,14 +44,12 @@ from pegboard.core.events import CallFinished, EventBus, ToolsChanged
 from pegboard.core.redact import redact_logs
 from pegboard.core.registry import ToolRegistry
 from pegboard.core.scope import AssistantSettings, ModelInfo, ToolApplyScope
-from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import BpeTokenCounter, default_token_counter
 from pegboard.deferral.kept_counts import keep_counts
 from pegboard.errors import ConfigError, PegboardError, UserError
 from pegboard.mcp import McpCatalog, McpCollision, sync_mcp_tools_to_registry
 from pegboard.mcp.checked import default_checked
 from pegboard.mcp.poison import default_known
-from pegboard.mcp.status import namespace_statuses
 from pegboard.mcp.store import CatalogStore, ReplicaStateStore
 from pegboard.mcp.store_sqlite import SqliteCatalogStore
 from pegboard.search import default_index
@@ -60,6 +58,7 @@ from pegboard.search.synced import LazyRegistryIndex
 from pegboard.toolsets.exposure import RegistrySurface
 
 if TYPE_CHECKING:
+    from pegboard.core.status import NamespaceStatus
     from pegboard.mcp.replicas_pg import PostgresReplicaBoard
     from pegboard.postgres import Database
     from pegboard.sandbox.engine import Sandbox
@@ -479,6 +478,8 @@ class ToolRuntime:
         return mode == "auto" or server_id in self.settings.mcp_server_ids
 
     def namespace_statuses(self) -> dict[str, NamespaceStatus]:
+        from pegboard.mcp.status import namespace_statuses  # deferral's, not a read's
+
         return namespace_statuses(self.catalog.statuses(), self.settings)
 
     # -- sync --------------------------------------------------------------------------------

@@ -383,3 +383,15 @@ def test_cache_reads_compile_neither_the_poisoning_nor_the_failure_patterns(
     # 18 of a server's failure reason when one is first made public.
     code = (RUN_COMMAND + COMPILED_POISON_PATTERNS).format(args=args)
     assert _probe(code, cached_server_env) == [12, [], 0]
+
+
+@pytest.mark.parametrize(
+    "args", [["tools", "list"], ["tools", "list", "--json"], ["tools", "search", "file"]]
+)
+def test_listings_and_searches_import_no_server_status_record(
+    cached_server_env: dict[str, str], args: list[str]
+) -> None:
+    # The status records (ServerStatus, ReplicaView) are `servers status`' and deferral's:
+    # a listing reads the cached tools only.
+    heavy = ("pegboard.mcp.status",)
+    assert _loaded_after(*args, heavy=heavy, env=cached_server_env) == []

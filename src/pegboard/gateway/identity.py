@@ -15,8 +15,9 @@ all key on it.
 from __future__ import annotations
 
 import contextvars
+import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pegboard.core.principal import ANONYMOUS, Principal
@@ -47,13 +48,20 @@ def principal_of(ctx: ServerRequestContext[Any, Any]) -> Principal:
     return principal_of_scope(request.scope)
 
 
+@functools.cache
+def _access_token_reader() -> Callable[[], AccessToken | None]:
+    """The SDK's reader of the request's verified token, imported once (an import statement
+    per request runs importlib's from-list handling)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    return get_access_token
+
+
 def principal_of_scope(scope: Mapping[str, Any]) -> Principal:
     """The principal of the HTTP request of ASGI ``scope``."""
     verified = token_principal(getattr(scope.get("user"), "access_token", None))
     if verified is None:
-        from mcp.server.auth.middleware.auth_context import get_access_token
-
-        verified = token_principal(get_access_token())
+        verified = token_principal(_access_token_reader()())
     if verified is not None:
         return verified
     given = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), b"")

@@ -345,7 +345,8 @@ class Gateway:
             events.publish(McpRequestHandled(method, era))
         if method != "server/discover" and version not in MODERN:
             self._session = session
-            self.client_seen.set()
+            if not self.client_seen.is_set():
+                self.client_seen.set()
 
     async def _discover(
         self, ctx: ServerRequestContext[Any], params: mcp_types.RequestParams | None

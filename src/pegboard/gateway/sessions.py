@@ -50,7 +50,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pegboard.errors import CatalogError
-from pegboard.gateway.http_fast import HttpFastPath, replay
+from pegboard.gateway.http_fast import BODY_KEY, HttpFastPath, replay
 from pegboard.gateway.identity import HTTP_SCOPE
 
 logger = logging.getLogger("pegboard.gateway")
@@ -365,6 +365,7 @@ class EstablishedPosts:
             await self.app(scope, receive, send)
             return
         session_id, transport = found
+        scope[BODY_KEY] = body
         await transport.handle_request(scope, receive, send)
         if transport.is_terminated:  # as the SDK's manager: forget it now
             await self.manager._discard_session(session_id, transport)

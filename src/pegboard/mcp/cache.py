@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio.to_thread
 
@@ -22,7 +22,6 @@ from pegboard.core.events import ContentChanged, EventBus, ServerStatusChanged, 
 from pegboard.errors import CatalogError, McpError
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.server_state import ServerEntry
-from pegboard.mcp.status import ServerStatus
 from pegboard.mcp.store import (
     CatalogStore,
     ReplicaStateStore,
@@ -31,6 +30,9 @@ from pegboard.mcp.store import (
     StoredServer,
     StoredState,
 )
+
+if TYPE_CHECKING:
+    from pegboard.mcp.status import ServerStatus
 
 logger = logging.getLogger("pegboard.mcp.catalog")
 

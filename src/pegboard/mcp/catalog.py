@@ -29,7 +29,6 @@ from pegboard.core.output import ToolOutput
 from pegboard.mcp.cache import CatalogCache
 from pegboard.mcp.config import McpServerConfig
 from pegboard.mcp.feed import FeedFollower
-from pegboard.mcp.status import ServerStatus
 from pegboard.mcp.store import (
     CatalogStore,
     ChangeListener,
@@ -41,6 +40,8 @@ from pegboard.mcp.transport import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STDERR_LOG
 
 if TYPE_CHECKING:
     from mcp import ClientSession
+
+    from pegboard.mcp.status import ServerStatus
 
 __all__ = ["McpCatalog", "launch_refused"]
 

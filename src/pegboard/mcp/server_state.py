@@ -6,7 +6,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -25,8 +25,10 @@ from pegboard.mcp.pins import (
     unmatched_gate,
 )
 from pegboard.mcp.poison import ToolFlags, has_invisible
-from pegboard.mcp.status import ServerState, ServerStatus
 from pegboard.mcp.store import StoredServer, StoredState
+
+if TYPE_CHECKING:  # the status record is made for `servers status`, not for a listing's read
+    from pegboard.mcp.status import ServerState, ServerStatus
 
 logger = logging.getLogger("pegboard.mcp.catalog")
 
@@ -374,6 +376,8 @@ class ServerEntry:
             self._on_state(self.config.id)
 
     def status(self) -> ServerStatus:
+        from pegboard.mcp.status import ServerStatus
+
         return ServerStatus(
             server_id=self.config.id,
             name=self.config.display_name,
