@@ -47,8 +47,10 @@ async def authorise_call(call: Call, entry: ToolEntry) -> None:
     _require_executor(entry)
     await check_access(call, entry)
     if call.interactive:
-        check_arguments(entry, call.arguments)
-        call.checked = (entry, call.arguments)
+        done = call.checked  # a call plan's quick yes for these very arguments
+        if done is None or done[0] is not entry or done[1] is not call.arguments:
+            check_arguments(entry, call.arguments)
+            call.checked = (entry, call.arguments)
     await settle_approval(call, entry)
 
 
@@ -68,6 +70,12 @@ async def settle_approval(call: Call, entry: ToolEntry, *, gated: bool | None = 
     """:func:`~pegboard.calls.approval.authorise` ``call`` with its session's handler (when
     interactive), grants, pending store and principal; the outcome is noted on ``call``."""
     session = call.session
+    if gated is None:
+        gated = session.gates.pop(call.ctx.call_id, None) if session.gates else None
+    policy = entry.tool.needs_approval
+    if gated is None and (policy is None or policy is False) and not tracing_on():
+        call.approval = "not_required"  # authorise's answer for a policy of "never"
+        return
     asked = authorise(  # runs where it is awaited: in the span when tracing
         entry,
         call.arguments,
@@ -79,7 +87,7 @@ async def settle_approval(call: Call, entry: ToolEntry, *, gated: bool | None = 
         principal=session.principal.subject,
         session_id=call.ctx.session_id or session.session_id,
         grant_ttl=session.grant_ttl,
-        gated=gated if gated is not None else session.gates.pop(call.ctx.call_id, None),
+        gated=gated,
     )
     if not tracing_on():  # no null context entered and left (as in calls.audit.audited)
         call.approval = await asked

@@ -20,6 +20,7 @@ from pegboard.core.output import ToolOutput
 from pegboard.core.registry import RegistrySnapshot
 from pegboard.core.resolve import resolve_name
 from pegboard.core.scope import ToolApplyScope
+from pegboard.toolsets.plan import CallPlan
 
 if TYPE_CHECKING:
     from pegboard.core.access import AccessView
@@ -55,6 +56,23 @@ class ToolList:
         if name not in self.by_name:
             name = self.snapshot.canonical(name)
         return resolve_name(name, self.by_name.get(name), self.by_name, self.snapshot)
+
+    @cached_property
+    def _plans(self) -> dict[str, CallPlan]:
+        return {}
+
+    def plan(self, name: str) -> CallPlan | None:
+        """The prepared calls of the tool this listing calls ``name``
+        (:class:`~pegboard.toolsets.plan.CallPlan`), made on its first call and kept with
+        this listing (a new listing starts without any); None: that name's calls take the
+        composed toolset's every step."""
+        plans = self._plans
+        plan = plans.get(name)
+        if plan is None:
+            plan = CallPlan.of(self, name)
+            if plan is not None:
+                plans[name] = plan
+        return plan
 
     def lookup(self, name: str) -> ToolEntry | None:
         """Any entry of that name, callable here or not (for an error's signature stub)."""

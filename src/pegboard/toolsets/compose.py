@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pegboard.calls.execute import error_output
 from pegboard.calls.session import Call
 from pegboard.core.output import ToolOutput
@@ -30,8 +32,15 @@ def compose(
     return AuditedToolset(ApprovalToolset(inner))
 
 
+class ToolCaller(Protocol):
+    """What runs a call against a listing: a :class:`Toolset`, or one tool's prepared
+    :class:`~pegboard.toolsets.plan.CallPlan`."""
+
+    async def call_tool(self, call: Call, tools: ToolList) -> ToolOutput: ...
+
+
 async def call_or_error(
-    toolset: Toolset,
+    toolset: ToolCaller,
     tools: ToolList,
     call: Call,
     *,

@@ -33,10 +33,11 @@ from pegboard.core.scope import ToolApplyScope
 from pegboard.core.status import NamespaceStatus
 from pegboard.core.tokens import TokenCounter
 from pegboard.core.tool import ToolContext
+from pegboard.core.tracing import tracing_on
 from pegboard.errors import PegboardError
 from pegboard.search.interface import SearchIndex
 from pegboard.toolsets.base import ToolList, Toolset
-from pegboard.toolsets.compose import call_or_error, compose
+from pegboard.toolsets.compose import ToolCaller, call_or_error, compose
 from pegboard.toolsets.deferral import DeferralSettings, DeferralState, StatusSource
 from pegboard.toolsets.registry import RegistryToolset
 
@@ -96,6 +97,7 @@ class ToolSession:
                 tool_exec=deferral.tool_exec,
             )
         self.toolset: Toolset = compose(RegistryToolset(registry), settings, state=self._state)
+        self._composed = self.toolset  # what a listing's call plans stand in for
         self.tools = ToolList((), registry.snapshot())
         # The listing the last refresh compared against, and its signature once computed: a
         # first listing always counts as a change, so its signature waits for a second
@@ -199,7 +201,8 @@ class ToolSession:
         (default: the session's; pass ``tools`` narrowed to it too).
         """
         listing = tools if tools is not None else self.tools
-        handler = self.calls.approval_handler if approval == "session" else approval
+        # isinstance, not ==: a handler that is a dataclass would be asked its __eq__
+        handler = self.calls.approval_handler if isinstance(approval, str) else approval
         calls = self.calls
         session = calls.for_call(
             approval_handler=handler,
@@ -214,7 +217,12 @@ class ToolSession:
         )
         call = Call(name, dict(arguments), ctx, via, session)
         call.unparsable = unparsable
-        return await call_or_error(self.toolset, listing, call, raising=raising)
+        toolset: ToolCaller = self.toolset
+        # The tool's prepared plan runs the composed toolset's steps for it, unless the
+        # toolset was replaced or spans are recorded (each wrapper's span is its own).
+        if toolset is self._composed and not tracing_on():
+            toolset = listing.plan(name) or toolset
+        return await call_or_error(toolset, listing, call, raising=raising)
 
     async def pending_gate(
         self,

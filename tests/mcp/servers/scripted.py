@@ -24,7 +24,7 @@ n>}``), ``reverse`` (holds tools/call requests until three are in, then answers 
 first), ``ping-first`` (before answering a tools/call, asks the client ``ping`` and waits for
 its answer), ``large-result`` (tools/call answers a 2 MiB text: under the default cap),
 ``routed`` (lists ``routed``, whose argument ``region`` is mirrored in an ``Mcp-Param-Region``
-header by 2026-07-28 clients).
+header by 2026-07-28 clients), ``integer-q`` (the first tool's ``q`` must be an integer).
 Calling ``announce`` first sends ``notifications/tools/list_changed``.
 ``--slow-start S`` sleeps S seconds before reading stdin, telling stderr (with ``$TOKEN``).
 ``--mode-file`` adds modes from a file (read at start and again at each tools/list),
@@ -88,6 +88,8 @@ def tools(ns: argparse.Namespace) -> list[dict[str, object]]:
         region = {"type": "string", "x-mcp-header": "Region"}
         schema = {"type": "object", "properties": {"region": region}}
         out.append({"name": "routed", "inputSchema": schema})
+    if out and "integer-q" in ns.mode:  # the first tool's q becomes an integer
+        out[0]["inputSchema"] = {"type": "object", "properties": {"q": {"type": "integer"}}}
     if "no-tools" in ns.mode:
         out.clear()
     if "extra" in ns.mode:
