@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import shutil
+import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +211,42 @@ def test_close_writes_what_is_queued(tmp_path: Path) -> None:
 
     lines = (tmp_path / "audit.jsonl").read_text().splitlines()
     assert [json.loads(line)["call_id"] for line in lines] == ["c1", "c2"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only: a forked child's writer")
+def test_a_forked_child_writes_its_records_with_a_writer_thread_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """The parent's writer thread does not exist in a child: a child's first record starts
+    one there, which writes it (else the child's flush would wait for a thread that is not
+    there)."""
+    log = AuditLog(tmp_path / "audit.jsonl")
+    assert log.hand_off is not None  # the synchronous hand-off of a call's record
+    log.hand_off([_record(1)])
+    log.flush()  # the parent's thread has run
+
+    pid = os.fork()
+    if pid == 0:  # the child: exit without atexit handlers, once its record is written
+        code = 1
+        try:
+            log.hand_off([_record(2)])
+            log.flush()
+            code = 0
+        finally:
+            os._exit(code)
+    status = None
+    for _ in range(200):  # 10 s at most
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    log.hand_off([_record(3)])
+    log.close()
+
+    assert status is not None
+    assert os.waitstatus_to_exitcode(status) == 0
+    lines = (tmp_path / "audit.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["call_id"] for line in lines) == ["c1", "c2", "c3"]

@@ -232,15 +232,28 @@ class QueuedWriter:
     def __init__(self, write: Callable[[list[Any]], None], *, name: str) -> None:
         self._write = write
         self._name = name
-        self._lock = threading.Lock()
-        self._work = threading.Condition(self._lock)  # the thread waits for records
-        self._done = threading.Condition(self._lock)  # waiters wait for batches written
+        self._new_locks()
         self._queued: list[Any] = []
         self._submitted = 0  # records submitted, ever
         self._written = 0  # records through write, ever
+        # The writer thread while it runs: set when it starts, cleared when it ends (and in
+        # a forked child, which has no such thread), so a submit need not ask is_alive()
+        # (~3k instructions a record).
         self._thread: threading.Thread | None = None
         self._closing = False
         self._urgent = False  # someone waits: write without lingering
+        _WRITERS.add(self)
+
+    def _new_locks(self) -> None:
+        self._lock = threading.Lock()
+        self._work = threading.Condition(self._lock)  # the thread waits for records
+        self._done = threading.Condition(self._lock)  # waiters wait for batches written
+
+    def _forked(self) -> None:
+        """In a forked child: no writer thread runs, and the lock may have been held by
+        one in the parent; the next submit starts a thread of the child's."""
+        self._new_locks()
+        self._thread = None
 
     def submit(self, records: Sequence[Any], *, urgent: bool = False) -> int:
         """Queue ``records``; the ticket to :meth:`wait` for them (``urgent``: the caller
@@ -251,8 +264,7 @@ class QueuedWriter:
             self._queued.extend(records)
             self._submitted += len(records)
             ticket = self._submitted
-            thread = self._thread
-            if thread is None or not thread.is_alive():  # first use, or after a fork/close
+            if self._thread is None:  # first use, or after a fork/close
                 self._closing = False
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
@@ -266,8 +278,7 @@ class QueuedWriter:
         interpreter exit) what is queued is written here."""
         with self._lock:
             target = self._submitted if ticket is None else ticket
-            thread = self._thread
-            if thread is None or not thread.is_alive():
+            if self._thread is None:
                 self._drain_here()
             elif self._written < target:
                 self._urgent = True
@@ -298,13 +309,20 @@ class QueuedWriter:
             self._done.notify_all()
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        finally:  # (also should anything escape: the next submit starts a thread again)
+            with self._lock:
+                if self._thread is threading.current_thread():
+                    self._thread = None
+                self._done.notify_all()
+
+    def _serve(self) -> None:
         while True:
             with self._lock:
                 while not self._queued and not self._closing:
                     self._work.wait()
                 if not self._queued:  # closing, and nothing left
-                    self._thread = None
-                    self._done.notify_all()
                     return
                 if not (self._urgent or self._closing):
                     self._work.wait(LINGER_S)  # woken early by wait(), close() or urgency
@@ -323,6 +341,16 @@ class QueuedWriter:
 
 
 _LOGS: weakref.WeakSet[AuditLog] = weakref.WeakSet()  # every log of this process
+_WRITERS: weakref.WeakSet[QueuedWriter] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for writer in list(_WRITERS):
+        writer._forked()
+
+
+if hasattr(os, "register_at_fork"):  # (POSIX: elsewhere there is no fork)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def flush_pending(path: str | os.PathLike[str] | None = None) -> None:
