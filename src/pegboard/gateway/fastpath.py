@@ -49,6 +49,8 @@ _CANCELLED = b'"notifications/cancelled"'
 _LIST = b'"tools/list"'
 _PING = b'"ping"'
 _PLAIN_PARAMS = frozenset({"name", "arguments"})
+# One for every answer (suppress is reentrant): a writer that closed is a client gone.
+_CLIENT_GONE = contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError)
 
 
 class FastToolCalls:
@@ -187,6 +189,5 @@ class FastToolCalls:
                 mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=data)
             )
         assert message is not None
-        # The client may have gone away while the call ran.
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        with _CLIENT_GONE:  # the client may have gone away while the call ran
             await reply.send(message)

@@ -650,7 +650,8 @@ def call_response(request_id: mcp_types.RequestId, version: str, result: CallRes
         except ValueError:  # NaN or infinity: pydantic's encoder writes them as null
             message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
             return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-    head = wire_json(request_id)
+    # an integer id as JSON writes it (its repr), without an encoder made for it
+    head = str(request_id) if type(request_id) is int else wire_json(request_id)
     return f'{{"jsonrpc":"2.0","id":{head},"result":{body}}}\n'.encode()
 
 
