@@ -78,7 +78,8 @@ class CallPlan:
             raise InvalidToolArguments(entry.name, [call.unparsable])
         arguments = call.arguments
         quick = self._quick
-        if call.interactive and quick is not None and quick(arguments):
+        # (a copy, as validate_arguments gives it: fastjsonschema fills defaults in place)
+        if call.interactive and quick is not None and quick(dict(arguments)):
             call.checked = (entry, arguments)  # what authorise_call's own check concludes
         await authorise_call(call, entry)
         checked = call.checked is not None and call.checked[1] is arguments
