@@ -9,7 +9,7 @@ approval gate, the upstream's catalog, an access rule), and calls it again.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -49,32 +49,40 @@ def _called(tmp_path: Path) -> list[str]:
 
 
 class Wire(Lines):
-    """The raw wire, numbering its own calls."""
+    """The raw wire, numbering its own requests and noting the gateway's list changes."""
 
     def __init__(self, process: Any) -> None:
         super().__init__(process)
         self._next = 10
+        self._changes = 0  # list_changed notifications read and not yet waited for
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self._next += 1
-        params = {"name": name, "arguments": arguments}
-        await self.send({"id": self._next, "method": "tools/call", "params": params})
-        answer = await self.answer(self._next)
-        result: dict[str, Any] = answer["result"]
-        return result
-
-    async def changed(self, request_id: int | None = None) -> None:
-        """Read until the gateway says its tool list changed (and, with ``request_id``,
-        until that request's answer came too, in whichever order)."""
-        notified = False
-        answered = request_id is None
-        while not (notified and answered):
+        await self.send({"id": self._next, "method": method, "params": params})
+        while True:
             message = await self.next()
             if message.get("method") == CHANGED:
-                notified = True
-            elif "id" in message and "method" not in message:
-                self.answers.append(message)
-                answered = answered or message["id"] == request_id
+                self._changes += 1
+            elif message.get("id") == self._next and "method" not in message:
+                result: dict[str, Any] = message["result"]
+                return result
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return await self.request("tools/call", {"name": name, "arguments": arguments})
+
+    async def listed_until(self, holds: Callable[[list[str]], bool]) -> None:
+        """List the tools after each list change the gateway announces until ``holds`` says
+        the change waited for is there (an earlier change, such as the start's, may come
+        first)."""
+        while True:
+            self._changes = 0
+            listed = await self.request("tools/list", {})
+            if holds([tool["name"] for tool in listed["tools"]]):
+                return
+            while not self._changes:
+                message = await self.next()
+                if message.get("method") == CHANGED:
+                    self._changes += 1
 
 
 def _text(result: dict[str, Any]) -> str:
@@ -126,7 +134,7 @@ async def test_a_gate_added_to_the_config_between_two_calls_holds_the_next_call(
             # the gate, and a disabled tool so that the listing visibly changes
             gated = _box(tmp_path, force_prompt_tools=["tool_0"], disabled_tools=["tool_2"])
             (tmp_path / "config.toml").write_text(tomli_w.dumps(gated), encoding="utf-8")
-            await wire.changed()
+            await wire.listed_until(lambda names: "mcp__box__tool_2" not in names)
             held = await wire.call(TOOL, {"q": "a"})
 
     assert ran["isError"] is False
@@ -144,24 +152,12 @@ async def test_a_tool_whose_schema_changed_or_that_left_upstream_is_refused_on_t
         async with _serving(tmp_path, _box(tmp_path, *args)) as wire:
             ran = await wire.call(TOOL, {"q": "a"})
             modes.write_text("integer-q")  # the upstream redefines tool_0 and says so
-            await wire.send(
-                {
-                    "id": 5,
-                    "method": "tools/call",
-                    "params": {"name": "mcp__box__announce", "arguments": {}},
-                }
-            )
-            await wire.changed(5)
+            await wire.call("mcp__box__announce", {})
+            await wire.listed_until(lambda names: TOOL not in names)  # held until trusted
             redefined = await wire.call(TOOL, {"q": "a"})
             modes.write_text("no-tools")
-            await wire.send(
-                {
-                    "id": 6,
-                    "method": "tools/call",
-                    "params": {"name": "mcp__box__announce", "arguments": {}},
-                }
-            )
-            await wire.changed(6)
+            await wire.call("mcp__box__announce", {})
+            await wire.listed_until(lambda names: names == [])
             removed = await wire.call(TOOL, {"q": 1})
 
     assert ran["isError"] is False
