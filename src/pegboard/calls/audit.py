@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_che
 import anyio
 
 from pegboard.calls.approval import ApprovalOutcome, arguments_fingerprint
+from pegboard.core.frozen import quick_init
 from pegboard.core.redact import redact_url
 from pegboard.core.tracing import span, tracing_on
 from pegboard.errors import ApprovalDenied, ApprovalRequired, ToolError
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pegboard.calls.audit")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallRecord:
     """One audit record: which tool ran (or was refused), through which route, and how.

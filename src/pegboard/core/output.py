@@ -11,7 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from pegboard.core.frozen import quick_init
 
+
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TextPart:
     text: str
@@ -43,6 +46,7 @@ class ResourcePart:
 ContentPart = TextPart | ImagePart | AudioPart | ResourcePart
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
     """What one tool call produced, as the model should see it."""

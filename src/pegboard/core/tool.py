@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import anyio.to_thread
 
 from pegboard.core.definition import ToolDefinition, canonical_json
+from pegboard.core.frozen import quick_init
 from pegboard.core.output import ToolOutput, to_tool_output
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def is_destructive(annotations: Mapping[str, Any] | None) -> bool:
     return annotations.get("destructiveHint") is True and not read_only
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What an executing tool may know about the call it serves."""
