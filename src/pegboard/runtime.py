@@ -30,7 +30,7 @@ import anyio
 
 from pegboard.builtin.plugins import load_tool_entries
 from pegboard.calls.approval import unmatched_gates
-from pegboard.calls.audit import AuditSink, FanOut
+from pegboard.calls.audit import AuditSink, CallRecord, FanOut
 from pegboard.calls.audit_log import AUDIT_FILE, AuditLog
 from pegboard.calls.grants import GrantStore, MemoryGrantStore
 from pegboard.calls.limits import CallLimits, Limits, RateLimiter
@@ -446,9 +446,13 @@ class ToolRuntime:
         sinks = [self.audit, *([self.options.audit] if self.options.audit else [])]
         return FanOut(
             sinks,
-            then=lambda record: self.events.publish(CallFinished(record)),
+            then=self._call_finished,
             check=getattr(self.audit, "check", None),
         )
+
+    def _call_finished(self, record: CallRecord) -> None:
+        if self.events.subscribers(CallFinished):  # (the admin's metrics; else no event made)
+            self.events.publish(CallFinished(record))
 
     # -- scope -------------------------------------------------------------------------------
     def scope(self) -> ToolApplyScope:

@@ -1,4 +1,6 @@
 import json
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -104,6 +106,38 @@ def test_a_circular_value_is_refused_as_json_refuses_it_and_the_next_value_is_wr
     with pytest.raises(ValueError, match="Out of range float values"):
         wire_json({"x": [float("nan")]})  # an error part-way: nothing is left marked
     assert wire_json([loop[1:], {"k": []}]) == '[[],{"k":[]}]'
+
+
+def test_threads_encoding_one_value_at_once_each_write_it_whole() -> None:
+    """Each thread keeps an encoder of its own: a value several threads encode at once is no
+    circular reference to any of them (one shared encoder's markers would say it is)."""
+
+    class Slow:
+        """Written by canonical_json's default (str), which lets other threads run."""
+
+        def __str__(self) -> str:
+            time.sleep(0.001)
+            return "slow"
+
+    shared = {"k": [{"n": i, "v": Slow()} for i in range(5)], "s": "é" * 50}
+    expected = json.dumps(
+        shared, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    failures: list[BaseException] = []
+
+    def encode_often() -> None:
+        try:
+            for _ in range(40):
+                assert canonical_json(shared) == expected
+        except BaseException as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=encode_often) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == []
 
 
 _LINES = [

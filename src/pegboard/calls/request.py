@@ -19,7 +19,8 @@ DECISIONS: tuple[Decision, ...] = ("deny", "allow_once", "allow_session", "allow
 
 def arguments_fingerprint(args: Mapping[str, Any]) -> str:
     """A stable digest of call arguments (key order does not matter)."""
-    return hashlib.sha256(canonical_json(dict(args)).encode("utf-8")).hexdigest()
+    value = args if type(args) is dict else dict(args)  # the encoder writes dicts as objects
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
