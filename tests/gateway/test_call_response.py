@@ -11,7 +11,7 @@ import pytest
 from mcp.shared.message import SessionMessage
 from mcp_types.methods import serialize_server_result
 
-from pegboard.gateway.server import call_response, call_result
+from pegboard.gateway.server import answer_line, call_response, call_result
 from pegboard.mcp.framing import encode_message
 from pegboard.mcp.results import call_result_to_output, output_to_call_result
 
@@ -71,3 +71,21 @@ def test_a_plain_result_written_without_the_serializer_is_the_sdks_line_too(
 
     line = call_response(request_id, version, plain)
     assert line == sdk_line(request_id, version, output_to_call_result(output))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("kind", list(RESULTS))
+@pytest.mark.parametrize("request_id", [7, "call-é"])
+def test_an_output_laid_out_at_once_is_the_sdks_line_too(
+    version: str, kind: str, request_id: int | str
+) -> None:
+    """What the stdio fast path writes for a tool's output (answer_line, without the result
+    dict between): the line the SDK's writer makes from the output's model, media included
+    (through the models), and a value JSON cannot carry as the serializer writes it."""
+    output = call_result_to_output(RESULTS[kind])
+
+    line = answer_line(request_id, version, output)
+    assert line == sdk_line(request_id, version, output_to_call_result(output))
+    assert answer_line(request_id, version, RESULTS[kind]) == call_response(
+        request_id, version, RESULTS[kind]
+    )

@@ -38,7 +38,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pegboard.core.definition import wire_loads
 from pegboard.gateway.approval import client_can_elicit, connection_of
 from pegboard.gateway.ready import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, response
-from pegboard.gateway.server import Gateway, call_response
+from pegboard.gateway.server import Gateway, answer_line
 from pegboard.gateway.stdio import Answering, AnswerTask, Outgoing, Replies
 from pegboard.mcp import direct
 
@@ -176,9 +176,9 @@ class FastToolCalls:
         try:
             # A client's cancel cancels this task (no response); a plain task, not an anyio
             # cancel scope around the call (~3% of a call's instructions).
-            result = await self._gateway.call(session, request_id, name, arguments)
+            answer = await self._gateway.call_answer(session, request_id, name, arguments)
             version = connection_of(session).protocol_version
-            message = call_response(request_id, str(version), result)
+            message = answer_line(request_id, str(version), answer)
         except MCPError as exc:  # a protocol answer (the -32042 URL elicitation required)
             error = mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=exc.error)
             message = SessionMessage(error)

@@ -54,7 +54,7 @@ from pegboard.calls.queue import ApprovalQueue, ApprovalQueued
 from pegboard.core.access import AccessView, AccessViews
 from pegboard.core.definition import wire_json
 from pegboard.core.events import McpRequestHandled
-from pegboard.core.output import ToolOutput
+from pegboard.core.output import TextPart, ToolOutput
 from pegboard.core.principal import Principal
 from pegboard.core.tracing import tracing_on
 from pegboard.errors import ApprovalRequired, CatalogError
@@ -552,8 +552,21 @@ class Gateway:
         arguments: dict[str, Any],
         principal: Principal = STDIO,
     ) -> CallResult:
-        """One ``tools/call`` of ``session``'s client (``principal``; stdio's by default, the
-        fast path's), as the MCP result it gets (:func:`call_result`)."""
+        """One ``tools/call`` of ``session``'s client (``principal``; stdio's by default), as
+        the MCP result it gets (:func:`call_result`)."""
+        answer = await self.call_answer(session, request_id, name, arguments, principal)
+        return call_result(answer) if isinstance(answer, ToolOutput) else answer
+
+    async def call_answer(
+        self,
+        session: ServerSession,
+        request_id: mcp_types.RequestId | None,
+        name: str,
+        arguments: dict[str, Any],
+        principal: Principal = STDIO,
+    ) -> ToolOutput | mcp_types.CallToolResult:
+        """What :meth:`call` answers, a tool's output still as the tool gave it (the stdio
+        fast path lays it out itself: :func:`answer_line`); a refusal as the MCP result."""
         form, url = elicitation_modes(session)
         pages = self.pages.page_of if url and self.pages.available() else None
         approval = ElicitationApproval(session, request_id, page=pages) if form else self.queue
@@ -583,7 +596,7 @@ class Gateway:
         finally:
             if isinstance(approval, ElicitationApproval):
                 await self.pages.complete(session, approval.opened, request_id)
-        return call_result(output)
+        return output
 
     def _on_surface_changed(self) -> None:
         self._listed.clear()
@@ -650,6 +663,33 @@ def call_response(request_id: mcp_types.RequestId, version: str, result: CallRes
         except ValueError:  # NaN or infinity: pydantic's encoder writes them as null
             message = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=payload)
             return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    return _response_line(request_id, body)
+
+
+def answer_line(
+    request_id: mcp_types.RequestId, version: str, answer: ToolOutput | CallResult
+) -> bytes:
+    """:func:`call_response` of what :meth:`Gateway.call_answer` gave: a plain output (text
+    parts, a structured object) laid out for ``version`` at once, without the result dict
+    :func:`call_result` would make of it first; the same line."""
+    if isinstance(answer, ToolOutput):
+        texts = []
+        for part in answer.parts:
+            if type(part) is not TextPart:
+                break
+            texts.append(part.text)
+        else:  # the parts plain_wire would give, content as its texts
+            parts = {"content": texts, "isError": answer.is_error, "resultType": "complete"}
+            if isinstance(answer.structured, dict):
+                parts["structuredContent"] = answer.structured
+            body = _laid_out(version, parts)
+            if body is not None:
+                return _response_line(request_id, body)
+        answer = call_result(answer)
+    return call_response(request_id, version, answer)
+
+
+def _response_line(request_id: mcp_types.RequestId, body: str) -> bytes:
     # an integer id as JSON writes it (its repr), without an encoder made for it
     head = str(request_id) if type(request_id) is int else wire_json(request_id)
     return f'{{"jsonrpc":"2.0","id":{head},"result":{body}}}\n'.encode()
@@ -680,24 +720,35 @@ def _plain_body(version: str, result: dict[str, Any]) -> str | None:
     """The result JSON of a plain result as the serializer for ``version`` writes it, or
     None (no layout for the version; a value JSON cannot carry as it is: not finite, not
     JSON): then the serializer itself decides."""
+    texts = []
+    for block in result.get("content", ()):
+        if block.get("type") != "text":
+            return None
+        texts.append(block.get("text"))
+    return _laid_out(version, {**result, "content": texts})
+
+
+def _laid_out(version: str, parts: dict[str, Any]) -> str | None:
+    """A plain result's JSON as the serializer for ``version`` lays it out
+    (:func:`_plain_layout`), from its top-level ``parts`` with ``content`` as the text of
+    each block; None when the serializer must decide (no layout; what it would coerce or
+    refuse)."""
     layout = _plain_layout(version)
     if layout is None:
         return None
     keys, block_keys = layout
-    structured = result.get("structuredContent", {})
+    texts, structured = parts.get("content", ()), parts.get("structuredContent", {})
     if (
-        type(result.get("isError", False)) is not bool
+        type(parts.get("isError", False)) is not bool
         or not isinstance(structured, dict)
         or not all(type(key) is str for key in structured)
+        or not all(isinstance(text, str) for text in texts)
     ):
         return None  # what the serializer would coerce or refuse
-    payload = {k: result[k] for k in keys if k in result}
-    content = []
-    for block in payload.get("content", ()):
-        if block.get("type") != "text" or not isinstance(block.get("text"), str):
-            return None
-        content.append({k: block[k] for k in block_keys})
-    payload["content"] = content
+    payload = {k: parts[k] for k in keys if k in parts}
+    payload["content"] = [
+        {k: text if k == "text" else "text" for k in block_keys} for text in texts
+    ]
     try:
         return wire_json(payload)
     except (ValueError, TypeError):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pegboard.calls.audit import audited
+from pegboard.calls.audit import _audited
 from pegboard.calls.execute import authorise_call, run_entry
 from pegboard.calls.session import Call
 from pegboard.core.entry import ToolEntry
@@ -70,7 +70,7 @@ class CallPlan:
     async def call_tool(self, call: Call, tools: ToolList) -> ToolOutput:
         """``call`` of this plan's tool: audited, authorised, validated and run as the
         composed toolset runs it."""
-        return await audited(call, lambda: self._run(call))
+        return await _audited(call, lambda: self._run(call), None)
 
     async def _run(self, call: Call) -> ToolOutput:
         entry = self.entry
