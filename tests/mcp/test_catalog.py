@@ -445,6 +445,15 @@ async def test_a_server_exiting_at_start_reports_its_exit_code() -> None:
     assert catalog.status("gone").error == "server process exited with code 1"
 
 
+async def test_a_server_closing_its_stdin_before_it_exits_reports_its_exit_code() -> None:
+    # The client's write after initialize fails before stdout's end shows the exit: the
+    # reason is still the exit code, not "server closed its stdin".
+    catalog = McpCatalog([scripted("shut", "shut-stdin")])
+    async with catalog.running(prewarm=False):
+        with pytest.raises(ServerUnavailable, match=r"server process exited with code 3"):
+            await catalog.refresh_tools("shut")
+
+
 async def test_a_flood_of_notifications_before_an_answer_is_tolerated() -> None:
     catalog = McpCatalog([scripted("chatty", "note-flood", tools=1)])
     async with catalog.running(prewarm=False):

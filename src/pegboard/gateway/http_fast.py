@@ -101,6 +101,10 @@ BODY_KEY = "pegboard.body"
 """Where :class:`~pegboard.gateway.sessions.EstablishedPosts` leaves the body it read in the
 scope (the same bytes its replayed ``receive`` gives the SDK), so the fast path need not read
 it again."""
+CHECKED_KEY = "pegboard.checked"
+"""Where :class:`~pegboard.gateway.sessions.EstablishedPosts` names, in the scope, the
+transport it checked a POST for (everything the skipped layers and the transport's own
+header checks would have: :class:`FastTransport` does not check it again)."""
 KEEPALIVE_S = 15.0
 """A reply not ready by then goes out as an event stream, with a comment line this often."""
 _METHODS = frozenset({"tools/call", "tools/list", "ping"})
@@ -148,24 +152,37 @@ def plain_request(message: Any, modern: bool) -> bool:
     )
 
 
-_REFUSALS: dict[tuple[str, str], bool] = {}
-_REFUSALS_KEPT = 64
+_VERDICTS: dict[tuple[bytes | None, ...], bool] = {}
+_VERDICTS_KEPT = 64
+_VERDICT_HEADERS = (b"accept", b"content-type", b"host", b"origin")
 
 
-def _headers_refused(transport: FastTransport, request: Request) -> bool:
-    """Whether the SDK's transport refuses this handshake-era POST for its Accept (both types
-    needed: its :func:`check_accept_headers`) or its Content-Type (its own check). Both read
-    only those two header values, and a client sends the same ones with every request, so
-    the verdict is kept per pair of values (the first :data:`_REFUSALS_KEPT` pairs seen)."""
-    headers = request.headers
-    key = (headers.get("accept", ""), headers.get("content-type", ""))
-    refused = _REFUSALS.get(key)
-    if refused is None:
+async def headers_admitted(
+    transport: FastTransport,
+    security: TransportSecurityMiddleware | None,
+    headers: Mapping[bytes, bytes],
+) -> bool:
+    """Whether the SDK's transport takes a handshake-era POST with these headers (each given
+    once, or absent) past its header checks: with ``security``, its Host/Origin allow-list
+    and Content-Type check (``validate_request``); and its Accept (both types needed:
+    :func:`check_accept_headers`) and Content-Type checks (its own). These read only the four
+    header values, and a client sends the same ones with every request, so the verdict is
+    kept per four values (the first :data:`_VERDICTS_KEPT` seen)."""
+    key = (*(headers.get(name) for name in _VERDICT_HEADERS), b"+" if security else b"")
+    admitted = _VERDICTS.get(key)
+    if admitted is None:
+        given = [(name, headers[name]) for name in _VERDICT_HEADERS if name in headers]
+        request = Request({"type": "http", "method": "POST", "headers": given})
         has_json, has_sse = check_accept_headers(request)
-        refused = not (has_json and has_sse) or not transport._check_content_type(request)
-        if len(_REFUSALS) < _REFUSALS_KEPT:
-            _REFUSALS[key] = refused
-    return refused
+        admitted = (
+            has_json
+            and has_sse
+            and transport._check_content_type(request)
+            and (security is None or await security.validate_request(request, True) is None)
+        )
+        if len(_VERDICTS) < _VERDICTS_KEPT:
+            _VERDICTS[key] = admitted
+    return admitted
 
 
 def _can_elicit(capabilities: Any) -> bool:
@@ -344,6 +361,17 @@ class FastTransport(StreamableHTTPServerTransport):
     running: dict[int | str, _Running]
     session_header: tuple[bytes, bytes]  # what each fast answer names its session with
 
+    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # A POST EstablishedPosts checked for this transport: what the SDK's _handle_request
+        # checks (Host/Origin, Content-Type) passed there, so only the terminated state is
+        # left before its POST handling.
+        if scope.get(CHECKED_KEY) is not self or self.is_terminated:
+            await super()._handle_request(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        if not await self.fast.legacy(self, request, send, checked=True):
+            await super()._handle_post_request(scope, request, receive, send)
+
     async def _handle_post_request(
         self, scope: Scope, request: Request, receive: Receive, send: Send
     ) -> None:
@@ -371,14 +399,23 @@ class HttpFastPath:
             transport.session_header = (_SESSION_HEADER, session_id.encode())
         return transport
 
-    async def legacy(self, transport: FastTransport, request: Request, send: Send) -> bool:
+    async def legacy(
+        self, transport: FastTransport, request: Request, send: Send, checked: bool = False
+    ) -> bool:
         """Answer a handshake-era POST that reached the session's transport (the Host/Origin
-        and Content-Type checks passed, the session is live); False: the SDK's to answer."""
-        if _headers_refused(transport, request):
-            return False
+        and Content-Type checks passed, the session is live; ``checked``: its Accept,
+        Content-Type and session headers too, by
+        :class:`~pegboard.gateway.sessions.EstablishedPosts`); False: the SDK's to answer."""
         session_id = transport.mcp_session_id
-        if session_id is None or request.headers.get(MCP_SESSION_ID_HEADER) != session_id:
+        if session_id is None:
             return False
+        if not checked:
+            scope_headers = request.scope["headers"]
+            first = {k: v for k, v in reversed(scope_headers) if k in _VERDICT_HEADERS}
+            if not await headers_admitted(transport, None, first):
+                return False
+            if request.headers.get(MCP_SESSION_ID_HEADER) != session_id:
+                return False
         body = request.scope.get(BODY_KEY)  # read by EstablishedPosts
         if body is None:
             body = await request.body()  # kept by the request: the SDK reads it again

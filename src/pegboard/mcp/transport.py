@@ -199,11 +199,7 @@ async def _stdio(
                             state.close(too_large)
                             return
             # Say why before the session sees the end, so a failing request can name it.
-            with anyio.move_on_after(STDIN_CLOSE_GRACE):  # stdout closed: the exit is near
-                await process.wait()
-            code = process.returncode
-            exited = "server process exited" + (f" with code {code}" if code is not None else "")
-            state.close(exited)
+            state.close(await _exit_reason(process) or "server process exited")
         finally:
             if feed is not None:
                 feed.close()
@@ -219,9 +215,14 @@ async def _stdio(
     async def write_stdin() -> None:
         assert process.stdin is not None
         try:
-            async with write_reader:
-                async for message in write_reader:
-                    await process.stdin.send(encode_message(message))
+            async with write_reader:  # held while the reason is found: later writes wait
+                try:
+                    async for message in write_reader:
+                        await process.stdin.send(encode_message(message))
+                except (anyio.BrokenResourceError, OSError):
+                    # A server exiting at start closes its stdin first: its exit code says more.
+                    state.close(await _exit_reason(process) or "server closed its stdin")
+                    raise
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             state.close("server closed its stdin")
             direct.close()
@@ -255,6 +256,14 @@ def _parse(line: bytes) -> SessionMessage | Exception:
             return answer
         logger.debug("ignoring a line that is not JSON-RPC from an MCP server: %s", parsed)
     return parsed
+
+
+async def _exit_reason(process: anyio.abc.Process) -> str | None:
+    """``server process exited with code N`` once the process has exited (a short wait)."""
+    with anyio.move_on_after(STDIN_CLOSE_GRACE):  # its pipes are closed: the exit is near
+        await process.wait()
+    code = process.returncode
+    return None if code is None else f"server process exited with code {code}"
 
 
 async def _stop(process: anyio.abc.Process) -> None:

@@ -12,7 +12,8 @@ the process; a marker file next to --log remembers it), ``extra`` (lists one mor
 ``extra_tool``), ``rug-pull`` (the first tool's description becomes a poisoned one),
 ``rug-annotations`` (the first tool gains annotations), ``rename-case`` and
 ``rename-suffix`` (the first tool is renamed: ``danger`` becomes ``Danger`` or ``danger2``;
-calls answer under either name), ``exit`` (exits at once),
+calls answer under either name), ``exit`` (exits at once), ``shut-stdin`` (closes its stdin
+while it answers initialize, exits with code 3 0.3 s later),
 ``bad-result`` (tools/call answers a result of the wrong shape), ``deep-result`` (tools/call
 answers a result nested 250 levels deep), ``broken-result`` (an answer cut short: not JSON),
 ``stubborn`` (ignores SIGTERM
@@ -183,6 +184,8 @@ def main() -> None:
             caps: dict[str, object] = {"prompts": {}}
             if "prompts-only" not in ns.mode:
                 caps["tools"] = {"listChanged": True}
+            if "shut-stdin" in ns.mode:  # reads nothing more: the client's next write fails
+                os.close(0)
             send(
                 {
                     "jsonrpc": "2.0",
@@ -194,6 +197,9 @@ def main() -> None:
                     },
                 }
             )
+            if "shut-stdin" in ns.mode:  # then exits, after the client has written again
+                time.sleep(0.3)
+                sys.exit(3)
         elif method == "tools/list":
             if "hang-list" in ns.mode:
                 continue
