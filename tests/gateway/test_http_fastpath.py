@@ -11,6 +11,7 @@ the same result.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import httpx2
@@ -253,6 +255,18 @@ def test_plain_requests_of_both_eras_are_answered_with_the_sdk_routes_results(pa
     assert all(t.startswith("text/event-stream") for t, _ in sdk[:3])
 
 
+def test_a_call_without_params_gets_the_sdk_routes_answer(pair: Pair) -> None:
+    answers = []
+    for served in pair.both():
+        headers = served.open_session()
+        answer = served.post(_request(8, "tools/call", None), headers)
+        answers.append((answer.status_code, _message(answer)))
+    assert answers[0] == answers[1]
+    status, message = answers[0]
+    assert status == 200
+    assert message["error"]["code"] == -32602, message
+
+
 def _no_token(h: dict[str, str], b: Any) -> tuple[dict[str, str], Any]:
     return {k: v for k, v in h.items() if k != "authorization"}, b
 
@@ -277,6 +291,20 @@ def _body(
     return lambda h, b: (h, edit(b))
 
 
+def _twice(
+    name: str, first: str | None = None, then: str | None = None
+) -> Callable[[dict[str, str], Any], Any]:
+    """The headers with ``name`` given twice, ``first`` then ``then`` (None: the value the
+    headers had): pegboard's guards read a header's last value, Starlette and the SDK its
+    first."""
+
+    def change(h: dict[str, str], b: Any) -> tuple[list[tuple[str, str]], Any]:
+        rest = [(k, v) for k, v in h.items() if k != name]
+        return [*rest, (name, first or h[name]), (name, then or h[name])], b
+
+    return change
+
+
 LEGACY_GUARDS: dict[str, tuple[Callable[[dict[str, str], Any], Any], int]] = {
     "no bearer token": (_no_token, 401),
     "a wrong bearer token": (_with(authorization="Bearer nope"), 401),
@@ -293,6 +321,34 @@ LEGACY_GUARDS: dict[str, tuple[Callable[[dict[str, str], Any], Any], int]] = {
         _body(lambda b: b | {"params": {"name": "x", "arguments": {"text": "a" * 4_200_000}}}),
         413,
     ),
+    # Each header the fast route reads, given twice: the layer that reads its last value
+    # (the token and shape guards) or its first (the SDK) refuses it on both routes.
+    "a wrong bearer token after the right one": (_twice("authorization", then="Bearer x"), 401),
+    "a Host that is no plain host after a good one": (
+        _twice("host", "127.0.0.1", "127.0.0.1:80@evil.example"),
+        421,
+    ),
+    "a Host of another site before a good one": (
+        _twice("host", "evil.example:80", "127.0.0.1"),
+        421,
+    ),
+    "an Origin of another site before a good one": (
+        _twice("origin", "http://evil.example", "http://127.0.0.1"),
+        403,
+    ),
+    "an Accept without event streams before the good one": (
+        _twice("accept", "application/json"),
+        406,
+    ),
+    "a Content-Type that is not JSON before the good one": (
+        _twice("content-type", "text/plain"),
+        400,
+    ),
+    "an unknown session id before the good one": (_twice("mcp-session-id", "pbs1.unknown"), 404),
+    "an unsupported protocol version before the good one": (
+        _twice("mcp-protocol-version", "1999-01-01"),
+        400,
+    ),
 }
 
 
@@ -308,10 +364,31 @@ def test_each_guard_refuses_a_plain_handshake_era_call_as_the_sdk_route_does(
         allowed = served.post(body, headers)  # the control: without the guard it is answered
         assert allowed.status_code == 200, allowed.text
         headers, body = change(headers, body)
+        if isinstance(headers, list):  # a header given twice (httpx refuses a second Host)
+            refusals.append(_sent_as_is(served, headers, body))
+            continue
         answer = served.post(body, headers)
         refusals.append((answer.status_code, answer.text))
     assert refusals[0] == refusals[1]
     assert refusals[0][0] == status, refusals[0]
+
+
+def _sent_as_is(served: Served, headers: list[tuple[str, str]], body: Any) -> tuple[int, str]:
+    """POST with exactly these headers (a Host only if given), on a connection of its own."""
+    url = urlsplit(served.url)
+    connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=30)
+    try:
+        connection.putrequest("POST", url.path, skip_host=True, skip_accept_encoding=True)
+        content = json.dumps(body).encode()
+        for name, value in [*headers, ("content-length", str(len(content)))]:
+            connection.putheader(name, value)
+        if not any(name == "host" for name, _ in headers):
+            connection.putheader("host", url.netloc)
+        connection.endheaders(content)
+        answer = connection.getresponse()
+        return answer.status, answer.read().decode()
+    finally:
+        connection.close()
 
 
 def test_a_call_sent_right_after_the_initialize_answer_takes_the_fast_path(pair: Pair) -> None:

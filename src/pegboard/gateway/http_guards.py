@@ -31,6 +31,14 @@ _HOST_SHAPE = re.compile(_HOST)
 _ORIGIN_SHAPE = re.compile(rf"https?://{_HOST}|null")
 
 
+def plain_host_and_origin(host: bytes, origin: bytes | None) -> bool:
+    """Whether a Host (``b""`` when absent) and an Origin (None when absent) are each a plain
+    host and port (:class:`HeaderShapeMiddleware`'s test)."""
+    return _HOST_SHAPE.fullmatch(host.decode("latin-1")) is not None and (
+        origin is None or _ORIGIN_SHAPE.fullmatch(origin.decode("latin-1")) is not None
+    )
+
+
 class HeaderShapeMiddleware:
     """Refuses (421) a request whose Host or Origin header is not a plain host and port, before
     the SDK's Host/Origin allow-list sees it."""
@@ -41,12 +49,7 @@ class HeaderShapeMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             headers = dict(scope.get("headers", ()))
-            host = headers.get(b"host", b"").decode("latin-1")
-            origin = headers.get(b"origin")
-            bad = not _HOST_SHAPE.fullmatch(host) or (
-                origin is not None and not _ORIGIN_SHAPE.fullmatch(origin.decode("latin-1"))
-            )
-            if bad:
+            if not plain_host_and_origin(headers.get(b"host", b""), headers.get(b"origin")):
                 body = b"refused: the Host or Origin header is not a plain host and port\n"
                 await _refuse(send, 421, b"text/plain", body)
                 return
@@ -57,6 +60,12 @@ class HeaderShapeMiddleware:
 # true/false, an array or object. Only bodies that match are parsed here (rarely: the SDK
 # parses every body anyway); a match inside params is a false alarm the parse clears.
 _ODD_ID = re.compile(rb'"id"\s*:\s*(?:-?\d+(?:\.\d*)?[eE.]|null|true|false|[\[{])')
+
+
+def may_have_odd_id(body: bytes) -> bool:
+    """Whether :class:`RequestIdMiddleware` parses ``body`` (an ``id`` that may be no string
+    or integer); False: it passes the body on untouched."""
+    return _ODD_ID.search(body) is not None
 
 
 class RequestIdMiddleware:
@@ -80,7 +89,7 @@ class RequestIdMiddleware:
             body += message.get("body", b"")
             if not message.get("more_body", False):
                 break
-        if _ODD_ID.search(body):
+        if may_have_odd_id(body):
             parsed = parse_line(body)
             if isinstance(parsed, ValueError) and str(parsed).startswith("id:"):
                 answer = rejection(body, str(parsed))

@@ -37,20 +37,29 @@ import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecurityMiddleware
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pegboard.errors import CatalogError
-from pegboard.gateway.http_fast import BODY_KEY, HttpFastPath, replay
+from pegboard.gateway.http_fast import (
+    BODY_KEY,
+    CHECKED_KEY,
+    FastTransport,
+    HttpFastPath,
+    headers_admitted,
+    headers_known,
+    replay,
+)
+from pegboard.gateway.http_guards import may_have_odd_id, plain_host_and_origin
 from pegboard.gateway.identity import HTTP_SCOPE
 
 logger = logging.getLogger("pegboard.gateway")
@@ -63,7 +72,9 @@ _AAD = b"pegboard handshake session v1"
 _ORIGIN = frozenset({b"host", b"origin"})  # what the transport's rebinding check reads
 _VERSION = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
 _SESSION = MCP_SESSION_ID_HEADER.lower().encode()
-_ESTABLISHED = frozenset({_VERSION, _SESSION, b"content-length"})
+_READ = frozenset(
+    {_VERSION, _SESSION, b"content-length", b"content-type", b"accept", b"authorization"} | _ORIGIN
+)  # what the layers EstablishedPosts skips read
 _opening: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "pegboard_opening", default=None
 )
@@ -106,15 +117,15 @@ def _owner(scope: Scope) -> dict[str, Any] | None:
     return dict(requestor) if requestor is not None else None
 
 
-async def _body(receive: Receive) -> bytes:
+async def _body(receive: Receive, first: Message | None = None) -> bytes:
+    """The request's body, read from ``receive`` (after its ``first`` message, if read)."""
     chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
+    message = first if first is not None else await receive()
+    while message["type"] == "http.request":
         chunks.append(message.get("body", b""))
         if not message.get("more_body"):
             break
+        message = await receive()
     return b"".join(chunks)
 
 
@@ -219,37 +230,48 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
             await self._revive(session_id, scope)
         await super()._handle_stateful_request(scope, receive, send)
 
-    def established(
-        self, scope: Scope, body: bytes
-    ) -> tuple[str, StreamableHTTPServerTransport] | None:
-        """The transport of the live handshake-era session a POST of ``body`` names, if this
-        manager would hand the request to it as it is: the body within the size limit, a
-        handshake-era (or no) protocol version header, a session this replica holds, asked
-        for by the credential that opened it, and no answer to relay (:class:`EstablishedPosts`);
-        None: the request takes the whole route."""
-        if self._task_group is None or len(body) > self.max_request_body_size:
+    def established(self, scope: Scope, headers: Mapping[bytes, bytes]) -> FastTransport | None:
+        """The transport of the live handshake-era session a POST with these ``headers``
+        (each given once) names, if this manager would hand the request to it as it is: a
+        declared body size within the limit, a handshake-era (or no) protocol version
+        header, a fast-path session this replica holds, asked for by the credential that
+        opened it (:class:`EstablishedPosts`; the body's own checks are
+        :meth:`established_body`'s); None: the request takes the whole route."""
+        if self._task_group is None:
             return None
-        found: dict[bytes, bytes] = {}
-        for key, value in scope["headers"]:
-            if key in _ESTABLISHED and key not in found:  # the first, as Starlette reads them
-                found[key] = value
-        version = found.get(_VERSION)
+        version = headers.get(_VERSION)
         if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
             return None
-        declared = found.get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > len(body)):
-            return None  # the limit's own check, or a body cut short: the SDK answers
-        session_id = found.get(_SESSION, b"").decode("latin-1")
+        declared = headers.get(b"content-length")
+        if declared is not None and (
+            not declared.isdigit() or int(declared) > self.max_request_body_size
+        ):
+            return None  # the limit's own check (or a value it reads its own way)
+        session_id = headers.get(_SESSION, b"").decode("latin-1")
         transport = self._server_instances.get(session_id)
-        if transport is None or _requestor(scope) != self._session_owners.get(session_id):
+        if not isinstance(transport, FastTransport) or _requestor(
+            scope
+        ) != self._session_owners.get(session_id):
             return None
+        return transport
+
+    def established_body(self, headers: Mapping[bytes, bytes], body: bytes) -> bool:
+        """Whether the body of a POST :meth:`established` took passes what the route would
+        check of it: within the size limit, as long as declared, no request id the guard
+        would parse, no answer to relay."""
+        if len(body) > self.max_request_body_size:
+            return False
+        declared = headers.get(b"content-length")
+        if declared is not None and int(declared) > len(body):
+            return False  # a body cut short: the SDK answers
+        if may_have_odd_id(body):
+            return False
         if self.relay is not None:
             try:
-                if _is_answer(json.loads(body)):
-                    return None
+                return not _is_answer(json.loads(body))
             except (ValueError, RecursionError):
-                return None
-        return session_id, transport
+                return False
+        return True
 
     def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
         opening = _opening.get()
@@ -334,20 +356,39 @@ class ReplicaSessionManager(StreamableHTTPSessionManager):
 
 
 class EstablishedPosts:
-    """In front of the SDK's app (Starlette's middleware and routing, the body limit, both
-    session managers' request handlers), a POST to the MCP path that an established
-    handshake-era session's transport would get goes to that transport directly
-    (:meth:`ReplicaSessionManager.established` checks what the layers skipped would have);
-    the transport runs its own checks (Host/Origin, Content-Type, idle and terminated
-    states) and its fast path (:mod:`pegboard.gateway.http_fast`). Anything else goes
-    through the app. Only where the app has no authentication middleware of its own (no
-    OAuth resource server): it is put inside pegboard's token, header and request id
-    guards."""
+    """In front of the whole HTTP app, a POST to the MCP path for an established
+    handshake-era session is checked once, here, against everything the layers it skips
+    would check, and handed to that session's transport marked as checked
+    (:data:`~pegboard.gateway.http_fast.CHECKED_KEY`), which then answers it without
+    checking again (its fast path, or the SDK's POST handling). The layers skipped:
+    pegboard's bearer token (``admits``), Host/Origin shape (``shape``) and request id
+    guards; Starlette's middleware and routing, the body limit and both session managers'
+    handlers (:meth:`ReplicaSessionManager.established`, :meth:`~ReplicaSessionManager.
+    established_body`); the transport's Host/Origin allow-list and its Content-Type and
+    Accept checks (:func:`~pegboard.gateway.http_fast.headers_admitted`). The transport's
+    own ``handle_request`` still runs (its idle accounting, its terminated state).
 
-    def __init__(self, app: ASGIApp, manager: ReplicaSessionManager, path: str) -> None:
+    A request that fails any check, or whose headers this class cannot read as each layer
+    reads them (one of the headers they read given twice: the guards read a header's last
+    value, Starlette its first), goes through the whole app, with the body given back if it
+    was read, and gets that layer's own answer. Only where the app has no authentication
+    middleware of its own (no OAuth resource server)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        manager: ReplicaSessionManager,
+        path: str,
+        *,
+        admits: Callable[[bytes], bool] | None = None,
+        shape: bool = False,
+    ) -> None:
         self.app = app
         self.manager = manager
         self.path = path
+        self._admits = admits
+        self._shape = shape
+        self._security = TransportSecurityMiddleware(manager.security_settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -358,17 +399,40 @@ class EstablishedPosts:
         ):
             await self.app(scope, receive, send)
             return
-        body = await _body(receive)
-        receive = replay(body, receive)
-        found = self.manager.established(scope, body)
-        if found is None:
+        headers: dict[bytes, bytes] = {}
+        for key, value in scope["headers"]:
+            if key in _READ:
+                if key in headers:  # given twice: the layers' own reading decides
+                    await self.app(scope, receive, send)
+                    return
+                headers[key] = value
+        if (self._admits is not None and not self._admits(headers.get(b"authorization", b""))) or (
+            self._shape
+            and not plain_host_and_origin(headers.get(b"host", b""), headers.get(b"origin"))
+        ):
             await self.app(scope, receive, send)
             return
-        session_id, transport = found
+        transport = self.manager.established(scope, headers)
+        admitted = headers_known(self._security, headers)
+        if transport is not None and admitted is None:
+            admitted = await headers_admitted(transport, self._security, headers)
+        if transport is None or not admitted:
+            await self.app(scope, receive, send)
+            return
+        first = await receive()
+        if first["type"] == "http.request" and not first.get("more_body"):
+            body = first.get("body", b"")
+        else:
+            body = await _body(receive, first)
+        receive = replay(body, receive)
+        if not self.manager.established_body(headers, body):
+            await self.app(scope, receive, send)
+            return
         scope[BODY_KEY] = body
+        scope[CHECKED_KEY] = transport
         await transport.handle_request(scope, receive, send)
         if transport.is_terminated:  # as the SDK's manager: forget it now
-            await self.manager._discard_session(session_id, transport)
+            await self.manager._discard_session(headers[_SESSION].decode("latin-1"), transport)
 
 
 def _requestor(scope: Scope) -> Any:

@@ -141,22 +141,26 @@ class BearerTokenMiddleware:
         self.app = app
         self._expected = f"Bearer {token}".encode()
 
+    def admits(self, given: bytes) -> bool:
+        """Whether an ``Authorization`` value (``b""``: none) carries the token."""
+        return hmac.compare_digest(given, self._expected)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers", ())).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"text/plain"),
-                            (b"www-authenticate", b'Bearer realm="pegboard"'),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": b"missing or wrong token\n"})
-                return
+        if scope["type"] == "http" and not self.admits(
+            dict(scope.get("headers", ())).get(b"authorization", b"")
+        ):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"text/plain"),
+                        (b"www-authenticate", b'Bearer realm="pegboard"'),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"missing or wrong token\n"})
+            return
         await self.app(scope, receive, send)
 
 
@@ -219,14 +223,17 @@ def _mcp_http_app(
             streamable_http_path=MCP_PATH, host=host, transport_security=guard
         )
         manager = _revivable_sessions(gateway)
-        if manager.fast.enabled:
-            from pegboard.gateway.sessions import EstablishedPosts
-
-            app = EstablishedPosts(app, manager, MCP_PATH)
         app = RequestIdMiddleware(app)
         if guard is not None:
             app = HeaderShapeMiddleware(app)
-        return BearerTokenMiddleware(app, token) if token else app
+        bearer = BearerTokenMiddleware(app, token) if token else None
+        full = bearer or app
+        if not manager.fast.enabled:
+            return full
+        from pegboard.gateway.sessions import EstablishedPosts
+
+        admits = bearer.admits if bearer is not None else None
+        return EstablishedPosts(full, manager, MCP_PATH, admits=admits, shape=guard is not None)
     from mcp.server.auth.settings import AuthSettings
 
     settings = AuthSettings(
@@ -354,12 +361,16 @@ def uvicorn_config(
 
     from pegboard.gateway.coalesce import coalescing
 
+    level = logging.getLevelName(log_level.upper())
     return uvicorn.Config(
         app,
         log_level=log_level,
         lifespan=lifespan,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         http=coalescing(),
+        # uvicorn makes each response's access line unless told not to, and its logger drops
+        # it below info: not made at all then.
+        access_log=not isinstance(level, int) or level <= logging.INFO,
     )
 
 
