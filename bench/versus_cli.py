@@ -131,7 +131,7 @@ def print_instructions(found: dict[str, float]) -> None:
 
 
 def cli_reads(home: Path, before_src: str | None, repeats: int) -> dict[str, list[float]]:
-    """label -> [median CPU s, median wall s, peak RSS MB]."""
+    """label -> [median CPU s, median wall s, peak RSS MB, min CPU s, max CPU s]."""
     if not Path(TIME).exists():
         raise SystemExit(f"the cli section needs GNU time at {TIME}: apt-get install time")
     rows = _rows(prepare(home), before_src)
@@ -144,6 +144,8 @@ def cli_reads(home: Path, before_src: str | None, repeats: int) -> dict[str, lis
             statistics.median(r[0] for r in found),
             statistics.median(r[1] for r in found),
             max(r[2] for r in found),
+            min(r[0] for r in found),
+            max(r[0] for r in found),
         ]
         for label, found in runs.items()
     }
@@ -151,11 +153,14 @@ def cli_reads(home: Path, before_src: str | None, repeats: int) -> dict[str, lis
 
 def print_cli(found: dict[str, list[float]], repeats: int) -> None:
     print(f"\nCLI cache reads, 527 cached tools ({repeats} runs each, medians)\n")
-    print("| command | CPU s | x of import mcp.types (CPU) | wall s | x (wall) | peak RSS MB |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    cpu0, wall0, _ = found[IMPORT_MCP_TYPES]
-    for label, (cpu, wall, rss) in found.items():
+    print(
+        "| command | CPU s | CPU min-max | x of import mcp.types (CPU) | wall s | x (wall) "
+        "| peak RSS MB |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cpu0, wall0, *_ = found[IMPORT_MCP_TYPES]
+    for label, (cpu, wall, rss, low, high) in found.items():
         print(
-            f"| {label} | {cpu:.3f} | x{cpu / cpu0:.2f} | {wall:.3f} | x{wall / wall0:.2f} "
-            f"| {rss:.0f} |"
+            f"| {label} | {cpu:.3f} | {low:.3f}-{high:.3f} | x{cpu / cpu0:.3f} | {wall:.3f} "
+            f"| x{wall / wall0:.2f} | {rss:.0f} |"
         )

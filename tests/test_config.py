@@ -361,3 +361,26 @@ def test_auth_rules_refuse_blank_names_and_a_half_configured_issuer() -> None:
     ):
         with pytest.raises(pydantic.ValidationError):
             PegboardConfig.model_validate({"auth": bad})
+
+
+def test_empty_list_and_table_defaults_are_new_for_each_config(tmp_path: Path) -> None:
+    text = (
+        '[profiles.p]\n[profiles.q]\n[servers.a]\ncommand = "uvx"\n[servers.b]\ncommand = "npx"\n'
+    )
+    config = load_config(_write(tmp_path / "c.toml", text)).config
+    other = load_config(tmp_path / "absent.toml").config
+
+    config.profiles["p"].mcp_servers.append("a")
+    config.profiles["p"].knowledge_bases.append("notes")
+    config.servers["a"].env["K"] = "v"
+    config.limits.per_tool["x"] = 1
+    config.web_fetch.allow_networks.append("127.0.0.1/32")
+    config.auth.admins.append("alice")
+
+    assert config.profiles["q"].mcp_servers == []
+    assert config.profiles["q"].knowledge_bases == []
+    assert config.servers["b"].env == {}
+    assert other.limits.per_tool == {}
+    assert other.web_fetch.allow_networks == []
+    assert other.auth.admins == []
+    assert load_config(tmp_path / "c.toml").config.servers["a"].env == {}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import pathlib
+from importlib.metadata import entry_points
 
 import pytest
 
-from pegboard.builtin.plugins import load_tool_entries
+from pegboard.builtin.plugins import GROUP, _points, load_tool_entries
 from pegboard.config.model import PegboardConfig
 from pegboard.core.entry import ToolEntry
 
@@ -109,3 +110,38 @@ def test_a_plugin_cannot_take_a_name_already_provided(
 def test_without_plugins_pegboard_registers_its_four_built_ins() -> None:
     entries = load_tool_entries(PegboardConfig(), pathlib.Path("."))
     assert [e.name for e in entries] == ["kb_search", "kb_list", "web_search", "web_fetch"]
+
+
+def _dist(site: pathlib.Path, name: str, entry_points: str | None) -> None:
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    if entry_points is not None:
+        (info / "entry_points.txt").write_text(entry_points)
+
+
+def test_plugins_are_the_entry_points_importlib_metadata_finds(
+    installed: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    # The first of two installs of one name wins, though it has no tools; the second's go.
+    _dist(first, "shadowed-tools", "[console_scripts]\nshadowed = shadowed:main\n")
+    _dist(second, "shadowed-tools", "[pegboard.tools]\nshadow = shadowed.tools:entries\n")
+    _dist(second, "scripts-only", "[console_scripts]\npegboard.tools = x:main\n")
+    _dist(second, "no-entry-points", None)
+    for site in (second, first, installed):  # sys.path: installed, first, second, ...
+        monkeypatch.syspath_prepend(str(site))
+
+    found = sorted(f"{p.name}={p.value}" for p in _points())
+
+    assert found == sorted(f"{p.name}={p.value}" for p in entry_points(group=GROUP))
+    assert found == [
+        "acme=acme_tools.tools:entries",
+        "broken=acme_tools.broken:entries",
+        "clash=acme_tools.tools:clashing",
+        "kb=pegboard.builtin.kb_tools:kb_entries",
+        "web=pegboard.builtin.web_tools:web_entries",
+        "wrong=acme_tools.tools:not_entries",
+    ]

@@ -316,3 +316,22 @@ def test_a_child_that_fails_leaves_the_build_to_this_process(
         assert _rounded(results(index)) == _rounded(reference(tmp_path))
     assert factory.filled == 1
     assert "could not build the search index in a child process: exit 3" in caplog.text
+
+
+def test_a_changed_text_of_a_tool_is_another_catalog(tmp_path: Path) -> None:
+    first, _ = stored(tmp_path)
+    assert "read_file" not in [h.name for h in first.search(["zeppelin"], limit=3)]
+    changed = [
+        entry("read_file", "Read the contents of a file.", "fs", {"path": "A zeppelin's path."})
+        if e.name == "read_file"
+        else e
+        for e in CATALOG
+    ]  # the same names, namespaces and descriptions: one parameter's text differs
+
+    factory = Counting(tmp_path / "vectors")
+    again = StoredIndex(tmp_path / "index", factory)
+    again.upsert(changed)
+
+    assert [h.name for h in again.search(["zeppelin"], limit=1)] == ["read_file"]
+    assert factory.filled == 1
+    assert len(list((tmp_path / "index").glob("*.index"))) == 2

@@ -14,7 +14,15 @@ import pytest
 
 from pegboard.search import CACHE_DIR_ENV
 from pegboard.search.dense import MODEL_DIR, StaticEmbedder
-from pegboard.search.vocab import BULK_TEXTS, KEEP_TABLES, Vocabulary, cached_vocabulary
+from pegboard.search.vocab import (
+    BULK_TEXTS,
+    DIGESTS_FILE,
+    KEEP_DIGESTS,
+    KEEP_TABLES,
+    Vocabulary,
+    cached_vocabulary,
+    remembered_digest,
+)
 from pegboard.search.wordllama import TOKENIZER, semantic_available, shared_wordllama, wordllama_dir
 
 from .test_index import CATALOG
@@ -110,6 +118,45 @@ def test_the_table_is_kept_in_the_cache_directory_and_mapped_back(
     assert first_table not in tables
     cached_vocabulary(source, read, "test")
     assert read.calls == 1 + KEEP_TABLES  # the newest is kept
+
+
+def test_checkouts_of_one_model_share_its_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    read = Reader({"a": 0, "b": 1})
+    sources = []
+    for n in range(KEEP_TABLES + 2):  # more checkouts than tables kept: none evicts another
+        source = tmp_path / f"checkout{n}" / "vocab.txt"
+        source.parent.mkdir()
+        source.write_text("a\nb\n", encoding="utf-8")
+        os.utime(source, ns=(n * 10**9, n * 10**9))  # each checkout's own time
+        sources.append(source)
+        assert cached_vocabulary(source, read, "test").as_dict() == read.pieces
+
+    for source in sources:  # each start again, in turn
+        cached_vocabulary(source, read, "test")
+
+    assert read.calls == 1
+    assert len(list((tmp_path / "cache").glob("vocab-test-*.bin"))) == 1
+
+
+def test_remembered_digests_keep_the_latest_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    files = []
+    for n in range(KEEP_DIGESTS + 3):
+        path = tmp_path / f"model{n}.bin"
+        path.write_bytes(b"x")
+        files.append(path)
+        assert remembered_digest([path], lambda n=n: f"digest{n}") == f"digest{n}"
+
+    known = json.loads((tmp_path / "cache" / DIGESTS_FILE).read_text(encoding="utf-8"))
+    assert len(known) == KEEP_DIGESTS
+    assert sorted(known.values()) == sorted(f"digest{n}" for n in range(3, KEEP_DIGESTS + 3))
+    assert remembered_digest([files[-1]], lambda: "computed again") == f"digest{KEEP_DIGESTS + 2}"
+    assert remembered_digest([files[0]], lambda: "computed again") == "computed again"
 
 
 def test_a_damaged_table_file_is_rebuilt_with_a_warning(

@@ -20,6 +20,10 @@ DEFAULT_PROFILE = "default"
 
 
 class _Section(BaseModel):
+    # Empty lists and tables are written ``default=[]`` / ``default={}``: pydantic copies an
+    # unhashable default for each instance (never shared), and ``default_factory=list`` costs
+    # ~1 M instructions a field at import, pydantic reading ``list``'s signature from its text
+    # (1.1% of a ``tools search``, bench/RESULTS.md session 17).
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
@@ -32,21 +36,19 @@ class ProfileConfig(_Section):
         description="Name of a [web_search.<name>] provider (the first one if omitted).",
     )
     knowledge_bases: list[str] = Field(
-        default_factory=list, description="Knowledge-base ids kb_search may read."
+        default=[], description="Knowledge-base ids kb_search may read."
     )
     mcp_mode: McpMode = Field(
         default=DEFAULT_MCP_MODE,
         description="auto: every enabled server; manual: only mcp_servers; disabled: none.",
     )
-    mcp_servers: list[str] = Field(
-        default_factory=list, description="Server ids linked in manual mode."
-    )
+    mcp_servers: list[str] = Field(default=[], description="Server ids linked in manual mode.")
     disabled_tools: list[str] = Field(
-        default_factory=list,
+        default=[],
         description="Tools to hide: wire names or '<server id>/<tool name>'.",
     )
     force_prompt_tools: list[str] = Field(
-        default_factory=list,
+        default=[],
         description="Tools always shown inline and always asking for approval.",
     )
     destructive_tools: DestructivePolicy = Field(
@@ -102,7 +104,7 @@ class WebFetchConfig(_Section):
     """Limits of ``web_fetch``, whose URLs the model chooses."""
 
     allow_networks: list[str] = Field(
-        default_factory=list,
+        default=[],
         description="CIDRs web_fetch may reach although they are loopback, private, "
         'link-local or otherwise non-public (e.g. ["127.0.0.1/32"]). Empty: public only.',
     )
@@ -251,7 +253,7 @@ class AuthConfig(_Section):
         default="groups", min_length=1, description="Token claim that lists the groups."
     )
     admins: list[str] = Field(
-        default_factory=list,
+        default=[],
         description="Who may use the admin UI and decide others' approvals: subjects or "
         '"group:NAME".',
     )
@@ -259,7 +261,7 @@ class AuthConfig(_Section):
         default=30.0, ge=0, le=300, description="Clock skew allowed on exp / nbf, s."
     )
     allow: list[AllowRule] = Field(
-        default_factory=list,
+        default=[],
         description="Access rules; with none every authenticated principal gets the profile, "
         "with any, access is denied unless a rule allows it.",
     )
@@ -289,7 +291,7 @@ class LimitsConfig(_Section):
         default=None, gt=0, description="Tool calls per minute per principal (token bucket)."
     )
     per_tool: dict[str, int] = Field(
-        default_factory=dict,
+        default={},
         description="Tool calls per minute per principal for one tool (wire name).",
     )
 
@@ -298,7 +300,7 @@ class KnowledgeBaseConfig(_Section):
     """Settings of one knowledge base (``[kb.<name>]``), applied by every ``pegboard kb add``."""
 
     exclude: list[str] = Field(
-        default_factory=list,
+        default=[],
         description="Globs of files to leave out, relative to the folder added ('_sources', "
         "'*.txt', 'drafts/*.md'; without a '/' they match any part of the path).",
     )
@@ -373,17 +375,13 @@ class PegboardConfig(_Section):
     default_profile: str = Field(
         default=DEFAULT_PROFILE, description="Profile used when none is chosen."
     )
-    servers: dict[str, ServerConfig] = Field(default_factory=dict, description="MCP servers.")
-    profiles: dict[str, ProfileConfig] = Field(
-        default_factory=dict, description="Assistant profiles."
-    )
+    servers: dict[str, ServerConfig] = Field(default={}, description="MCP servers.")
+    profiles: dict[str, ProfileConfig] = Field(default={}, description="Assistant profiles.")
     web_search: dict[str, WebSearchProviderConfig] = Field(
-        default_factory=dict, description="Web-search providers."
+        default={}, description="Web-search providers."
     )
     web_fetch: WebFetchConfig = Field(default_factory=lambda: WebFetchConfig())
-    models: dict[str, ModelConfig] = Field(
-        default_factory=dict, description="Chat model endpoints, by id."
-    )
+    models: dict[str, ModelConfig] = Field(default={}, description="Chat model endpoints, by id.")
     default_model: str | None = Field(
         default=None, description="Model id used when none is chosen (the first one if unset)."
     )
@@ -394,7 +392,7 @@ class PegboardConfig(_Section):
     auth: AuthConfig = Field(default_factory=lambda: AuthConfig())
     limits: LimitsConfig = Field(default_factory=lambda: LimitsConfig())
     kb: dict[str, KnowledgeBaseConfig] = Field(
-        default_factory=dict, description="Knowledge bases (`pegboard kb add`), by name."
+        default={}, description="Knowledge bases (`pegboard kb add`), by name."
     )
 
     @model_validator(mode="before")

@@ -115,12 +115,12 @@ class ServerConfig(BaseModel):
     command: str | None = Field(default=None, description="Executable of a stdio server.")
     args: tuple[str, ...] = Field(default=(), description="Arguments of the stdio command.")
     env: dict[str, str] = Field(
-        default_factory=dict,
+        default={},
         description="Environment of the stdio child (only these variables are added).",
     )
     cwd: str | None = Field(default=None, description="Working directory of the stdio child.")
     url: str | None = Field(default=None, description="Endpoint of a remote (HTTP or SSE) server.")
-    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers to send.")
+    headers: dict[str, str] = Field(default={}, description="HTTP headers to send.")
     transport: Transport | None = Field(
         default=None,
         validation_alias=AliasChoices("type", "transport"),

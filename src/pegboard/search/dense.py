@@ -10,7 +10,6 @@ the embedded text and the model, so an unchanged tool is never embedded twice.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import os
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pegboard.search.tables import npy_table
-from pegboard.search.vocab import BULK_TEXTS, cached_vocabulary
+from pegboard.search.vocab import BULK_TEXTS, cached_vocabulary, remembered_digest
 from pegboard.search.wordpiece import WordPiece, basic_words
 
 if TYPE_CHECKING:
@@ -74,47 +73,6 @@ def table_digest(rows: Callable[[slice], Vectors], count: int) -> str:
     for start in range(0, count, 4096):
         digest.update(np.ascontiguousarray(rows(slice(start, start + 4096))).tobytes())
     return digest.hexdigest()[:12]
-
-
-DIGESTS_FILE = "table-digests.json"
-
-
-def remembered_digest(files: Sequence[Path], compute: Callable[[], str]) -> str:
-    """``compute()`` (a table's :func:`table_digest`), remembered in the vector cache directory
-    by the table files' paths, sizes and modification times.
-
-    Hashing a table reads every row: 0.1-0.2 s per model at each start, and with a memory-mapped
-    table every page of it resident. A reinstalled table has another size or time.
-    """
-    from pegboard.search import default_cache_dir
-
-    try:
-        stamp = "|".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
-        directory = default_cache_dir()
-    except OSError:
-        return compute()
-    if directory is None:
-        return compute()
-    path = directory / DIGESTS_FILE
-    try:
-        known = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(known, dict):
-            known = {}
-    except (OSError, ValueError):
-        known = {}
-    digest = known.get(stamp)
-    if isinstance(digest, str):
-        return digest
-    digest = compute()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({**known, stamp: digest}, f)
-        Path(name).replace(path)
-    except OSError as exc:
-        logger.warning("cannot remember the table digest in %s: %s", path, exc)
-    return digest
 
 
 class StaticEmbedder:

@@ -7,9 +7,10 @@ WordLlama's from its ``tokenizer.json`` parses 61,249 merges too at each start.
 :class:`Vocabulary` is an open-addressing table (linear probing, at most half full) keyed by
 ``zlib.crc32`` of the piece's UTF-8 bytes, in one buffer of ``uint32`` columns and the pieces'
 bytes: about 1 MB for 30,000 pieces. :func:`cached_vocabulary` writes it once into the vector
-cache directory (next to ``table-digests.json``, named by the source file's path, size and
-modification time) and maps it back read-only, so a later start parses nothing and only the
-pages its lookups touch become resident.
+cache directory (next to ``table-digests.json``, named by a digest of the source file's
+content, so every checkout or install of one model shares one table) and maps it back
+read-only, so a later start parses nothing and only the pages its lookups touch become
+resident.
 
 A lookup is an encode, a CRC and a few array reads in Python, several times a dict's cost:
 fine for a query's few dozen lookups (tokenized words are cached); a bulk tokenization (an
@@ -19,6 +20,7 @@ index build) takes :meth:`Vocabulary.as_dict`, a transient dict, for its duratio
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import mmap
 import os
@@ -26,7 +28,7 @@ import struct
 import tempfile
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from pegboard.search.pages import keep as keep_pages
@@ -35,13 +37,17 @@ logger = logging.getLogger("pegboard.search")
 
 # Texts in one embedding call from which its tokenizer takes a transient dict (``bulk()``).
 BULK_TEXTS = 64
-# Tables kept per vocabulary in the cache directory (one per install of the model).
+# Tables kept per vocabulary in the cache directory (one per content of the model's file).
 KEEP_TABLES = 4
+# Digests remembered in ``table-digests.json`` (one per model file of each checkout or install).
+KEEP_DIGESTS = 64
+DIGESTS_FILE = "table-digests.json"
 
-MAGIC = b"PEGBOARD-VOCAB1\n"
-# blake2b-128 of the body, pieces, slots (a power of 2); native byte order, as the columns
-# (``array``/``memoryview`` of ``I``): the file is this machine's cache.
-_HEAD = struct.Struct("=16sII")
+MAGIC = b"PEGBOARD-VOCAB2\n"
+# CRC-32 of the body (against a damaged file: 0.2 ms a MB where blake2b took 1.2), pieces,
+# slots (a power of 2); native byte order, as the columns (``array``/``memoryview`` of ``I``):
+# the file is this machine's cache.
+_HEAD = struct.Struct("=III")
 _START = len(MAGIC) + _HEAD.size
 
 
@@ -95,8 +101,7 @@ class Vocabulary(Mapping[str, int]):
         for column in (hashes, entries.values(), ends):
             columns.extend(column)
         body = columns.tobytes() + blob
-        digest = hashlib.blake2b(body, digest_size=16).digest()
-        return MAGIC + _HEAD.pack(digest, count, size) + body
+        return MAGIC + _HEAD.pack(zlib.crc32(body), count, size) + body
 
     def get(self, key: object, default: int | None = None, /) -> int | None:  # type: ignore[override]
         if not isinstance(key, str):
@@ -149,21 +154,22 @@ def cached_vocabulary(
     """The vocabulary ``read()`` gives from ``source``, kept as a table file in the vector
     cache directory (:func:`pegboard.search.default_cache_dir`) and mapped from there.
 
-    The file is named by ``name`` and a digest of ``source``'s path, size and modification
-    time (a reinstalled model has another); one that fails its digest is rewritten. Without a
-    usable cache directory the table is built in memory at each start.
+    The file is named by ``name`` and a digest of ``source``'s content (remembered by its
+    path, size and modification time, :func:`remembered_digest`): checkouts and installs of
+    one model share the table, a changed model has another; one that fails its check is
+    rewritten. Without a usable cache directory the table is built in memory at each start.
     """
     from pegboard.search import default_cache_dir
 
     try:
-        stat = source.stat()
         directory = default_cache_dir()
+        if directory is not None:
+            content = remembered_digest([source.resolve()], lambda: _file_digest(source))
     except OSError:
         directory = None
     if directory is None:
         return Vocabulary(Vocabulary.encode(read()))
-    stamp = f"{source.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    path = directory / f"vocab-{name}-{hashlib.sha256(stamp.encode()).hexdigest()[:16]}.bin"
+    path = directory / f"vocab-{name}-{content}.bin"
     try:
         return _mapped(path)
     except FileNotFoundError:
@@ -184,6 +190,53 @@ def cached_vocabulary(
         return Vocabulary(raw)
 
 
+def _file_digest(source: Path) -> str:
+    digest = hashlib.sha256()
+    with source.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def remembered_digest(files: Sequence[Path], compute: Callable[[], str]) -> str:
+    """``compute()`` (a digest of ``files``' content), remembered in the vector cache directory
+    by the files' paths, sizes and modification times (the :data:`KEEP_DIGESTS` latest).
+
+    Hashing a table reads every row: 0.1-0.2 s per model at each start, and with a memory-mapped
+    table every page of it resident. A reinstalled table has another size or time.
+    """
+    from pegboard.search import default_cache_dir
+
+    try:
+        stamp = "|".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+        directory = default_cache_dir()
+    except OSError:
+        return compute()
+    if directory is None:
+        return compute()
+    path = directory / DIGESTS_FILE
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(known, dict):
+            known = {}
+    except (OSError, ValueError):
+        known = {}
+    digest = known.get(stamp)
+    if isinstance(digest, str):
+        return digest
+    digest = compute()
+    kept = dict(list(known.items())[-(KEEP_DIGESTS - 1) :])  # the oldest go
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({**kept, stamp: digest}, f)
+        Path(name).replace(path)
+    except OSError as exc:
+        logger.warning("cannot remember the table digest in %s: %s", path, exc)
+    return digest
+
+
 def _prune(directory: Path, name: str) -> None:
     """Remove all but the :data:`KEEP_TABLES` most recently written tables of ``name`` (other
     installs of a model sharing the directory keep theirs)."""
@@ -195,16 +248,16 @@ def _prune(directory: Path, name: str) -> None:
 
 
 def _mapped(path: Path) -> Vocabulary:
-    """The table file at ``path``, its digest checked by reading (which maps nothing)."""
+    """The table file at ``path``, its CRC checked by reading (which maps nothing)."""
     with path.open("rb") as f:
         head = f.read(_START)
         if len(head) < _START or head[: len(MAGIC)] != MAGIC:
             raise ValueError("not a vocabulary table")
         expected = _HEAD.unpack_from(head, len(MAGIC))[0]
-        digest = hashlib.blake2b(digest_size=16)
+        crc = 0
         while chunk := f.read(1 << 20):
-            digest.update(chunk)
-        if digest.digest() != expected:
+            crc = zlib.crc32(chunk, crc)
+        if crc != expected:
             raise ValueError("digest mismatch")
         mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     keep_pages(mapping)  # a query's lookups touch pages all over it: unmapped after a search

@@ -26,17 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pegboard.errors import OptionalDependencyMissing, SearchModelError
-from pegboard.search.dense import (
-    WordWeight,
-    remembered_digest,
-    table_digest,
-    unit,
-    unit_rows,
-)
+from pegboard.search.dense import WordWeight, table_digest, unit, unit_rows
 from pegboard.search.llama_bpe import LlamaBPE
 from pegboard.search.pages import keep as keep_pages
 from pegboard.search.tables import CODES, Table
-from pegboard.search.vocab import BULK_TEXTS
+from pegboard.search.vocab import BULK_TEXTS, remembered_digest
 from pegboard.search.wordpiece import basic_words
 
 if TYPE_CHECKING:
