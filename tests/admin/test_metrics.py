@@ -9,9 +9,16 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+import tomli_w
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
+from pegboard import open_runtime
+from pegboard.admin.metrics import HELD, GatewayMetrics
+from pegboard.calls.audit import CallRecord
+from pegboard.core.events import CallFinished, McpRequestHandled
+from pegboard.service import Service
 from tests.admin.served import serving_async
 from tests.gateway.harness import STARTUP_BOUND, sdk_server, text_of, victim_server
 
@@ -90,3 +97,70 @@ async def test_metrics_count_a_scripted_run_and_keep_labels_bounded(tmp_path: Pa
     labels = set(re.findall(r"(\w+)=\"", text))
     assert labels == {"server", "tool", "route", "outcome", "after_search", "method", "era", "le"}
     assert "anonymous" not in text
+
+
+def _record(tool: str, via: str, outcome: str, duration: float) -> CallRecord:
+    return CallRecord(
+        time=0.0,
+        via=via,
+        tool=tool,
+        call_id="c",
+        session_id="s",
+        arguments_sha256="-",
+        approval="not_required",
+        outcome=outcome,
+        duration=duration,
+    )
+
+
+def _samples(text: bytes, *names: str) -> list[str]:
+    """The scrape's sample lines of these metrics, ``_created`` (a clock reading) left out."""
+    return [
+        line
+        for line in text.decode().splitlines()
+        if line.startswith(names) and "_created" not in line
+    ]
+
+
+async def test_held_tallies_scrape_as_prometheus_clients_own_counters_and_histogram(
+    tmp_path: Path,
+) -> None:
+    """Events tallied without a lock, flushed at a scrape and every HELD durations, scrape as
+    the same events fed straight into prometheus_client's counters and histogram."""
+    path = tmp_path / "config.toml"
+    config = {"data_dir": str(tmp_path / "data"), "servers": {"sdk": sdk_server()}}
+    path.write_text(tomli_w.dumps(config), encoding="utf-8")
+    reference = CollectorRegistry()
+    calls = Counter(
+        "pegboard_tool_calls", "-", ["server", "tool", "route", "outcome"], registry=reference
+    )
+    duration = Histogram(
+        "pegboard_tool_call_duration_seconds", "-", ["server", "route"], registry=reference
+    )
+    requests = Counter("pegboard_mcp_requests", "-", ["method", "era"], registry=reference)
+    names = ("pegboard_tool_calls", "pegboard_tool_call_duration_seconds", "pegboard_mcp_requests")
+    with anyio.fail_after(60):
+        async with open_runtime(path) as runtime:
+            await runtime.catalog.refresh_tools("sdk")
+            metrics = GatewayMetrics(Service.of(runtime), runtime.events)
+            kinds = [
+                ("mcp__sdk__add", "gateway", "ok", ("sdk", "mcp__sdk__add")),
+                ("mcp__sdk__add", "tool_invoke", "McpToolError", ("sdk", "mcp__sdk__add")),
+                ("tool_search", "gateway", "ok", ("meta", "tool_search")),
+                ("mcp__gone__x", "gateway", "ToolNotFound", ("unknown", "unknown")),
+            ]
+            for rounds in (HELD + 7, 3, HELD * 2):  # a scrape after each
+                for n in range(rounds):
+                    tool, via, outcome, (server_id, known) = kinds[n % 4 if n % 3 else 0]
+                    seconds = (n % 50) / 97
+                    runtime.events.publish(CallFinished(_record(tool, via, outcome, seconds)))
+                    calls.labels(server_id, known, via, outcome).inc()
+                    duration.labels(server_id, via).observe(seconds)
+                    method = ("tools/call", "ping", "made/up")[n % 3]
+                    runtime.events.publish(McpRequestHandled(method, "handshake"))
+                    requests.labels(method if n % 3 != 2 else "other", "handshake").inc()
+                scraped = _samples(await metrics.exposition(), *names)
+                expected = _samples(generate_latest(reference), *names)
+                assert scraped == expected
+                assert len(scraped) > 20
+            metrics.close()

@@ -91,3 +91,12 @@ async def test_uvicorn_serves_each_connection_through_coalesced_writes() -> None
             assert (answer.status_code, answer.text) == (200, "ok")
         connections = list(server.server_state.connections)
         assert [type(c.transport) for c in connections] == [CoalescedWrites]
+
+
+@pytest.mark.parametrize(("level", "made"), [("info", True), ("debug", True), ("warning", False)])
+async def test_access_lines_are_made_only_at_levels_that_show_them(level: str, made: bool) -> None:
+    config = uvicorn_config(_head_then_body, log_level=level, lifespan="off")
+    async with serving(config) as (server, url), httpx2.AsyncClient() as client:
+        assert (await client.get(url)).status_code == 200
+        connections = list(server.server_state.connections)
+        assert [c.access_log for c in connections] == [made]

@@ -255,6 +255,18 @@ def test_plain_requests_of_both_eras_are_answered_with_the_sdk_routes_results(pa
     assert all(t.startswith("text/event-stream") for t, _ in sdk[:3])
 
 
+def test_a_call_without_params_gets_the_sdk_routes_answer(pair: Pair) -> None:
+    answers = []
+    for served in pair.both():
+        headers = served.open_session()
+        answer = served.post(_request(8, "tools/call", None), headers)
+        answers.append((answer.status_code, _message(answer)))
+    assert answers[0] == answers[1]
+    status, message = answers[0]
+    assert status == 200
+    assert message["error"]["code"] == -32602, message
+
+
 def _no_token(h: dict[str, str], b: Any) -> tuple[dict[str, str], Any]:
     return {k: v for k, v in h.items() if k != "authorization"}, b
 

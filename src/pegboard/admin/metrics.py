@@ -1,6 +1,10 @@
 """Prometheus metrics of a gateway, at ``/metrics`` beside the MCP endpoint.
 
-Counters follow the event bus (a finished call, an MCP request); the server states, cached
+Counters follow the event bus (a finished call, an MCP request), with no lock taken per event:
+an event adds to plain per-label-set tallies on the event loop's thread (every publisher of
+these events runs there), which reach prometheus_client's counters and histogram when
+scraped (:meth:`GatewayMetrics.exposition`) or, for one histogram's durations, every
+:data:`HELD` of them; the server states, cached
 tools and the approvals (pending, and decided by decision) are read when scraped, the
 approvals from the pending-approval store: so every decision counts, whoever took it (a
 terminal prompt, an MCP client's form or round, the admin page, ``pegboard approvals`` in
@@ -49,6 +53,8 @@ MCP_METHODS = frozenset(
 META_TOOLS = frozenset({"tool_search", "tool_inspect", "tool_invoke", "tool_exec"})
 APPROVAL_OUTCOMES = frozenset({"allow_once", "allow_session", "allow_always", "deny", "expired"})
 OUTCOME_KEPT = 40  # distinct outcomes (error class names) before the rest count as "other"
+HELD = 256  # durations of one label set held before they reach the histogram
+LABELS_KEPT = 4096  # (tool, route, outcome) whose label sets are kept (a client names tools)
 
 
 class GatewayMetrics:
@@ -91,6 +97,13 @@ class GatewayMetrics:
         self._searched: OrderedDict[str, None] = OrderedDict()
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self._outcomes: set[str] = set()
+        # A call's (tool, route, outcome) -> its counter and histogram children: which server
+        # a tool is on is the registry's, so the table holds for one registry snapshot.
+        self._labels: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+        self._labelled: object = None  # the snapshot _labels was made under
+        self._requests: dict[tuple[str, str], Any] = {}  # (method, era) -> counter child
+        self._counted: dict[Any, int] = {}  # counter child -> increments not added yet
+        self._timed: dict[Any, list[float]] = {}  # histogram child -> durations not observed
         self._unsubscribe = [
             events.subscribe(CallFinished, self._on_call),
             events.subscribe(McpRequestHandled, self._on_request),
@@ -107,29 +120,71 @@ class GatewayMetrics:
         approvals = self._service.approvals
         self._approvals.pending = await approvals.count_pending()
         self._approvals.decided = await approvals.counts()
+        self.flush()
         return bytes(generate_latest(self.registry))
+
+    def flush(self) -> None:
+        """Add the tallies kept since the last flush to prometheus_client's metrics."""
+        counted, self._counted = self._counted, {}
+        for child, count in counted.items():
+            child.inc(count)
+        timed, self._timed = self._timed, {}
+        for child, durations in timed.items():
+            for duration in durations:
+                child.observe(duration)
 
     # -- events ------------------------------------------------------------------------------
     def _on_call(self, event: CallFinished) -> None:
         record = event.record
         tool, route = str(record.tool), str(record.via)
-        server = self._server_of(tool)
-        known = tool if server != "unknown" else "unknown"
-        self._child(self.calls, server, known, route, self._outcome(str(record.outcome))).inc()
-        self._child(self.duration, server, route).observe(float(record.duration))
-        session = str(record.session_id or "")
+        key = (tool, route, str(record.outcome))
+        snapshot = self._service.runtime.registry.snapshot()
+        if snapshot is not self._labelled:
+            self._labels, self._labelled = {}, snapshot
+        children = self._labels.get(key)
+        if children is None:
+            children = self._children_of(*key)
+        counter, histogram = children
+        counted = self._counted
+        counted[counter] = counted.get(counter, 0) + 1
+        durations = self._timed.get(histogram)
+        if durations is None:
+            durations = self._timed[histogram] = []
+        durations.append(float(record.duration))
+        if len(durations) >= HELD:
+            del self._timed[histogram]
+            for duration in durations:
+                histogram.observe(duration)
         if tool == SEARCH_TOOL:
+            session = str(record.session_id or "")
             self.searches.inc()
             self._searched[session] = None
             self._searched.move_to_end(session)
             while len(self._searched) > SESSIONS_KEPT:
                 self._searched.popitem(last=False)
         elif route == INVOKE_ROUTE:
+            session = str(record.session_id or "")
             self.invokes.labels("yes" if session in self._searched else "no").inc()
 
+    def _children_of(self, tool: str, route: str, outcome: str) -> tuple[Any, Any]:
+        server = self._server_of(tool)
+        known = tool if server != "unknown" else "unknown"
+        counter = self._child(self.calls, server, known, route, self._outcome(outcome))
+        children = (counter, self._child(self.duration, server, route))
+        if len(self._labels) < LABELS_KEPT:
+            self._labels[(tool, route, outcome)] = children
+        return children
+
     def _on_request(self, event: McpRequestHandled) -> None:
-        method = event.method if event.method in MCP_METHODS else "other"
-        self._child(self.requests, method, event.era).inc()
+        key = (event.method, event.era)
+        child = self._requests.get(key)
+        if child is None:
+            method = event.method if event.method in MCP_METHODS else "other"
+            child = self._child(self.requests, method, event.era)
+            if len(self._requests) < LABELS_KEPT:
+                self._requests[key] = child
+        counted = self._counted
+        counted[child] = counted.get(child, 0) + 1
 
     def _child(self, metric: Any, *labels: str) -> Any:
         """``metric.labels(*labels)``, kept: prometheus_client's ``labels`` takes a lock and

@@ -5,7 +5,7 @@ and memory streams per request, a message router) and an SSE response (its own t
 a data sender, a ping task), which costs more CPU than the call it carries. For the plain
 case this module answers the request in the request's own task and writes one JSON
 response. A handshake-era ``tools/call`` runs :meth:`Gateway.call` directly
-(:meth:`HttpFastPath._call`: the session the runner builds, the client counted and tracked by
+(:meth:`HttpFastPath._answer`: the session the runner builds, the client counted and tracked by
 :meth:`Gateway.seen`, the answer shaped by :func:`call_response`, as on stdio); the rest
 (``tools/list``, ``ping``, the 2026-07-28 era, any call while tracing is on) run the same
 :class:`~mcp.server.runner.ServerRunner` kernel the dispatcher runs (the server's middleware:
@@ -131,8 +131,8 @@ def plain_request(message: Any, modern: bool) -> bool:
         return False
     if method not in _METHODS or set(message) - {"jsonrpc", "id", "method", "params"}:
         return False
-    if params is None:
-        return not modern  # a modern request carries its envelope in params
+    if params is None:  # a modern request carries its envelope in params; a call its name
+        return not modern and method != "tools/call"
     if not isinstance(params, dict):
         return False
     meta = params.get("_meta")
@@ -157,6 +157,19 @@ _VERDICTS_KEPT = 64
 _VERDICT_HEADERS = (b"accept", b"content-type", b"host", b"origin")
 
 
+def _verdict_key(
+    security: TransportSecurityMiddleware | None, headers: Mapping[bytes, bytes]
+) -> tuple[bytes | None, ...]:
+    return (*(headers.get(name) for name in _VERDICT_HEADERS), b"+" if security else b"")
+
+
+def headers_known(
+    security: TransportSecurityMiddleware | None, headers: Mapping[bytes, bytes]
+) -> bool | None:
+    """:func:`headers_admitted`'s verdict if it is kept, without a coroutine; None: ask it."""
+    return _VERDICTS.get(_verdict_key(security, headers))
+
+
 async def headers_admitted(
     transport: FastTransport,
     security: TransportSecurityMiddleware | None,
@@ -168,7 +181,7 @@ async def headers_admitted(
     :func:`check_accept_headers`) and Content-Type checks (its own). These read only the four
     header values, and a client sends the same ones with every request, so the verdict is
     kept per four values (the first :data:`_VERDICTS_KEPT` seen)."""
-    key = (*(headers.get(name) for name in _VERDICT_HEADERS), b"+" if security else b"")
+    key = _verdict_key(security, headers)
     admitted = _VERDICTS.get(key)
     if admitted is None:
         given = [(name, headers[name]) for name in _VERDICT_HEADERS if name in headers]
@@ -219,7 +232,7 @@ def _dispatch_context(request: Request, request_id: Any) -> _SingleExchangeDispa
 
 
 class _CallContext:
-    """The dispatch context of a fast ``tools/call`` (:meth:`HttpFastPath._call`): what the
+    """The dispatch context of a fast ``tools/call`` (:meth:`HttpFastPath._answer`): what the
     SDK's :class:`_SingleExchangeDispatchContext` is without a sink (no back channel, no wire
     for request-scoped notifications or progress), but its ``cancel_requested`` event made
     only if asked for (nothing on this route asks: a client's cancel is :class:`_Running`'s;
@@ -267,22 +280,15 @@ async def _reply(
     send: Send,
     answer: Callable[[], Awaitable[tuple[int, bytes]]],
     headers: list[tuple[bytes, bytes]],
-    receive: Receive | None = None,
+    receive: Receive,
 ) -> None:
     """Send ``answer()``'s (status, JSON body): as JSON when ready within :data:`KEEPALIVE_S`,
-    else as an event stream with keep-alive comments. With ``receive``, the client closing
-    the connection cancels the answer (the 2026-07-28 way to cancel a request).
-
-    The answer runs in the request's task; keep-alive comments come from a task started only
-    when the answer is not ready by :data:`KEEPALIVE_S` (:class:`_KeepAlive`), so a quick
-    answer costs no task, event or cancel scope of its own (with ``receive``: one watching
-    task, which ends by itself when the answer is sent: ASGI's ``receive`` then says
-    ``http.disconnect``)."""
+    else as an event stream with keep-alive comments (:class:`_KeepAlive`); the client
+    closing the connection (read from ``receive``) cancels the answer (the 2026-07-28 way
+    to cancel a request). One watching task, which ends by itself when the answer is sent
+    (ASGI's ``receive`` then says ``http.disconnect``)."""
     keeper = _KeepAlive(send, headers)
     try:
-        if receive is None:
-            await keeper.answer(*await answer())
-            return
         async with anyio.create_task_group() as tg:
             answered = False
 
@@ -435,58 +441,64 @@ class HttpFastPath:
         ):
             return False
         running = transport.running[request_id] = _Running()
-        params = message.get("params")
-        direct = method == "tools/call" and not self._gateway.spans
-        dctx = (
-            _CallContext(request, request_id) if direct else _dispatch_context(request, request_id)
-        )
-
-        async def answer() -> tuple[int, bytes]:
-            try:
-                try:
-                    if direct:
-                        return 200, await self._call(connection, dctx, request, params)
-                    runner = ServerRunner(self._gateway.server, connection, self.lifespan_state())
-                    result = await runner.on_request(dctx, method, params)
-                    return 200, _result(request_id, result)
-                except asyncio.CancelledError:
-                    if not running.taken_back():
-                        raise  # not the client's cancel (or that and another): stays a cancel
-                error = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
-            except Exception as exc:
-                found = handler_exception_to_error_data(exc)
-                if found is None:  # as the SDK's dispatcher answers it
-                    logger.exception("handler for %r raised", method)
-                    found = ErrorData(code=0, message=str(exc))
-                error = found
-            finally:
-                transport.running.pop(request_id, None)
-            reply = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
-            return 200, reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
-
-        await _reply(send, answer, [transport.session_header])
+        keeper = _KeepAlive(send, [transport.session_header])
+        try:
+            answer = await self._answer(transport, connection, request, message, running)
+            await keeper.answer(200, answer)
+        finally:
+            keeper.stop()
         return True
 
-    async def _call(
+    async def _answer(
         self,
+        transport: FastTransport,
         connection: Connection,
-        dctx: _CallContext | _SingleExchangeDispatchContext,
         request: Request,
-        params: dict[str, Any],
+        message: dict[str, Any],
+        running: _Running,
     ) -> bytes:
-        """A plain handshake-era ``tools/call``: what the runner does for it, without what
-        cannot apply (its two validations of the params, whose shape :func:`plain_request`
+        """The JSON-RPC answer to a handshake-era request :meth:`legacy` takes. A plain
+        ``tools/call`` (tracing off) is what the runner does for it, without what cannot
+        apply (its two validations of the params, whose shape :func:`plain_request`
         checked; the request-state boundary, which has no ``requestState`` to open and no
-        input-required result to seal; the span, off): the session and context the runner
-        builds, the client counted and tracked, :meth:`Gateway.call` for the caller, and the
-        result shaped for the version by :func:`call_response` (the stdio fast path's)."""
-        session = ServerSession(dctx, connection, request_meta=_extract_meta(params))
-        version = connection.protocol_version
-        self._gateway.seen(session, "tools/call", version)
-        name, arguments = params["name"], params.get("arguments") or {}
-        principal = principal_of_scope(request.scope)
-        result = await self._gateway.call(session, dctx.request_id, name, arguments, principal)
-        return call_response(dctx.request_id, version, result).removesuffix(b"\n")
+        input-required result to seal; the span): the session and context the runner
+        builds, the client counted and tracked, :meth:`Gateway.call` for the caller, and
+        the result shaped for the version by :func:`call_response` (the stdio fast
+        path's). The rest run the runner."""
+        method, request_id = message["method"], message["id"]
+        params: dict[str, Any] | None = message.get("params")
+        try:
+            try:
+                if params is not None and method == "tools/call" and not self._gateway.spans:
+                    dctx = _CallContext(request, request_id)
+                    session = ServerSession(dctx, connection, request_meta=_extract_meta(params))
+                    version = connection.protocol_version
+                    self._gateway.seen(session, "tools/call", version)
+                    name, arguments = params["name"], params.get("arguments") or {}
+                    principal = principal_of_scope(request.scope)
+                    result = await self._gateway.call(
+                        session, request_id, name, arguments, principal
+                    )
+                    return call_response(request_id, version, result).removesuffix(b"\n")
+                runner = ServerRunner(self._gateway.server, connection, self.lifespan_state())
+                found = await runner.on_request(
+                    _dispatch_context(request, request_id), method, params
+                )
+                return _result(request_id, found)
+            except asyncio.CancelledError:
+                if not running.taken_back():
+                    raise  # not the client's cancel (or that and another): stays a cancel
+            error = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
+        except Exception as exc:
+            handled = handler_exception_to_error_data(exc)
+            if handled is None:  # as the SDK's dispatcher answers it
+                logger.exception("handler for %r raised", method)
+                handled = ErrorData(code=0, message=str(exc))
+            error = handled
+        finally:
+            transport.running.pop(request_id, None)
+        reply = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+        return reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
 
     async def modern(
         self, scope: Scope, receive: Receive, send: Send, manager: Any

@@ -56,6 +56,7 @@ from pegboard.gateway.http_fast import (
     FastTransport,
     HttpFastPath,
     headers_admitted,
+    headers_known,
     replay,
 )
 from pegboard.gateway.http_guards import may_have_odd_id, plain_host_and_origin
@@ -116,15 +117,15 @@ def _owner(scope: Scope) -> dict[str, Any] | None:
     return dict(requestor) if requestor is not None else None
 
 
-async def _body(receive: Receive) -> bytes:
+async def _body(receive: Receive, first: Message | None = None) -> bytes:
+    """The request's body, read from ``receive`` (after its ``first`` message, if read)."""
     chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
+    message = first if first is not None else await receive()
+    while message["type"] == "http.request":
         chunks.append(message.get("body", b""))
         if not message.get("more_body"):
             break
+        message = await receive()
     return b"".join(chunks)
 
 
@@ -405,11 +406,24 @@ class EstablishedPosts:
                     await self.app(scope, receive, send)
                     return
                 headers[key] = value
-        transport = await self._admitted(scope, headers)
-        if transport is None:
+        if (self._admits is not None and not self._admits(headers.get(b"authorization", b""))) or (
+            self._shape
+            and not plain_host_and_origin(headers.get(b"host", b""), headers.get(b"origin"))
+        ):
             await self.app(scope, receive, send)
             return
-        body = await _body(receive)
+        transport = self.manager.established(scope, headers)
+        admitted = headers_known(self._security, headers)
+        if transport is not None and admitted is None:
+            admitted = await headers_admitted(transport, self._security, headers)
+        if transport is None or not admitted:
+            await self.app(scope, receive, send)
+            return
+        first = await receive()
+        if first["type"] == "http.request" and not first.get("more_body"):
+            body = first.get("body", b"")
+        else:
+            body = await _body(receive, first)
         receive = replay(body, receive)
         if not self.manager.established_body(headers, body):
             await self.app(scope, receive, send)
@@ -419,18 +433,6 @@ class EstablishedPosts:
         await transport.handle_request(scope, receive, send)
         if transport.is_terminated:  # as the SDK's manager: forget it now
             await self.manager._discard_session(headers[_SESSION].decode("latin-1"), transport)
-
-    async def _admitted(self, scope: Scope, headers: dict[bytes, bytes]) -> FastTransport | None:
-        if self._admits is not None and not self._admits(headers.get(b"authorization", b"")):
-            return None
-        if self._shape and not plain_host_and_origin(
-            headers.get(b"host", b""), headers.get(b"origin")
-        ):
-            return None
-        transport = self.manager.established(scope, headers)
-        if transport is None or not await headers_admitted(transport, self._security, headers):
-            return None
-        return transport
 
 
 def _requestor(scope: Scope) -> Any:

@@ -361,12 +361,16 @@ def uvicorn_config(
 
     from pegboard.gateway.coalesce import coalescing
 
+    level = logging.getLevelName(log_level.upper())
     return uvicorn.Config(
         app,
         log_level=log_level,
         lifespan=lifespan,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         http=coalescing(),
+        # uvicorn makes each response's access line unless told not to, and its logger drops
+        # it below info: not made at all then.
+        access_log=not isinstance(level, int) or level <= logging.INFO,
     )
 
 
